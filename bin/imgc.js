@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// The installed `imgc` command: runs the compiled CLI in dist/.
+import { existsSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const main = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
+if (!existsSync(main)) {
+  process.stderr.write('imgc: dist/ is missing; run `npm run build` (npm ci does it) first\n');
+  process.exit(2);
+}
+const { run } = await import(pathToFileURL(main).href);
+try {
+  process.exitCode = await run(process.argv.slice(2), {
+    out: (s) => process.stdout.write(s),
+    err: (s) => process.stderr.write(s),
+    isTTY: Boolean(process.stdout.isTTY),
+  });
+} catch (e) {
+  process.stderr.write(`imgc: internal error: ${e instanceof Error ? e.stack : String(e)}\nPlease report this with the definition that caused it.\n`);
+  process.exitCode = 3;
+}

@@ -1,0 +1,208 @@
+// The contract checker: walks the steps in the order they will run, from the
+// base's facts, and reports every requirement the walk cannot meet at that
+// point, with why (never provided, provided later, removed earlier) and what
+// was probably meant.
+import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
+import { describeFact, factId } from '../ir/facts.js';
+import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
+import { didYouMean } from './suggest.js';
+
+/** A step in run order, with the phase it belongs to. */
+export interface Placed {
+  step: Step;
+  phase: string;
+  phaseIndex: number;
+  order: number;
+}
+
+/** Every step of the image in run order: per phase its pre hooks, steps, post hooks. */
+export const runOrder = (ir: Image): Placed[] =>
+  ir.phases.flatMap((p, phaseIndex) => [...p.pre, ...p.steps, ...p.post].map((step) => ({ step, phase: p.name, phaseIndex }))).map((s, order) => ({ ...s, order }));
+
+const verb: Record<Fact['kind'], string> = {
+  user: 'created',
+  group: 'created',
+  path: 'created',
+  package: 'installed',
+  service: 'provided',
+  kernelModule: 'configured',
+  sysctl: 'set',
+  command: 'provided',
+  repo: 'added',
+  artifact: 'produced',
+};
+
+export const describeStep = (s: Step): string => {
+  switch (s.kind) {
+    case 'user':
+    case 'group':
+      return `${s.kind} '${s.name}'`;
+    case 'directory':
+    case 'file':
+    case 'symlink':
+      return `${s.kind} '${s.path}'`;
+    case 'packages':
+      return `${s.action === 'install' ? 'install' : 'remove'} of ${s.names.map((n) => `'${n}'`).join(', ')}`;
+    case 'aptRepository':
+      return `apt repository '${s.name}'`;
+    case 'service':
+      return `${s.enabled ? 'enable' : 'disable'} of service '${s.name}'`;
+    case 'sysctl':
+      return `sysctl '${s.key}'`;
+    case 'kernelModule':
+      return `kernel module '${s.name}'`;
+    case 'swapOff':
+      return 'swap off';
+    case 'command': {
+      const first = s.run.split('\n')[0] ?? '';
+      return s.description ?? `command \`${first.length > 40 ? `${first.slice(0, 37)}...` : first}\``;
+    }
+    case 'hook':
+      return `${s.when} hook (${s.action.type})`;
+    case 'artifact':
+      return `${s.format} artifact '${s.output}'`;
+    case 'cloudImage':
+      return `${s.builder} image '${s.name}'`;
+    case 'verify':
+      return `verify ${s.check}`;
+  }
+};
+
+interface Provider {
+  placed: Placed;
+}
+
+const related = (message: string, loc: SourceLocation | undefined) => ({ message, ...(loc ? { loc } : {}) });
+
+export const checkImage = (ir: Image): Diagnostic[] => {
+  const steps = runOrder(ir);
+  const out: Diagnostic[] = [];
+
+  const providers = new Map<string, Provider[]>();
+  const keysByKind = new Map<Fact['kind'], Set<string>>();
+  const note = (f: Fact) => {
+    const set = keysByKind.get(f.kind) ?? new Set<string>();
+    set.add(f.key);
+    keysByKind.set(f.kind, set);
+  };
+  ir.base.provides.forEach(note);
+  for (const placed of steps) {
+    for (const f of placed.step.provides) {
+      note(f);
+      const list = providers.get(factId(f)) ?? [];
+      list.push({ placed });
+      providers.set(factId(f), list);
+    }
+  }
+
+  const available = new Set(ir.base.provides.map(factId));
+  const removedBy = new Map<string, Placed>();
+
+  for (const placed of steps) {
+    const { step } = placed;
+    for (const req of step.requires) {
+      const id = factId(req);
+      if (available.has(id)) continue;
+      out.push(unmet(placed, req, removedBy.get(id), providers.get(id) ?? [], [...(keysByKind.get(req.kind) ?? [])]));
+    }
+    for (const f of step.removes) {
+      available.delete(factId(f));
+      removedBy.set(factId(f), placed);
+    }
+    for (const f of step.provides) {
+      available.add(factId(f));
+      removedBy.delete(factId(f));
+    }
+  }
+  out.push(...duplicates(steps));
+  return sortDiagnostics(out);
+};
+
+const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers: Provider[], known: string[]): Diagnostic => {
+  const { step } = placed;
+  const what = describeFact(req);
+  const base = { loc: step.loc, stepId: step.id };
+  if (removal) {
+    return diagnostic('IMGC0005', `${describeStep(step)} requires ${what}, which ${describeStep(removal.step)} removes before it (phase '${removal.phase}')`, {
+      ...base,
+      related: [related(`${what} is removed here`, removal.step.loc)],
+      hint: `drop the removal, or move it after this step`,
+    });
+  }
+  const later = providers.find((p) => p.placed.order > placed.order);
+  if (later) {
+    const where =
+      later.placed.phaseIndex > placed.phaseIndex
+        ? `in phase '${later.placed.phase}', which runs after '${placed.phase}'`
+        : `by a later step of phase '${placed.phase}' (${describeStep(later.placed.step)})`;
+    return diagnostic('IMGC0002', `${describeStep(step)} requires ${what}, but ${what} is ${verb[req.kind]} ${where}`, {
+      ...base,
+      related: [related(`${what} is ${verb[req.kind]} here`, later.placed.step.loc)],
+      hint: later.placed.phaseIndex > placed.phaseIndex ? `move that step into phase '${placed.phase}' or earlier, or this step into phase '${later.placed.phase}'` : 'move that step before this one',
+    });
+  }
+  const guess = didYouMean(req.key, known);
+  const hint = guess ? `did you mean '${guess}'?` : undefined;
+  const isOwnership = (step.kind === 'file' || step.kind === 'directory') && ((req.kind === 'user' && step.owner === req.key) || (req.kind === 'group' && step.group === req.key));
+  if (isOwnership) {
+    return diagnostic('IMGC0003', `${describeStep(step)} is owned by ${what}, which does not exist`, {
+      ...base,
+      hint: hint ?? `create ${what} in an earlier step (p.${req.kind}('${req.key}'))`,
+    });
+  }
+  if (step.kind === 'service' && req.kind === 'service') {
+    const message = step.package
+      ? `${describeStep(step)}: the unit comes from package '${step.package}', which is never installed`
+      : `${describeStep(step)}: no installed package provides service '${req.key}'`;
+    return diagnostic('IMGC0004', message, {
+      ...base,
+      hint: hint ?? (step.package ? `add p.packages(['${step.package}']) before enabling it` : `install the package that ships ${req.key}.service, or declare the service in a raw step's provides`),
+    });
+  }
+  return diagnostic('IMGC0001', `${describeStep(step)} requires ${what}, which no step or the base provides`, {
+    ...base,
+    hint: hint ?? `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`,
+  });
+};
+
+/** Writers of one path, creators of one user, installs of one package, outputs. */
+const duplicates = (steps: Placed[]): Diagnostic[] => {
+  const out: Diagnostic[] = [];
+  const seen = new Map<string, Placed>();
+  for (const placed of steps) {
+    const { step } = placed;
+    const keys: string[] =
+      step.kind === 'file' || step.kind === 'symlink' ? [`path:${step.path}`]
+      : step.kind === 'user' || step.kind === 'group' ? [`${step.kind}:${step.name}`]
+      : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${n}`)
+      : step.kind === 'artifact' ? [`artifact:${step.output}`]
+      : step.kind === 'packages' ? step.names.map((n) => `-package:${n}`)
+      : [];
+    for (const key of keys) {
+      const first = seen.get(key);
+      if (key.startsWith('-')) {
+        seen.delete(key.slice(1));
+        continue;
+      }
+      seen.set(key, first ?? placed);
+      if (!first) continue;
+      const rel = [related(`first ${describeStep(first.step)} here (phase '${first.phase}')`, first.step.loc)];
+      const base = { loc: step.loc, stepId: step.id, related: rel };
+      if (key.startsWith('path:')) {
+        const same = first.step.kind === step.kind && JSON.stringify({ ...first.step, id: 0, loc: 0 }) === JSON.stringify({ ...step, id: 0, loc: 0 });
+        out.push(
+          same
+            ? diagnostic('IMGC0007', `${describeStep(step)} is written again with the same content`, { ...base, hint: 'drop the second step' })
+            : diagnostic('IMGC0006', `${describeStep(step)} is written twice with different content`, { ...base, hint: 'keep one writer per path, or merge the two contents into one step' }),
+        );
+      } else if (key.startsWith('package:')) {
+        out.push(diagnostic('IMGC0009', `package '${key.slice(8)}' is installed again`, { ...base, hint: 'drop the second install' }));
+      } else if (key.startsWith('artifact:')) {
+        out.push(diagnostic('IMGC0010', `artifact output '${key.slice(9)}' is named twice`, { ...base, hint: 'give each artifact its own output name' }));
+      } else {
+        out.push(diagnostic('IMGC0008', `${describeStep(step)} is created twice`, { ...base, hint: 'drop the second step' }));
+      }
+    }
+  }
+  return out;
+};

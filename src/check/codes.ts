@@ -1,0 +1,23 @@
+// Every diagnostic imgc reports, in one table. The README's table is checked
+// against this one by a test; codes are stable once released.
+export const diagnosticCodes = {
+  IMGC0001: { severity: 'error', title: 'requirement never provided', fix: 'add a step (or a base package) that provides it, or declare it in a raw step\'s `provides`' },
+  IMGC0002: { severity: 'error', title: 'requirement provided only later', fix: 'move the providing step before this one, or this step into a later phase' },
+  IMGC0003: { severity: 'error', title: 'owner or group of a path does not exist', fix: 'create the user/group in an earlier step, or fix the name' },
+  IMGC0004: { severity: 'error', title: 'service enabled without the package that provides it', fix: 'install the package that ships the unit before enabling it' },
+  IMGC0005: { severity: 'error', title: 'requirement removed by an earlier step', fix: 'drop the removal, or move it after the last step that needs the fact' },
+  IMGC0006: { severity: 'error', title: 'path written twice with different content', fix: 'keep one writer per path, or merge the contents into one step' },
+  IMGC0007: { severity: 'warning', title: 'path written twice with the same content', fix: 'drop the second step' },
+  IMGC0008: { severity: 'warning', title: 'user or group created twice', fix: 'drop the second step' },
+  IMGC0009: { severity: 'warning', title: 'package installed twice', fix: 'drop the second install' },
+  IMGC0010: { severity: 'warning', title: 'artifact output named twice', fix: 'give each artifact its own output name' },
+  IMGC1001: { severity: 'error', title: 'TypeScript error in the definition', fix: 'fix the reported TypeScript error; many are broken contracts caught by the types' },
+  IMGC1002: { severity: 'error', title: 'the definition threw while it ran', fix: 'fix the error at the reported line' },
+  IMGC1003: { severity: 'error', title: 'the definition does not export an image', fix: '`export default image(...).base(...)...` from the file' },
+  IMGC1004: { severity: 'error', title: 'the definition produced invalid IR', fix: 'fix the value named in the message' },
+  IMGC1005: { severity: 'error', title: 'definition file not found or unreadable', fix: 'check the path' },
+  IMGC1006: { severity: 'error', title: 'TypeScript syntax error in the definition', fix: 'fix the syntax at the reported location' },
+  IMGC2001: { severity: 'error', title: 'a string cannot be represented safely in the target', fix: 'remove the NUL or control character from the value' },
+} as const;
+
+export type DiagnosticCode = keyof typeof diagnosticCodes;

@@ -1,0 +1,23 @@
+import { describeStep } from '../check/checker.js';
+import { describeFact } from '../ir/facts.js';
+import type { Fact, Image } from '../ir/schema.js';
+
+const facts = (label: string, fs: readonly Fact[]) => (fs.length ? [`      ${label} ${fs.map(describeFact).join(', ')}`] : []);
+
+/** The phases with what each step provides, requires and removes. */
+export const explainText = (ir: Image): string => {
+  const lines = [
+    `image ${ir.name} (${ir.source})`,
+    `  phase 0 base: ${ir.base.name} (${ir.base.distro} ${ir.base.release} ${ir.base.suite}, ${ir.base.variant}${ir.base.include.length ? `, +${ir.base.include.join(' ')}` : ''})`,
+    `      provides ${ir.base.provides.length} facts`,
+  ];
+  ir.phases.forEach((p, i) => {
+    lines.push(`  phase ${i + 1} ${p.name}${p.runtime ? ' (may run at runtime on existing hosts)' : ''}`);
+    for (const s of [...p.pre, ...p.steps, ...p.post]) {
+      const at = s.loc ? `  ${s.loc.file}:${s.loc.line}` : '';
+      lines.push(`    ${s.id}: ${describeStep(s)}${at}`);
+      lines.push(...facts('provides', s.provides), ...facts('requires', s.requires), ...facts('removes', s.removes));
+    }
+  });
+  return `${lines.join('\n')}\n`;
+};

@@ -1,0 +1,161 @@
+// The `imgc` command. Exit codes: 0 clean, 1 contract (or type) errors in the
+// definition, 2 usage errors or a definition that cannot be loaded.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { checkImage } from '../check/checker.js';
+import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
+import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
+import { compilers, CompileError } from '../compilers/index.js';
+import { imageJsonSchema, irToJson } from '../ir/index.js';
+import { loadDefinition, type LoadedDefinition } from '../load/index.js';
+import { explainText } from './explain.js';
+import { writeTreeAtomically } from './write.js';
+
+const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
+const version: string = pkg.version;
+
+export const EXIT = { ok: 0, contract: 1, usage: 2 } as const;
+
+const usage = `imgc ${version} — typed image definitions, checked before anything runs
+
+Usage:
+  imgc check FILE [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
+  imgc compile FILE --target ${Object.keys(compilers).sort().join('|') || 'TARGET'} [--out DIR] [--provisioner shell|ansible] [--json]
+  imgc explain FILE
+  imgc ir FILE            print the Image IR as JSON
+  imgc schema             print the IR's JSON Schema
+  imgc --version | --help
+
+Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
+`;
+
+class UsageError extends Error {}
+
+const options = {
+  format: { type: 'string' },
+  target: { type: 'string', short: 't' },
+  out: { type: 'string', short: 'o' },
+  provisioner: { type: 'string' },
+  json: { type: 'boolean' },
+  'no-typecheck': { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+  verbose: { type: 'boolean', short: 'v' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+} as const satisfies ParseArgsConfig['options'];
+
+type Values = { [K in keyof typeof options]?: (typeof options)[K]['type'] extends 'string' ? string : boolean };
+
+const oneOf = <T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T => {
+  if (value === undefined) return fallback;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`--${name} must be one of ${allowed.join(', ')} (got '${value}')`);
+};
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  isTTY: boolean;
+}
+
+/** Loads and checks; diagnostics of both, and the exit code they mean. */
+const loadAndCheck = async (file: string, v: Values): Promise<{ loaded: LoadedDefinition; diagnostics: Diagnostic[]; exit: number }> => {
+  const loaded = await loadDefinition(file, { typecheck: !v['no-typecheck'] });
+  const contract = loaded.ir ? checkImage(loaded.ir) : [];
+  const diagnostics = sortDiagnostics([...loaded.diagnostics, ...contract]);
+  const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
+  const exit = loadFailed ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
+  return { loaded, diagnostics, exit };
+};
+
+const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
+  const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
+  const shown = v.quiet ? ds.filter((d) => d.severity === 'error') : ds;
+  const text = format === 'json' ? formatJson(shown, ctx) : format === 'sarif' ? formatSarif(shown, ctx, version) : formatText(shown, ctx);
+  if (text) io[stream](text);
+};
+
+const fileArg = (positionals: string[], command: string): string => {
+  const file = positionals[1];
+  if (!file) throw new UsageError(`imgc ${command} needs a definition file, e.g. imgc ${command} examples/node-image.ts`);
+  if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
+  return file;
+};
+
+export const run = async (argv: string[], io: Io): Promise<number> => {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
+  } catch (e) {
+    io.err(`imgc: ${(e as Error).message}\n\n${usage}`);
+    return EXIT.usage;
+  }
+  const { values: v, positionals } = parsed;
+  if (v.version) {
+    io.out(`${version}\n`);
+    return EXIT.ok;
+  }
+  const command = positionals[0];
+  if (v.help || !command) {
+    (command || v.help ? io.out : io.err)(usage);
+    return v.help ? EXIT.ok : EXIT.usage;
+  }
+  try {
+    switch (command) {
+      case 'check': {
+        const format = oneOf('format', v.format, ['text', 'json', 'sarif'] as const, 'text');
+        const { loaded, diagnostics, exit } = await loadAndCheck(fileArg(positionals, command), v);
+        report(diagnostics, loaded, format, v, io, 'out');
+        if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
+        return exit;
+      }
+      case 'ir':
+      case 'explain': {
+        const { loaded, diagnostics, exit } = await loadAndCheck(fileArg(positionals, command), v);
+        if (!loaded.ir || exit === EXIT.usage) {
+          report(diagnostics, loaded, 'text', v, io, 'err');
+          return exit;
+        }
+        io.out(command === 'ir' ? irToJson(loaded.ir) : explainText(loaded.ir));
+        if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
+        return exit;
+      }
+      case 'compile': {
+        const file = fileArg(positionals, command);
+        const targets = Object.keys(compilers).sort();
+        if (!v.target) throw new UsageError(`imgc compile needs --target (${targets.join(', ')})`);
+        const compiler = compilers[v.target];
+        if (!compiler) throw new UsageError(`unknown target '${v.target}'; targets: ${targets.join(', ')}`);
+        const provisioner = oneOf('provisioner', v.provisioner, ['shell', 'ansible'] as const, 'shell');
+        const { loaded, diagnostics, exit } = await loadAndCheck(file, v);
+        if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
+        if (!loaded.ir || exit !== EXIT.ok) return exit;
+        let files: Record<string, string>;
+        try {
+          files = compiler.compile(loaded.ir, { provisioner, json: v.json ?? false });
+        } catch (e) {
+          if (!(e instanceof CompileError)) throw e;
+          report(e.diagnostics, loaded, 'text', v, io, 'err');
+          return EXIT.contract;
+        }
+        const outDir = path.resolve(v.out ?? path.join('out', loaded.ir.name, compiler.target));
+        writeTreeAtomically(outDir, files);
+        if (!v.quiet) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${v.verbose ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
+        return EXIT.ok;
+      }
+      case 'schema':
+        io.out(`${JSON.stringify(imageJsonSchema(), null, 2)}\n`);
+        return EXIT.ok;
+      default:
+        throw new UsageError(`unknown command '${command}'`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`imgc: ${e.message}\n`);
+      return EXIT.usage;
+    }
+    throw e;
+  }
+};

@@ -1,0 +1,26 @@
+import type { Diagnostic } from '../check/diagnostic.js';
+import type { Image } from '../ir/schema.js';
+
+/** Relative path → file contents. Compilers are pure: same IR, same files. */
+export type CompiledFiles = Record<string, string>;
+
+export interface CompileOptions {
+  /** Packer: run the phases through the shell scripts (default) or the Ansible playbook. */
+  provisioner?: 'shell' | 'ansible';
+  /** Packer: also emit the JSON form of the template. */
+  json?: boolean;
+}
+
+export interface Compiler {
+  readonly target: string;
+  readonly description: string;
+  compile(ir: Image, opts: CompileOptions): CompiledFiles;
+}
+
+/** A value the target cannot carry safely; the diagnostics say which and where. */
+export class CompileError extends Error {
+  constructor(readonly diagnostics: Diagnostic[]) {
+    super(diagnostics.map((d) => d.message).join('\n'));
+    this.name = 'CompileError';
+  }
+}

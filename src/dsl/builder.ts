@@ -1,0 +1,515 @@
+// The phase-aware builder. Each call records one step (with the facts it
+// provides and requires, and where it was written) and returns a builder whose
+// type parameters carry the facts known so far. Builders are persistent: a
+// step links to the previous one, so building is O(n) and nothing is mutated.
+import type { Base, Fact, HookAction, Image, Phase, SourceLocation, Step, StepKind, StepOf } from '../ir/schema.js';
+import { IR_VERSION } from '../ir/schema.js';
+import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
+import { callerLocation } from './location.js';
+import { packageFacts, packageProviding } from './catalog.js';
+import type { Facts, NoFacts, PackageCatalog, Ref, With, WithPackages } from './types.js';
+
+/** A base image (phase 0) and the catalog of its package manager. */
+export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
+  readonly ir: Omit<Base, 'loc'>;
+  readonly catalog: C;
+  /** Phantom: the facts the base provides, for the builder's types. */
+  readonly __facts?: F;
+}
+
+type StepInput<K extends StepKind> = Omit<StepOf<K>, 'id' | 'loc' | 'provides' | 'requires' | 'removes'> & {
+  provides?: Fact[];
+  requires?: Fact[];
+  removes?: Fact[];
+};
+
+interface Link {
+  readonly step: Omit<Step, 'id'>;
+  readonly prev: Link | undefined;
+}
+
+const toArray = <T>(link: Link | undefined, pick: (l: Link) => T): T[] => {
+  const out: T[] = [];
+  for (let l = link; l; l = l.prev) out.push(pick(l));
+  return out.reverse();
+};
+
+const record = <K extends StepKind>(input: StepInput<K>, loc: SourceLocation | undefined): Omit<Step, 'id'> => {
+  const { provides = [], requires = [], removes = [], ...rest } = input;
+  return {
+    ...rest,
+    ...(loc ? { loc } : {}),
+    provides: uniqueFacts(provides),
+    requires: uniqueFacts(requires),
+    removes: uniqueFacts(removes),
+  } as Omit<Step, 'id'>;
+};
+
+/** Declared facts of an escape-hatch step (raw command, script hook). */
+export interface DeclaredFacts {
+  provides?: Partial<Record<Fact['kind'], readonly string[]>>;
+  requires?: Partial<Record<Fact['kind'], readonly string[]>>;
+  removes?: Partial<Record<Fact['kind'], readonly string[]>>;
+}
+
+const declared = (m: DeclaredFacts[keyof DeclaredFacts]): Fact[] =>
+  Object.entries(m ?? {}).flatMap(([kind, keys]) => (keys ?? []).map((k) => fact(kind as Fact['kind'], k)));
+
+export interface HookOptions extends DeclaredFacts {
+  description?: string;
+}
+
+/** Hook actions; pass them to `.pre()` / `.post()` of any phase. */
+export const script = (run: string): HookAction => ({ type: 'script', run });
+export const webhook = (
+  url: string,
+  opts: { timeoutSeconds?: number; retries?: number; onFailure?: 'fail' | 'warn' } = {},
+): HookAction => ({
+  type: 'webhook',
+  url,
+  timeoutSeconds: opts.timeoutSeconds ?? 10,
+  retries: opts.retries ?? 2,
+  onFailure: opts.onFailure ?? 'fail',
+});
+export const event = (target: 'stdout' | `/${string}` = 'stdout'): HookAction => ({ type: 'event', target });
+
+/** What every phase builder shares: hooks and the step chain. */
+abstract class StepChain<F extends Facts, C extends PackageCatalog> {
+  /** @internal */
+  constructor(
+    protected readonly catalog: C,
+    protected readonly last: Link | undefined,
+    protected readonly hooks: Link | undefined,
+  ) {}
+
+  protected abstract derive(last: Link | undefined, hooks: Link | undefined): this;
+
+  /** @internal Records a step; the public methods narrow the returned type. */
+  protected add<K extends StepKind>(input: StepInput<K>): this {
+    return this.derive({ step: record(input, callerLocation()), prev: this.last }, this.hooks);
+  }
+
+  /** A hook run before the phase's first step. */
+  pre(action: HookAction, opts: HookOptions = {}): this {
+    return this.hook('pre', action, opts);
+  }
+
+  /** A hook run after the phase's last step. */
+  post(action: HookAction, opts: HookOptions = {}): this {
+    return this.hook('post', action, opts);
+  }
+
+  private hook(when: 'pre' | 'post', action: HookAction, opts: HookOptions): this {
+    const input: StepInput<'hook'> = {
+      kind: 'hook',
+      when,
+      action,
+      ...(opts.description ? { description: opts.description } : {}),
+      provides: declared(opts.provides),
+      requires: declared(opts.requires),
+      removes: declared(opts.removes),
+    };
+    return this.derive(this.last, { step: record(input, callerLocation()), prev: this.hooks });
+  }
+
+  /** @internal */
+  collect(): { steps: Omit<Step, 'id'>[]; hooks: Omit<StepOf<'hook'>, 'id'>[] } {
+    return {
+      steps: toArray(this.last, (l) => l.step),
+      hooks: toArray(this.hooks, (l) => l.step) as Omit<StepOf<'hook'>, 'id'>[],
+    };
+  }
+
+  /** Facts the raw steps of this kind declare; `FactsOf` on the builder. */
+  declare readonly __facts?: F;
+}
+
+export interface UserOptions<F extends Facts, G extends string, PG extends string, H extends string> {
+  uid?: number;
+  /** Primary group; by default a group of the user's own name is created. */
+  primaryGroup?: Ref<F['group'], PG>;
+  groups?: readonly Ref<F['group'], G>[];
+  /** Home directory, created; default /home/NAME (none for system users). */
+  home?: H;
+  shell?: string;
+  system?: boolean;
+}
+
+/** Facts after creating user N (and its own group unless PG is given). */
+export type UserFacts<F extends Facts, N extends string, PG extends string, H extends string> = {
+  [K in keyof Facts]: K extends 'user'
+    ? F[K] | N
+    : K extends 'group'
+      ? F[K] | ([PG] extends [never] ? N : never)
+      : K extends 'path'
+        ? F[K] | H
+        : F[K];
+};
+
+export interface Ownership<F extends Facts, O extends string, G extends string> {
+  owner?: Ref<F['user'], O>;
+  group?: Ref<F['group'], G>;
+  mode?: string;
+}
+
+export interface CommandOptions extends DeclaredFacts {
+  description?: string;
+  /** Skip the command when this path exists (idempotence). */
+  creates?: `/${string}`;
+  /** Mount /proc, /sys and /dev in a chroot before running it. */
+  needsMounts?: boolean;
+}
+
+/** Steps that change the root: phases customize, provision and custom ones. */
+export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
+  protected derive(last: Link | undefined, hooks: Link | undefined): this {
+    return new PhaseBuilder(this.catalog, last, hooks) as this;
+  }
+
+  group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): PhaseBuilder<With<F, 'group', N>, C> {
+    return this.add<'group'>({
+      kind: 'group',
+      name,
+      ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
+      system: opts.system ?? false,
+      provides: [fact('group', name)],
+    }) as never;
+  }
+
+  user<const N extends string, G extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
+    name: N,
+    opts: UserOptions<F, G, PG, H> = {},
+  ): PhaseBuilder<UserFacts<F, N, PG, H>, C> {
+    const groups = [...(opts.groups ?? [])] as string[];
+    const home = opts.home ?? (opts.system ? undefined : `/home/${name}`);
+    const primaryGroup = opts.primaryGroup as string | undefined;
+    return this.add<'user'>({
+      kind: 'user',
+      name,
+      ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+      ...(primaryGroup ? { primaryGroup } : {}),
+      groups,
+      ...(home ? { home } : {}),
+      ...(opts.shell ? { shell: opts.shell } : {}),
+      system: opts.system ?? false,
+      provides: [fact('user', name), ...(primaryGroup ? [] : [fact('group', name)]), ...(home ? [fact('path', home)] : [])],
+      requires: [
+        ...(primaryGroup ? [fact('group', primaryGroup)] : []),
+        ...groups.map((g) => fact('group', g)),
+        ...(home ? [fact('path', parentDir(home))] : []),
+      ],
+    }) as never;
+  }
+
+  directory<const P extends `/${string}`, O extends string = never, G extends string = never>(
+    path: P,
+    opts: Ownership<F, O, G> = {},
+  ): PhaseBuilder<With<F, 'path', P>, C> {
+    return this.add<'directory'>({ kind: 'directory', path, ...ownership(opts), provides: [fact('path', path)], requires: ownershipRequires(path, opts) }) as never;
+  }
+
+  file<const P extends `/${string}`, O extends string = never, G extends string = never>(
+    path: P,
+    opts: Ownership<F, O, G> & { content: string },
+  ): PhaseBuilder<With<F, 'path', P>, C> {
+    return this.add<'file'>({
+      kind: 'file',
+      path,
+      content: opts.content,
+      ...ownership(opts),
+      provides: [fact('path', path)],
+      requires: ownershipRequires(path, opts),
+    }) as never;
+  }
+
+  symlink<const P extends `/${string}`>(path: P, target: string): PhaseBuilder<With<F, 'path', P>, C> {
+    return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
+  }
+
+  /** Installs packages with the base's package manager. */
+  packages<const P extends string>(names: readonly P[]): PhaseBuilder<WithPackages<F, C, P>, C> {
+    const provides = names.flatMap((n) => packageFacts(this.catalog, n));
+    const requires = names.flatMap((n) => {
+      const repo = this.catalog[n]?.repo;
+      return repo ? [fact('repo', repo)] : [];
+    });
+    return this.add<'packages'>({ kind: 'packages', action: 'install', names: [...names], provides, requires }) as never;
+  }
+
+  /** Removes packages (and, for the checker, what they provided). */
+  removePackages<const P extends string>(names: readonly Ref<F['package'], P>[]): PhaseBuilder<F, C> {
+    const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n));
+    return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
+  }
+
+  /** An apt source (deb822 .sources file) with its signing key, given as text or a URL. */
+  aptRepository<const N extends string>(
+    name: N,
+    opts: { uri: string; suites: readonly string[]; components?: readonly string[]; key?: string; keyUrl?: string },
+  ): PhaseBuilder<F, C> {
+    const signed = opts.key !== undefined || opts.keyUrl !== undefined;
+    const keyPath = signed ? `/etc/apt/keyrings/${name}.asc` : undefined;
+    return this.add<'aptRepository'>({
+      kind: 'aptRepository',
+      name,
+      uri: opts.uri,
+      suites: [...opts.suites],
+      components: [...(opts.components ?? [])],
+      ...(opts.key !== undefined ? { key: opts.key } : {}),
+      ...(opts.keyUrl !== undefined ? { keyUrl: opts.keyUrl } : {}),
+      ...(keyPath ? { keyPath } : {}),
+      provides: [fact('repo', name), fact('path', `/etc/apt/sources.list.d/${name}.sources`), ...(keyPath ? [fact('path', keyPath)] : [])],
+      requires: [
+        fact('path', '/etc/apt/sources.list.d'),
+        ...(keyPath ? [fact('path', '/etc/apt/keyrings')] : []),
+        ...(opts.keyUrl !== undefined ? [fact('command', 'curl')] : []),
+      ],
+    }) as never;
+  }
+
+  /** Enables a systemd unit (at boot; nothing is started in a chroot). */
+  enableService<S extends string>(name: Ref<F['service'], S>): PhaseBuilder<F, C> {
+    return this.service(name as string, true);
+  }
+
+  disableService<S extends string>(name: Ref<F['service'], S>): PhaseBuilder<F, C> {
+    return this.service(name as string, false);
+  }
+
+  private service(name: string, enabled: boolean): PhaseBuilder<F, C> {
+    const pkg = packageProviding(this.catalog, 'services', name);
+    return this.add<'service'>({
+      kind: 'service',
+      name,
+      enabled,
+      ...(pkg ? { package: pkg } : {}),
+      requires: [fact('service', name), fact('command', 'systemctl')],
+    }) as never;
+  }
+
+  /** A kernel parameter, persisted in /etc/sysctl.d. */
+  sysctl(key: string, value: string | number, opts: { file?: `/${string}` } = {}): PhaseBuilder<F, C> {
+    const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
+    return this.add<'sysctl'>({ kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] }) as never;
+  }
+
+  /** A kernel module loaded at boot, listed in /etc/modules-load.d. */
+  kernelModule(name: string, opts: { file?: `/${string}` } = {}): PhaseBuilder<F, C> {
+    const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
+    return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
+  }
+
+  /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
+  swapOff(): PhaseBuilder<F, C> {
+    return this.add<'swapOff'>({ kind: 'swapOff', requires: [fact('path', '/etc/fstab')] }) as never;
+  }
+
+  /** The escape hatch: a raw shell command with the facts it declares. */
+  command<const D extends DeclaredFacts>(run: string, opts: CommandOptions & D = {} as CommandOptions & D): PhaseBuilder<WithDeclared<F, D>, C> {
+    return this.add<'command'>({
+      kind: 'command',
+      run,
+      ...(opts.description ? { description: opts.description } : {}),
+      ...(opts.creates ? { creates: opts.creates } : {}),
+      needsMounts: opts.needsMounts ?? false,
+      provides: declared(opts.provides),
+      requires: declared(opts.requires),
+      removes: declared(opts.removes),
+    }) as never;
+  }
+
+  /** Applies a module: a function of a builder, as the stdlib's are. */
+  use<F2 extends Facts>(module: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>): PhaseBuilder<F2, C> {
+    return module(this);
+  }
+}
+
+type DeclaredKeys<D extends DeclaredFacts, K extends keyof Facts> = D extends { provides: { [Q in K]: readonly (infer S extends string)[] } } ? S : never;
+/** F plus what a raw step declares it provides. */
+export type WithDeclared<F extends Facts, D extends DeclaredFacts> = { [K in keyof Facts]: F[K] | DeclaredKeys<D, K> };
+
+const ownership = (o: { owner?: string; group?: string; mode?: string }) => ({
+  ...(o.owner !== undefined ? { owner: o.owner } : {}),
+  ...(o.group !== undefined ? { group: o.group } : {}),
+  ...(o.mode !== undefined ? { mode: o.mode } : {}),
+});
+
+const ownershipRequires = (path: string, o: { owner?: string; group?: string }): Fact[] => [
+  fact('path', parentDir(path)),
+  ...(o.owner !== undefined ? [fact('user', o.owner)] : []),
+  ...(o.group !== undefined ? [fact('group', o.group)] : []),
+];
+
+/** Produces files from the finished root (phase 3). */
+export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
+  protected derive(last: Link | undefined, hooks: Link | undefined): this {
+    return new ArtifactBuilder(this.catalog, last, hooks) as this;
+  }
+
+  private artifact(format: StepOf<'artifact'>['format'], output: string, extra: Partial<Pick<StepOf<'artifact'>, 'compression' | 'size'>>): this {
+    return this.add<'artifact'>({ kind: 'artifact', format, output, ...extra, provides: [fact('artifact', output)] });
+  }
+
+  /** The root as a plain directory. */
+  dir(output = 'rootfs'): this {
+    return this.artifact('dir', output, {});
+  }
+
+  tar(output = 'rootfs.tar.zst', opts: { compression?: 'none' | 'gzip' | 'zstd' } = {}): this {
+    return this.artifact('tar', output, { compression: opts.compression ?? (output.endsWith('.gz') ? 'gzip' : output.endsWith('.tar') ? 'none' : 'zstd') });
+  }
+
+  /** An ext4 filesystem image. */
+  raw(output = 'disk.raw', opts: { size?: `${number}${'M' | 'G'}` } = {}): this {
+    return this.artifact('raw', output, { size: opts.size ?? '4G' });
+  }
+
+  qcow2(output = 'disk.qcow2', opts: { size?: `${number}${'M' | 'G'}` } = {}): this {
+    return this.artifact('qcow2', output, { size: opts.size ?? '4G' });
+  }
+
+  /** A Packer source: a cloud image, a VM, or an existing host (`null`). */
+  cloudImage(builder: StepOf<'cloudImage'>['builder'], name: string, settings: Record<string, string | number | boolean> = {}): this {
+    return this.add<'cloudImage'>({ kind: 'cloudImage', builder, name, settings: sortKeys(settings), provides: [fact('artifact', name)] });
+  }
+}
+
+/** Checks the result (phase 4). */
+export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
+  protected derive(last: Link | undefined, hooks: Link | undefined): this {
+    return new VerifyBuilder(this.catalog, last, hooks) as this;
+  }
+
+  /** Every fact the earlier phases promised holds in the built root. */
+  facts(): this {
+    return this.add<'verify'>({ kind: 'verify', check: 'facts' });
+  }
+
+  /** Writes sha256 sums of every artifact. */
+  checksums(): this {
+    return this.add<'verify'>({ kind: 'verify', check: 'checksums' });
+  }
+
+  /** Writes manifest.json (artifacts, definition hash, facts). */
+  manifest(): this {
+    return this.add<'verify'>({ kind: 'verify', check: 'manifest' });
+  }
+
+  /** A raw check run in the root; it fails the build by exiting non-zero. */
+  command(run: string, opts: CommandOptions = {}): this {
+    return this.add<'command'>({
+      kind: 'command',
+      run,
+      ...(opts.description ? { description: opts.description } : {}),
+      needsMounts: opts.needsMounts ?? false,
+      provides: declared(opts.provides),
+      requires: declared(opts.requires),
+    });
+  }
+}
+
+const sortKeys = <T>(o: Record<string, T>): Record<string, T> =>
+  Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+interface PhaseRecord {
+  name: string;
+  runtime: boolean;
+  loc: SourceLocation | undefined;
+  chain: StepChain<Facts, PackageCatalog>;
+}
+
+export interface PhaseOptions {
+  /** The phase may also run on existing hosts (only provision does by default). */
+  runtime?: boolean;
+}
+
+/** An image under construction; the type parameters are the facts so far. */
+export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> {
+  /** @internal */
+  constructor(
+    private readonly name: string,
+    private readonly baseImage: BaseImage<Facts, C>,
+    private readonly baseLoc: SourceLocation | undefined,
+    private readonly phases: readonly PhaseRecord[],
+  ) {}
+
+  private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions, chain: B, build: (b: B) => R): R {
+    if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
+    if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);
+    const loc = callerLocation();
+    const built = build(chain) as unknown as StepChain<Facts, PackageCatalog>;
+    return new ImageBuilder(this.name, this.baseImage, this.baseLoc, [
+      ...this.phases,
+      { name, runtime: opts.runtime ?? name === 'provision', loc, chain: built },
+    ]) as R;
+  }
+
+  /** A phase of your own, run in declaration order. */
+  phase<F2 extends Facts>(name: string, build: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>, opts: PhaseOptions = {}): ImageBuilder<F2, C> {
+    return this.with(name, opts, new PhaseBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F2, C>;
+  }
+
+  /** Phase 1: users, groups, files, repositories, hardening. */
+  customize<F2 extends Facts>(build: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>): ImageBuilder<F2, C> {
+    return this.phase('customize', build);
+  }
+
+  /** Phase 2: the node software; may also run at runtime on existing hosts. */
+  provision<F2 extends Facts>(build: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>): ImageBuilder<F2, C> {
+    return this.phase('provision', build, { runtime: true });
+  }
+
+  /** Phase 3: files made from the finished root. */
+  artifact(build: (a: ArtifactBuilder<F, C>) => ArtifactBuilder<F, C>): ImageBuilder<F, C> {
+    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F, C>;
+  }
+
+  /** Phase 4: checks and publishing. */
+  verify(build: (v: VerifyBuilder<F, C>) => VerifyBuilder<F, C>): ImageBuilder<F, C> {
+    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F, C>;
+  }
+
+  /** The Image IR: plain, deterministic JSON. */
+  toIR(source = this.baseLoc?.file ?? 'definition.ts'): Image {
+    const phases: Phase[] = this.phases.map((p) => {
+      const { steps, hooks } = p.chain.collect();
+      const withId = <S extends Omit<Step, 'id'>>(s: S, i: number, prefix: string): S & { id: string } =>
+        ({ id: `${p.name}.${prefix}${i + 1}.${s.kind}`, ...s }) as S & { id: string };
+      return {
+        name: p.name,
+        runtime: p.runtime,
+        pre: hooks.filter((h) => h.when === 'pre').map((h, i) => withId(h, i, 'pre')),
+        steps: steps.map((s, i) => withId(s, i, '')) as Step[],
+        post: hooks.filter((h) => h.when === 'post').map((h, i) => withId(h, i, 'post')),
+        ...(p.loc ? { loc: p.loc } : {}),
+      };
+    });
+    return {
+      irVersion: IR_VERSION,
+      name: this.name,
+      source,
+      base: { ...this.baseImage.ir, ...(this.baseLoc ? { loc: this.baseLoc } : {}) },
+      phases,
+    };
+  }
+
+  /** @internal the base's package catalog, for the checker's hints. */
+  get packageCatalog(): C {
+    return this.baseImage.catalog;
+  }
+}
+
+/** A mistake in the definition found while it runs (not a contract error). */
+export class DefinitionError extends Error {
+  override name = 'DefinitionError';
+}
+
+/** Starts a definition; the base (phase 0) comes next. */
+export const image = (name: string) => {
+  if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new DefinitionError(`image name '${name}' must be lower-case letters, digits, ".", "_" or "-"`);
+  return {
+    base<BF extends Facts, C extends PackageCatalog>(base: BaseImage<BF, C>): ImageBuilder<BF, C> {
+      return new ImageBuilder<BF, C>(name, base, callerLocation(), []);
+    },
+  };
+};

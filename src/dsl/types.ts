@@ -1,0 +1,76 @@
+// Type-level facts: the builder carries, as unions of string literals, the
+// users, groups, packages, paths, services and commands that the base and the
+// earlier steps provide. A reference to one that is not there is a type error,
+// and the editor completes the ones that are. A non-literal `string` turns the
+// check off for that kind; the runtime contract checker still runs.
+
+/** Facts tracked in the types; each is a union of string literals. */
+export interface Facts {
+  user: string;
+  group: string;
+  package: string;
+  path: string;
+  service: string;
+  command: string;
+}
+
+export interface NoFacts extends Facts {
+  user: never;
+  group: never;
+  package: never;
+  path: never;
+  service: never;
+  command: never;
+}
+
+/** F with V added to its K facts. */
+export type With<F extends Facts, K extends keyof Facts, V extends string> = {
+  [P in keyof Facts]: P extends K ? F[P] | V : F[P];
+};
+
+/**
+ * A reference to a fact of kind Known: a literal must be one of Known (and the
+ * error lists them); a plain `string` is accepted and left to the checker.
+ */
+export type Ref<Known extends string, S extends string> = string extends S ? S : S extends Known ? S : Known;
+
+/** What installing a package provides, as the catalog of a base records it. */
+export interface PackageFacts {
+  readonly services?: readonly string[];
+  readonly commands?: readonly string[];
+  readonly paths?: readonly string[];
+  readonly users?: readonly string[];
+  readonly groups?: readonly string[];
+  /** The repository (an aptRepository step's name) the package comes from. */
+  readonly repo?: string;
+}
+export type PackageCatalog = { readonly [name: string]: PackageFacts };
+
+type Listed<C extends PackageCatalog, P extends string, K extends keyof PackageFacts> = P extends keyof C
+  ? C[P] extends { readonly [Q in K]: readonly (infer S extends string)[] }
+    ? S
+    : never
+  : never;
+
+/** F after installing packages P, using what catalog C says they provide. */
+export type WithPackages<F extends Facts, C extends PackageCatalog, P extends string> = {
+  [K in keyof Facts]: K extends 'package'
+    ? F[K] | P
+    : K extends 'service'
+      ? F[K] | Listed<C, P, 'services'>
+      : K extends 'command'
+        ? F[K] | Listed<C, P, 'commands'>
+        : K extends 'path'
+          ? F[K] | Listed<C, P, 'paths'>
+          : K extends 'user'
+            ? F[K] | Listed<C, P, 'users'>
+            : K extends 'group'
+              ? F[K] | Listed<C, P, 'groups'>
+              : F[K];
+};
+
+/** Merges the facts two builders carry (used by modules). */
+export type Union<A extends Facts, B extends Facts> = { [K in keyof Facts]: A[K] | B[K] };
+
+/** The facts a builder carries: `FactsOf<typeof p>['user']` lists the known users. */
+export type FactsOf<B> = B extends { readonly __facts?: infer F extends Facts } ? F : never;

@@ -1,0 +1,41 @@
+// What installing a package provides, per package-manager family. The checker
+// uses it to know that `containerd` brings service 'containerd'; the builder's
+// types use the same object (via `typeof`) so editor completion agrees with it.
+// Only list what the package really ships: `imgc verify` checks these on disk.
+import type { PackageCatalog } from '../src/dsl/types.js';
+
+export const aptCatalog = {
+  apt: { commands: ['apt-get'], paths: ['/etc/apt', '/etc/apt/sources.list.d', '/etc/apt/keyrings'] },
+  'apt-transport-https': {},
+  'ca-certificates': { paths: ['/etc/ssl/certs'] },
+  conntrack: { commands: ['conntrack'] },
+  containerd: { services: ['containerd'], commands: ['containerd', 'ctr'], paths: ['/etc/containerd'] },
+  'containernetworking-plugins': { paths: ['/usr/lib/cni'] },
+  curl: { commands: ['curl'] },
+  ebtables: { commands: ['ebtables'] },
+  ethtool: { commands: ['ethtool'] },
+  gnupg: { commands: ['gpg'] },
+  iproute2: { commands: ['ip'] },
+  iptables: { commands: ['iptables'] },
+  kmod: { commands: ['modprobe'], paths: ['/etc/modules-load.d'] },
+  kubeadm: { commands: ['kubeadm'], repo: 'kubernetes' },
+  kubectl: { commands: ['kubectl'], repo: 'kubernetes' },
+  kubelet: { services: ['kubelet'], commands: ['kubelet'], repo: 'kubernetes' },
+  'kubernetes-client': { commands: ['kubectl'] },
+  'openssh-server': { services: ['ssh'], commands: ['sshd'], paths: ['/etc/ssh', '/etc/ssh/sshd_config.d'], users: ['sshd'] },
+  procps: { commands: ['sysctl', 'ps'], paths: ['/etc/sysctl.d'] },
+  python3: { commands: ['python3'] },
+  runc: { commands: ['runc'] },
+  socat: { commands: ['socat'] },
+  sudo: { commands: ['sudo'], paths: ['/etc/sudoers.d'] },
+  systemd: {
+    services: ['systemd-journald', 'systemd-networkd'],
+    commands: ['systemctl', 'journalctl'],
+    paths: ['/etc/systemd', '/etc/systemd/system'],
+    groups: ['systemd-journal'],
+  },
+  'systemd-sysv': { commands: ['init'] },
+  'systemd-timesyncd': { services: ['systemd-timesyncd'] },
+} as const satisfies PackageCatalog;
+
+export type AptCatalog = typeof aptCatalog;
