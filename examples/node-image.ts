@@ -45,7 +45,16 @@ export const nodeImage = (name: string, k8s: KubernetesSource) =>
         .directory('/etc/cni/net.d', { mode: '0755' })
         .post(event('stdout')),
     )
-    .artifact((a) => a.dir('rootfs').tar('rootfs.tar.zst').raw('disk.raw', { size: '4G' }).qcow2('disk.qcow2', { size: '4G' }))
+    .artifact((a) =>
+      a
+        .dir('rootfs')
+        .tar('rootfs.tar.zst')
+        .raw('disk.raw', { size: '4G' })
+        .qcow2('disk.qcow2', { size: '4G' })
+        // Packer-only targets: a VM image built with QEMU and an AMI.
+        .cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true })
+        .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: 't3.large', ami_name: 'k8s-node-debian-12' }),
+    )
     .verify((v) => v.facts().checksums().manifest());
 
 export default nodeImage('k8s-node', { source: 'upstream', minor: '1.30' });
