@@ -6,6 +6,7 @@ import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
 import { describeFact, factId } from '../ir/facts.js';
 import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
+import { unrepresentable } from './representable.js';
 
 /** A step in run order, with the phase it belongs to. */
 export interface Placed {
@@ -114,7 +115,7 @@ export const checkImage = (ir: Image): Diagnostic[] => {
       removedBy.delete(factId(f));
     }
   }
-  out.push(...duplicates(steps));
+  out.push(...duplicates(steps), ...unrepresentable(ir));
   return sortDiagnostics(out);
 };
 
@@ -123,7 +124,7 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   const what = describeFact(req);
   const base = { loc: step.loc, stepId: step.id };
   if (removal) {
-    return diagnostic('IMGC0005', `${describeStep(step)} requires ${what}, which ${describeStep(removal.step)} removes before it (phase '${removal.phase}')`, {
+    return diagnostic('IMGC0005', `${describeStep(step)} requires ${what}, but ${what} is removed earlier, in phase '${removal.phase}' (${describeStep(removal.step)})`, {
       ...base,
       related: [related(`${what} is removed here`, removal.step.loc)],
       hint: `drop the removal, or move it after this step`,

@@ -1,32 +1,9 @@
-// One pre-pass for every backend: values no target can carry (NUL, other C0
-// control characters except tab, newline and carriage return) are refused
-// with a diagnostic at the step that holds them, instead of being mangled.
-import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
-import type { Image, SourceLocation } from '../ir/schema.js';
+import { unrepresentable } from '../check/representable.js';
+import type { Image } from '../ir/schema.js';
 import { CompileError } from './types.js';
 
-// eslint-disable-next-line no-control-regex
-const forbidden = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
-
-const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: Diagnostic[]): void => {
-  if (typeof value === 'string') {
-    const m = forbidden.exec(value);
-    if (m) {
-      const code = m[0].charCodeAt(0).toString(16).padStart(4, '0');
-      out.push(diagnostic('IMGC2001', `${at} contains the control character U+${code.toUpperCase()}, which no backend can carry safely`, { loc, hint: 'remove it from the value' }));
-    }
-    return;
-  }
-  if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${at}[${i}]`, loc, out));
-  else if (typeof value === 'object' && value !== null) {
-    const own = (value as { loc?: SourceLocation }).loc ?? loc;
-    for (const [k, v] of Object.entries(value)) if (k !== 'loc') walk(v, at ? `${at}.${k}` : k, own, out);
-  }
-};
-
-/** Throws CompileError listing every unrepresentable string in the IR. */
+/** Every compiler's first call: refuses IR holding strings no backend can carry. */
 export const assertRepresentable = (ir: Image): void => {
-  const out: Diagnostic[] = [];
-  walk(ir, '', undefined, out);
-  if (out.length) throw new CompileError(out);
+  const found = unrepresentable(ir);
+  if (found.length) throw new CompileError(found);
 };

@@ -1,0 +1,14 @@
+// expect: IMGC0002 line 12
+// expect: IMGC1001 line 12
+// exit: 1
+// The file is owned by 'kube', but 'kube' is only created in provision,
+// which runs after customize. (The types catch this too: IMGC1001.)
+import { debian12, image } from 'imgc';
+
+export default image('provided-later')
+  .base(debian12())
+  .customize((p) =>
+    p
+      .file('/etc/kube.conf', { owner: 'kube', mode: '0640', content: 'x\n' }),
+  )
+  .provision((p) => p.user('kube', { system: true }));

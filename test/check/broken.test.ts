@@ -1,0 +1,66 @@
+// Every examples/broken/*.ts states the diagnostics it must produce
+// (`// expect: CODE line N`) and the exit code (`// exit: N`); imgc check
+// must produce exactly those.
+import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { imgc, repoRoot } from '../helpers/cli.js';
+
+const brokenDir = path.join(repoRoot, 'examples', 'broken');
+const cases = readdirSync(brokenDir).filter((f) => f.endsWith('.ts')).sort();
+
+const expectations = (file: string) => {
+  const text = readFileSync(path.join(brokenDir, file), 'utf8');
+  const expected = [...text.matchAll(/^\/\/ expect: (IMGC\d{4})(?: line (\d+))?$/gm)].map((m) => ({ code: m[1]!, line: m[2] ? Number(m[2]) : undefined }));
+  const exit = Number(/^\/\/ exit: (\d)$/m.exec(text)?.[1]);
+  return { expected, exit };
+};
+
+interface JsonDiagnostic {
+  code: string;
+  loc?: { file: string; line: number; column: number };
+  message: string;
+  hint?: string;
+}
+
+describe('broken examples', () => {
+  it('there is one for every contract diagnostic', () => {
+    const codes = new Set(cases.flatMap((f) => expectations(f).expected.map((e) => e.code)));
+    for (const code of ['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005', 'IMGC0006', 'IMGC0007', 'IMGC0008', 'IMGC0009', 'IMGC0010', 'IMGC1001', 'IMGC1002', 'IMGC1003', 'IMGC1006', 'IMGC2001']) {
+      expect(codes, code).toContain(code);
+    }
+  });
+
+  it.each(cases)('%s reports exactly what it expects', async (file) => {
+    const { expected, exit } = expectations(file);
+    expect(expected.length, 'the file states its expectations').toBeGreaterThan(0);
+    const r = await imgc(['check', '--format', 'json', `examples/broken/${file}`]);
+    expect(r.exitCode, r.all).toBe(exit);
+    const got = (JSON.parse(r.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics;
+    const summary = (ds: { code: string; line?: number | undefined }[]) => ds.map((d) => `${d.code}@${d.line ?? '-'}`).sort();
+    expect(summary(got.map((d) => ({ code: d.code, line: d.loc?.line })))).toEqual(summary(expected));
+    for (const d of got) if (d.loc) expect(d.loc.file).toBe(`examples/broken/${file}`);
+  });
+
+  it('suggests the name that was meant', async () => {
+    const r = await imgc(['check', 'examples/broken/owner-missing.ts']);
+    expect(r.stdout).toContain("did you mean 'kubelet'?");
+    const t = await imgc(['check', 'examples/broken/type-error.ts']);
+    expect(t.stdout).toContain("did you mean 'kube'?");
+  });
+
+  it('says which phase provides a requirement met too late, and where', async () => {
+    const r = await imgc(['check', 'examples/broken/provided-later.ts']);
+    expect(r.stdout).toContain("user 'kube' is created in phase 'provision', which runs after 'customize'");
+    expect(r.stdout).toMatch(/examples\/broken\/provided-later\.ts:14:\d+\n/);
+  });
+
+  it('prints a code frame under the location, like tsc', async () => {
+    const r = await imgc(['check', 'examples/broken/never-provided.ts']);
+    expect(r.stdout).toMatch(/^examples\/broken\/never-provided\.ts:10:\d+ - error IMGC0001: /m);
+    expect(r.stdout).toContain("10       .file('/etc/kubernetes/kubelet-env'");
+    expect(r.stdout).toMatch(/\n {2,}~+\n/);
+    expect(r.stdout).toContain('Found 1 error and 0 warnings.');
+    expect(r.stdout).not.toContain('\u001b[');
+  });
+});

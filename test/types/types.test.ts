@@ -1,0 +1,75 @@
+// The type-level contracts are checked by the real TypeScript compiler: the
+// `.test-d.ts` files hold @ts-expect-error lines that fail the build if a
+// broken contract stops being a type error. A language-service test proves
+// the editor completes the users that exist.
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { repoRoot, tempDir } from '../helpers/cli.js';
+
+const configOf = () => {
+  const cfg = ts.readConfigFile(path.join(repoRoot, 'tsconfig.json'), ts.sys.readFile);
+  return ts.parseJsonConfigFileContent(cfg.config, ts.sys, repoRoot);
+};
+
+const diagnosticsFor = (files: string[]) => {
+  const { options } = configOf();
+  const program = ts.createProgram(files, { ...options, noEmit: true });
+  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+};
+
+describe('type-level contracts', () => {
+  it('the type tests compile (every @ts-expect-error is still an error)', () => {
+    expect(diagnosticsFor([path.join(repoRoot, 'test/types/contracts.test-d.ts')])).toEqual([]);
+  });
+
+  it('a broken contract without @ts-expect-error fails the type-check', () => {
+    const dir = tempDir('types');
+    const file = path.join(dir, 'broken.ts');
+    writeFileSync(file, "import { image, debian12 } from 'imgc';\nimage('x').base(debian12()).customize((p) => p.user('kube').file('/etc/x', { owner: 'kbue', content: '' }));\n");
+    const errors = diagnosticsFor([file]);
+    expect(errors.join('\n')).toMatch(/'"kbue"' is not assignable to type .*"kube"/);
+  });
+
+  it('the editor completes users, groups and services the earlier steps provide', () => {
+    const dir = tempDir('complete');
+    const file = path.join(dir, 'def.ts');
+    const text = [
+      "import { image, debian12 } from 'imgc';",
+      "image('x').base(debian12({ include: ['systemd'] }))",
+      "  .customize((p) => p.group('admins').user('kube', { groups: ['admins'] }))",
+      "  .provision((p) => p.packages(['containerd']).file('/etc/x', { owner: '', group: '', content: '' }).enableService(''));",
+    ].join('\n');
+    writeFileSync(file, text);
+    const { options } = configOf();
+    const host: ts.LanguageServiceHost = {
+      getCompilationSettings: () => options,
+      getScriptFileNames: () => [file],
+      getScriptVersion: () => '1',
+      getScriptSnapshot: (f) => (ts.sys.fileExists(f) ? ts.ScriptSnapshot.fromString(ts.sys.readFile(f) ?? '') : undefined),
+      getCurrentDirectory: () => repoRoot,
+      getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+      fileExists: ts.sys.fileExists,
+      readFile: ts.sys.readFile,
+      readDirectory: ts.sys.readDirectory,
+      directoryExists: ts.sys.directoryExists,
+      getDirectories: ts.sys.getDirectories,
+    };
+    const service = ts.createLanguageService(host);
+    const completeAt = (needle: string) => {
+      const pos = text.indexOf(needle) + needle.length;
+      return (service.getCompletionsAtPosition(file, pos, {})?.entries ?? []).map((e) => e.name);
+    };
+    const users = completeAt("owner: '");
+    expect(users).toContain('kube');
+    expect(users).toContain('root');
+    expect(users).not.toContain('admins');
+    const groups = completeAt("group: '");
+    expect(groups).toContain('admins');
+    expect(groups).toContain('kube');
+    const services = completeAt("enableService('");
+    expect(services).toContain('containerd');
+    expect(services).toContain('systemd-journald');
+  });
+});
