@@ -2,10 +2,11 @@
 // evaluates it and turns its default export into IR. Every failure becomes a
 // diagnostic with a location; nothing here prints or exits.
 import { existsSync, readFileSync } from 'node:fs';
-import { register } from 'node:module';
+import { createRequire, register } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import ts from 'typescript';
+import type ts from 'typescript';
+import { readCached, sha256, writeCached } from '../util/cache.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { setDefinitionDir } from '../dsl/location.js';
 import { Image, type SourceLocation } from '../ir/schema.js';
@@ -41,17 +42,26 @@ const locOf = (dir: string, file: string, line: number, column: number): SourceL
   column,
 });
 
-const compilerOptions = (): ts.CompilerOptions => {
-  const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
-  const hasNodeTypes = typeRoots.some((r) => existsSync(path.join(r, 'node')));
+const require = createRequire(import.meta.url);
+const versionOf = (pkgJson: string): string => (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
+const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resolve(srcRoot, '..', '..', 'package.json')].find(existsSync);
+/** What every cache entry of the loader depends on besides the user's files. */
+const cacheSalt = `imgc@${imgcPackageJson ? versionOf(imgcPackageJson) : '?'} typescript@${versionOf(require.resolve('typescript/package.json'))}`;
+
+const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
+const nodeTypesAvailable = typeRoots.some((r) => existsSync(path.join(r, 'node')));
+
+// Node's own types are large (a third of the check's time): a definition gets
+// them only when it uses Node (process, node:fs, ...) — see typecheck().
+const compilerOptions = (t: typeof ts, withNode: boolean): ts.CompilerOptions => {
   return {
     strict: true,
     noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: t.ScriptTarget.ES2022,
+    module: t.ModuleKind.NodeNext,
+    moduleResolution: t.ModuleResolutionKind.NodeNext,
     lib: ['lib.es2022.d.ts'],
-    types: hasNodeTypes ? ['node'] : [],
+    types: withNode && nodeTypesAvailable ? ['node'] : [],
     typeRoots,
     skipLibCheck: true,
     allowImportingTsExtensions: true,
@@ -59,21 +69,64 @@ const compilerOptions = (): ts.CompilerOptions => {
   };
 };
 
-/** TypeScript's diagnostics for the definition and the local files it imports. */
-export const typecheck = (file: string, dir: string): Diagnostic[] => {
-  const program = ts.createProgram([file], compilerOptions());
+/** TS codes that mean "this file uses Node's APIs": retry with Node's types. */
+const needsNodeTypes = new Set([2580, 2591, 2592, 2867, 2868]);
+
+const runTypecheck = async (file: string, dir: string): Promise<{ diagnostics: Diagnostic[]; inputs: string[] }> => {
+  const t = (await import('typescript')).default;
   const ownDirs = [srcRoot, path.dirname(stdlibEntry)].map((d) => d + path.sep);
   const isUsers = (f: string) => !f.includes('/node_modules/') && !ownDirs.some((d) => path.resolve(f).startsWith(d));
-  const sources = program.getSourceFiles().filter((sf) => !sf.isDeclarationFile && isUsers(sf.fileName));
-  const syntactic = sources.flatMap((sf) => program.getSyntacticDiagnostics(sf));
-  const all = syntactic.length > 0 ? syntactic : [...program.getOptionsDiagnostics(), ...sources.flatMap((sf) => program.getSemanticDiagnostics(sf))];
-  const code = syntactic.length > 0 ? 'IMGC1006' : 'IMGC1001';
-  return all.map((d) => {
-    const message = `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+  const attempt = (withNode: boolean) => {
+    const program = t.createProgram([file], compilerOptions(t, withNode));
+    const sources = program.getSourceFiles().filter((sf) => !sf.isDeclarationFile && isUsers(sf.fileName));
+    const syntactic = sources.flatMap((sf) => program.getSyntacticDiagnostics(sf));
+    const all = syntactic.length > 0 ? syntactic : [...program.getOptionsDiagnostics(), ...sources.flatMap((sf) => program.getSemanticDiagnostics(sf))];
+    // Everything outside node_modules that the result depends on: the user's
+    // files and, in a checkout, imgc's own declarations.
+    const inputs = program.getSourceFiles().map((sf) => sf.fileName).filter((f) => !f.includes('/node_modules/'));
+    return { program, all, syntactic: syntactic.length > 0, inputs };
+  };
+  let run = attempt(false);
+  if (!run.syntactic && nodeTypesAvailable && run.all.some((d) => needsNodeTypes.has(d.code) || (d.code === 2307 && /'node:/.test(String(d.messageText))))) run = attempt(true);
+  const code = run.syntactic ? 'IMGC1006' : 'IMGC1001';
+  const diagnostics = run.all.map((d) => {
+    const message = `TS${d.code}: ${t.flattenDiagnosticMessageText(d.messageText, '\n')}`;
     if (!d.file || d.start === undefined) return diagnostic(code, message);
     const { line, character } = d.file.getLineAndCharacterOfPosition(d.start);
     return diagnostic(code, message, { loc: locOf(dir, d.file.fileName, line + 1, character + 1) });
   });
+  return { diagnostics, inputs: run.inputs };
+};
+
+interface CachedCheck {
+  inputs: { file: string; sha256: string }[];
+  diagnostics: Diagnostic[];
+}
+
+const hashFile = (f: string): string | undefined => {
+  try {
+    return sha256(readFileSync(f));
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * TypeScript's diagnostics for the definition and the local files it imports.
+ * The result is cached with the hash of every file it read (outside
+ * node_modules), so an unchanged definition is not type-checked again.
+ */
+export const typecheck = async (file: string, dir: string): Promise<Diagnostic[]> => {
+  const key = `${sha256(`${cacheSalt}\0${file}`)}.json`;
+  const cached = readCached('typecheck', key);
+  if (cached !== undefined) {
+    const entry = JSON.parse(cached) as CachedCheck;
+    if (entry.inputs.every((i) => hashFile(i.file) === i.sha256)) return entry.diagnostics;
+  }
+  const { diagnostics, inputs } = await runTypecheck(file, dir);
+  const hashed = inputs.map((f) => ({ file: f, sha256: hashFile(f) ?? '' }));
+  writeCached('typecheck', key, JSON.stringify({ inputs: hashed, diagnostics } satisfies CachedCheck));
+  return diagnostics;
 };
 
 let hooksRegistered = false;
@@ -82,7 +135,7 @@ const registerHooks = () => {
   hooksRegistered = true;
   process.setSourceMapsEnabled(true);
   const hooks = path.join(here, existsSync(path.join(here, 'hooks.js')) ? 'hooks.js' : 'hooks.ts');
-  register(pathToFileURL(hooks), { data: { imgcEntry: pathToFileURL(imgcEntry).href, stdlibEntry: pathToFileURL(stdlibEntry).href } });
+  register(pathToFileURL(hooks), { data: { imgcEntry: pathToFileURL(imgcEntry).href, stdlibEntry: pathToFileURL(stdlibEntry).href, cacheSalt } });
 };
 
 interface IRSource {
@@ -114,7 +167,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   } catch (e) {
     return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${(e as Error).message}`)] };
   }
-  const diagnostics = opts.typecheck === false ? [] : typecheck(abs, dir);
+  const diagnostics = opts.typecheck === false ? [] : await typecheck(abs, dir);
   if (diagnostics.some((d) => d.code === 'IMGC1006')) return { dir, diagnostics };
 
   registerHooks();
@@ -140,7 +193,16 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   }
   const parsed = Image.safeParse(raw);
   if (!parsed.success) {
-    const invalid = parsed.error.issues.map((i) => diagnostic('IMGC1004', `invalid ${i.path.join('.')}: ${i.message}`, { loc: nearestLoc(raw, i.path) }));
+    // One diagnostic per step: the derived facts repeat the field's problem.
+    const issues = [...parsed.error.issues].sort((a, b) => Number(a.path.some(isFactList)) - Number(b.path.some(isFactList)));
+    const seen = new Set<string>();
+    const invalid = issues.flatMap((i) => {
+      const loc = nearestLoc(raw, i.path);
+      const at = loc ? `${loc.file}:${loc.line}:${loc.column}` : i.path.join('.');
+      if (seen.has(at)) return [];
+      seen.add(at);
+      return [diagnostic('IMGC1004', `invalid ${i.path.join('.')}: ${i.message}`, { loc })];
+    });
     return { dir, diagnostics: [...diagnostics, ...invalid] };
   }
   return { dir, ir: parsed.data, ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}), diagnostics };
@@ -159,3 +221,5 @@ const nearestLoc = (root: unknown, at: readonly PropertyKey[]): SourceLocation |
   const own = typeof node === 'object' && node !== null ? (node as { loc?: SourceLocation }).loc : undefined;
   return own ?? found;
 };
+
+const isFactList = (k: PropertyKey) => k === 'provides' || k === 'requires' || k === 'removes';

@@ -1,0 +1,34 @@
+// imgc's cache directory and small content-addressed entries in it. Caches
+// only ever hold derived data: deleting the directory is always safe.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+
+/** $IMGC_CACHE, else $XDG_CACHE_HOME/imgc, else ~/.cache/imgc. */
+export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
+  path.resolve(env['IMGC_CACHE'] || path.join(env['XDG_CACHE_HOME'] || path.join(homedir(), '.cache'), 'imgc'));
+
+export const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/** Reads a cache entry; undefined when absent or unreadable. */
+export const readCached = (area: string, key: string): string | undefined => {
+  try {
+    return readFileSync(path.join(cacheDir(), area, key), 'utf8');
+  } catch {
+    return undefined;
+  }
+};
+
+/** Writes a cache entry atomically; a cache that cannot be written is skipped. */
+export const writeCached = (area: string, key: string, content: string): void => {
+  try {
+    const dir = path.join(cacheDir(), area);
+    mkdirSync(dir, { recursive: true });
+    const tmp = path.join(dir, `.${key}.${process.pid}.tmp`);
+    writeFileSync(tmp, content);
+    renameSync(tmp, path.join(dir, key));
+  } catch {
+    // read-only home, full disk: run without the cache
+  }
+};
