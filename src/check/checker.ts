@@ -75,10 +75,47 @@ interface Provider {
 
 const related = (message: string, loc: SourceLocation | undefined) => ({ message, ...(loc ? { loc } : {}) });
 
+/** Who provides a requirement to whom: one edge per met requirement. */
+export interface FactEdge {
+  fact: Fact;
+  /** The providing step's id, or 'base'. */
+  from: string;
+  to: string;
+}
+
+interface Walk {
+  edges: FactEdge[];
+  unmet: { placed: Placed; req: Fact; removal: Placed | undefined }[];
+}
+
+/** Walks the steps in run order from the base's facts: met and unmet requirements. */
+const walkFacts = (ir: Image, steps: Placed[]): Walk => {
+  const availableFrom = new Map<string, string>(ir.base.provides.map((f) => [factId(f), 'base']));
+  const removedBy = new Map<string, Placed>();
+  const walk: Walk = { edges: [], unmet: [] };
+  for (const placed of steps) {
+    const { step } = placed;
+    for (const req of step.requires) {
+      const from = availableFrom.get(factId(req));
+      if (from !== undefined) walk.edges.push({ fact: req, from, to: step.id });
+      else walk.unmet.push({ placed, req, removal: removedBy.get(factId(req)) });
+    }
+    for (const f of step.removes) {
+      availableFrom.delete(factId(f));
+      removedBy.set(factId(f), placed);
+    }
+    for (const f of step.provides) {
+      availableFrom.set(factId(f), step.id);
+      removedBy.delete(factId(f));
+    }
+  }
+  return walk;
+};
+
+export const factFlow = (ir: Image): FactEdge[] => walkFacts(ir, runOrder(ir)).edges;
+
 export const checkImage = (ir: Image): Diagnostic[] => {
   const steps = runOrder(ir);
-  const out: Diagnostic[] = [];
-
   const providers = new Map<string, Provider[]>();
   const keysByKind = new Map<Fact['kind'], Set<string>>();
   const note = (f: Fact) => {
@@ -95,26 +132,9 @@ export const checkImage = (ir: Image): Diagnostic[] => {
       providers.set(factId(f), list);
     }
   }
-
-  const available = new Set(ir.base.provides.map(factId));
-  const removedBy = new Map<string, Placed>();
-
-  for (const placed of steps) {
-    const { step } = placed;
-    for (const req of step.requires) {
-      const id = factId(req);
-      if (available.has(id)) continue;
-      out.push(unmet(placed, req, removedBy.get(id), providers.get(id) ?? [], [...(keysByKind.get(req.kind) ?? [])]));
-    }
-    for (const f of step.removes) {
-      available.delete(factId(f));
-      removedBy.set(factId(f), placed);
-    }
-    for (const f of step.provides) {
-      available.add(factId(f));
-      removedBy.delete(factId(f));
-    }
-  }
+  const out = walkFacts(ir, steps).unmet.map(({ placed, req, removal }) =>
+    unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
+  );
   out.push(...duplicates(steps), ...unrepresentable(ir));
   return sortDiagnostics(out);
 };

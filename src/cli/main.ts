@@ -10,7 +10,10 @@ import { formatJson, formatSarif, formatText, type FormatContext } from '../chec
 import { compilers, CompileError } from '../compilers/index.js';
 import { imageJsonSchema, irToJson } from '../ir/index.js';
 import { loadDefinition, type LoadedDefinition } from '../load/index.js';
+import { ConfigError, readProjectConfig, type ProjectConfig } from './config.js';
 import { explainText } from './explain.js';
+import { scaffold } from './init.js';
+import { dotGraph, mermaidGraph } from './graph.js';
 import { writeTreeAtomically } from './write.js';
 
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
@@ -21,13 +24,15 @@ export const EXIT = { ok: 0, contract: 1, usage: 2 } as const;
 const usage = `imgc ${version} — typed image definitions, checked before anything runs
 
 Usage:
-  imgc check FILE [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
-  imgc compile FILE --target ${Object.keys(compilers).sort().join('|') || 'TARGET'} [--out DIR] [--provisioner shell|ansible] [--json]
-  imgc explain FILE
+  imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
+  imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
+  imgc compile [FILE] --target ${Object.keys(compilers).sort().join('|') || 'TARGET'} [--out DIR] [--provisioner shell|ansible] [--json]
+  imgc explain FILE [--graph mermaid|dot]
   imgc ir FILE            print the Image IR as JSON
   imgc schema             print the IR's JSON Schema
   imgc --version | --help
 
+FILE defaults to imgc.toml's \`definition\` in the current directory.
 Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
 `;
 
@@ -35,6 +40,7 @@ class UsageError extends Error {}
 
 const options = {
   format: { type: 'string' },
+  graph: { type: 'string' },
   target: { type: 'string', short: 't' },
   out: { type: 'string', short: 'o' },
   provisioner: { type: 'string' },
@@ -77,11 +83,24 @@ const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'js
   if (text) io[stream](text);
 };
 
+/** imgc.toml of the current directory, if any (its errors are usage errors). */
+const projectConfig = (): { file: string; config: ProjectConfig } | undefined => {
+  try {
+    return readProjectConfig(process.cwd());
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+};
+
+/** The definition: the argument, else imgc.toml's `definition`. */
 const fileArg = (positionals: string[], command: string): string => {
-  const file = positionals[1];
-  if (!file) throw new UsageError(`imgc ${command} needs a definition file, e.g. imgc ${command} examples/node-image.ts`);
   if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
-  return file;
+  const file = positionals[1];
+  if (file) return file;
+  const project = projectConfig();
+  if (project) return path.join(path.dirname(project.file), project.config.definition);
+  throw new UsageError(`imgc ${command} needs a definition file (or an imgc.toml here), e.g. imgc ${command} examples/node-image.ts`);
 };
 
 export const run = async (argv: string[], io: Io): Promise<number> => {
@@ -118,16 +137,19 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
           report(diagnostics, loaded, 'text', v, io, 'err');
           return exit;
         }
-        io.out(command === 'ir' ? irToJson(loaded.ir) : explainText(loaded.ir));
+        const graph = command === 'explain' ? oneOf('graph', v.graph, ['mermaid', 'dot'] as const, 'mermaid') : undefined;
+        io.out(command === 'ir' ? irToJson(loaded.ir) : !v.graph ? explainText(loaded.ir) : graph === 'dot' ? dotGraph(loaded.ir) : mermaidGraph(loaded.ir));
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
         return exit;
       }
       case 'compile': {
         const file = fileArg(positionals, command);
         const targets = Object.keys(compilers).sort();
-        if (!v.target) throw new UsageError(`imgc compile needs --target (${targets.join(', ')})`);
-        const compiler = compilers[v.target];
-        if (!compiler) throw new UsageError(`unknown target '${v.target}'; targets: ${targets.join(', ')}`);
+        const settings = positionals[1] ? undefined : projectConfig()?.config.compile;
+        const target = v.target ?? settings?.target;
+        if (!target) throw new UsageError(`imgc compile needs --target (${targets.join(', ')})`);
+        const compiler = compilers[target];
+        if (!compiler) throw new UsageError(`unknown target '${target}'; targets: ${targets.join(', ')}`);
         const provisioner = oneOf('provisioner', v.provisioner, ['shell', 'ansible'] as const, 'shell');
         const { loaded, diagnostics, exit } = await loadAndCheck(file, v);
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
@@ -140,9 +162,21 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
           report(e.diagnostics, loaded, 'text', v, io, 'err');
           return EXIT.contract;
         }
-        const outDir = path.resolve(v.out ?? path.join('out', loaded.ir.name, compiler.target));
+        const outDir = path.resolve(v.out ?? settings?.out ?? path.join('out', loaded.ir.name, compiler.target));
         writeTreeAtomically(outDir, files);
         if (!v.quiet) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${v.verbose ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
+        return EXIT.ok;
+      }
+      case 'init': {
+        if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
+        const dir = path.resolve(positionals[1] ?? '.');
+        let written: string[];
+        try {
+          written = scaffold(dir, version);
+        } catch (e) {
+          throw new UsageError((e as Error).message);
+        }
+        io.out(`${written.map((f) => `  created ${f}\n`).join('')}next: cd ${path.relative(process.cwd(), dir) || '.'} && npm install && npx imgc check\n`);
         return EXIT.ok;
       }
       case 'schema':

@@ -1,0 +1,69 @@
+// imgc.toml: project settings, so `imgc check` / `imgc compile` need no
+// arguments in a project. Parsed with @iarna/toml, validated with zod; every
+// error names the file and line.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import TOML from '@iarna/toml';
+import { z } from 'zod';
+
+export const ProjectConfig = z
+  .object({
+    /** The definition file, relative to imgc.toml. */
+    definition: z.string().min(1).default('node-image.ts'),
+    compile: z
+      .object({
+        target: z.enum(['shell', 'ansible', 'packer']).optional(),
+        out: z.string().min(1).optional(),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+export type ProjectConfig = z.infer<typeof ProjectConfig>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** The line (1-based) where `key` is set or its table starts, for messages. */
+const lineOf = (text: string, keyPath: readonly PropertyKey[]): number | undefined => {
+  const lines = text.split('\n');
+  const last = String(keyPath[keyPath.length - 1] ?? '');
+  const table = keyPath.length > 1 ? String(keyPath[0]) : undefined;
+  let inTable = table === undefined;
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!.trim();
+    const header = /^\[([^\]]+)\]$/.exec(l);
+    if (header) {
+      inTable = header[1]!.trim() === table;
+      if (inTable && keyPath.length === 1 && header[1]!.trim() === last) return i + 1;
+      continue;
+    }
+    if (inTable && new RegExp(`^"?${last.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?\\s*=`).test(l)) return i + 1;
+  }
+  return undefined;
+};
+
+/** Reads DIR/imgc.toml; undefined when there is none. */
+export const readProjectConfig = (dir: string): { file: string; config: ProjectConfig } | undefined => {
+  const file = path.join(dir, 'imgc.toml');
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8');
+  let raw: unknown;
+  try {
+    raw = TOML.parse(text);
+  } catch (e) {
+    const err = e as { line?: number; col?: number; message: string };
+    throw new ConfigError(`${file}:${(err.line ?? 0) + 1}:${(err.col ?? 0) + 1}: ${err.message.split('\n')[0]}`);
+  }
+  const parsed = ProjectConfig.safeParse(raw);
+  if (!parsed.success) {
+    const msgs = parsed.error.issues.map((i) => {
+      const line = lineOf(text, i.path);
+      const keys = i.path.map(String).join('.');
+      return `${file}${line ? `:${line}` : ''}: ${keys ? `${keys}: ` : ''}${i.message}`;
+    });
+    throw new ConfigError(msgs.join('\n'));
+  }
+  return { file, config: parsed.data };
+};
