@@ -1,10 +1,182 @@
-import type { Compiler } from '../types.js';
+// The ansible backend: the IR as a playbook, one play and one role per phase.
+//
+//   site.yml                     plays in phase order, tagged with the phase
+//   roles/<phase>/tasks/main.yml the phase's pre hooks, steps and post hooks
+//   group_vars/all.yml           imgc_image, imgc_base, imgc_source
+//   ansible.cfg                  relative roles path, no facts, quiet interpreter discovery
+//   inventory.example            a chroot directory and an SSH host
+//
+// YAML is written by ./yaml.ts with every scalar from ./quote.ts (user data as
+// `!unsafe`), not by the `yaml` package: its stringifier can tag scalars but
+// not pick the style per value (literal blocks for file contents, folding that
+// keeps ansible-lint's line limit) or place `# noqa` comments on a task's line.
+import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
+import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
+import { assertRepresentable } from '../representable.js';
+import { CompileError, type CompiledFiles, type Compiler } from '../types.js';
+import { hookTasks } from './hooks.js';
+import { labelText } from './names.js';
+import { bool, ident, unsafe, word } from './quote.js';
+import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
+import { taskItem, type Task } from './tasks.js';
+import { document, map, seq } from './yaml.js';
 
-// Placeholder until the ansible backend lands; compile refuses rather than emit nothing.
+/** Role directory of a phase: ansible-lint's role-name wants [a-z][a-z0-9_]*; phase names never hold `_`. */
+export const roleName = (phase: string): string => phase.replace(/-/g, '_');
+
+const at = (loc: SourceLocation | undefined): string => (loc ? ` (${labelText(loc.file)}:${loc.line})` : '');
+
+/** What a step that Ansible does not carry out is, and who does it. */
+const elsewhere = (s: Step): string | undefined => {
+  switch (s.kind) {
+    case 'artifact':
+      return `${s.id}: ${s.format} ${labelText(s.output)} (imgc build)`;
+    case 'cloudImage':
+      return `${s.id}: ${s.builder} source ${labelText(s.name)} (Packer)`;
+    case 'verify':
+      return `${s.id}: ${s.check} (imgc build / imgc verify)`;
+    default:
+      return undefined;
+  }
+};
+
+interface CompiledPhase {
+  phase: Phase;
+  tasks: Task[];
+  notes: string[];
+  skipped: string[];
+}
+
+const compilePhase = (ir: Image, phase: Phase, errors: Diagnostic[]): CompiledPhase => {
+  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), errors };
+  const skipped: string[] = [];
+  const tasks: Task[] = [...phase.pre.flatMap((h) => hookTasks(h, phase.name))];
+  for (const s of phase.steps) {
+    const other = elsewhere(s);
+    if (other !== undefined) skipped.push(other);
+    else if (s.kind === 'hook') tasks.push(...hookTasks(s, phase.name));
+    else tasks.push(...stepTasks(s as RootStep, ctx, phase.name === 'verify'));
+  }
+  tasks.push(...phase.post.flatMap((h) => hookTasks(h, phase.name)));
+  return { phase, tasks, notes: [...ctx.notes], skipped };
+};
+
+// Strings JavaScript can hold but UTF-8 (and so YAML) cannot: unpaired surrogates.
+const loneSurrogate = /[\uD800-\uDFFF]/u;
+const refuseLoneSurrogates = (value: unknown, path: string, loc: SourceLocation | undefined, out: Diagnostic[]): void => {
+  if (typeof value === 'string') {
+    if (loneSurrogate.test(value))
+      out.push(diagnostic('IMGC2001', `${path} contains an unpaired UTF-16 surrogate, which UTF-8 cannot encode`, { loc, hint: 'remove it from the value' }));
+  } else if (Array.isArray(value)) value.forEach((v, i) => refuseLoneSurrogates(v, `${path}[${i}]`, loc, out));
+  else if (typeof value === 'object' && value !== null) {
+    const own = (value as { loc?: SourceLocation }).loc ?? loc;
+    for (const [k, v] of Object.entries(value)) if (k !== 'loc') refuseLoneSurrogates(v, path ? `${path}.${k}` : k, own, out);
+  }
+};
+
+const tasksFile = (ir: Image, c: CompiledPhase): string =>
+  document(seq(c.tasks.map(taskItem), { spaced: true }), [
+    `Phase ${c.phase.name}${at(c.phase.loc)} of ${ir.name}: written by imgc from ${labelText(ir.source)}; edit the definition, not this file.`,
+    ...(c.phase.runtime ? ['This phase may also run at runtime on existing hosts (--tags ' + c.phase.name + ').'] : []),
+    ...c.notes,
+    ...(c.skipped.length ? ['Not done by Ansible:', ...c.skipped.map((s) => `  ${s}`)] : []),
+  ]);
+
+const siteFile = (ir: Image, played: CompiledPhase[], empty: CompiledPhase[]): string =>
+  document(
+    seq(
+      played.map((c) => ({
+        value: map({
+          name: unsafe(`Phase ${c.phase.name}${at(c.phase.loc)}`),
+          hosts: word('all'),
+          gather_facts: bool(false),
+          tags: seq([ident(c.phase.name)]),
+          roles: seq([map({ role: ident(roleName(c.phase.name)) })]),
+        }),
+      })),
+      { spaced: true },
+    ),
+    [
+      `${ir.name} (base ${ir.base.name}): written by imgc from ${labelText(ir.source)}; edit the definition, not this file.`,
+      '',
+      'One play per phase, in the definition\'s order, each applying the role of the same',
+      'name and tagged with it. A role per phase keeps a phase one unit: `--tags NAME` runs',
+      'it alone, and a runtime phase\'s role can be applied by itself to existing hosts.',
+      'No play gathers facts (no module here needs them) or uses become: a chroot runs as',
+      'root; for an SSH host set ansible_become in the inventory (see inventory.example).',
+      '',
+      'A chroot directory: ansible-playbook -i /path/to/root, -c community.general.chroot site.yml',
+      ...(empty.length
+        ? ['', 'Phases with nothing for Ansible to do (no play):', ...empty.flatMap((c) => [`  ${c.phase.name}:`, ...c.skipped.map((s) => `    ${s}`)])]
+        : []),
+    ],
+  );
+
+const groupVars = (ir: Image): string =>
+  document(
+    map({
+      imgc_image: unsafe(ir.name),
+      imgc_base: unsafe(ir.base.name),
+      imgc_source: unsafe(ir.source),
+    }),
+    ['The definition\'s names, for hooks (imgc_image is in every event) and your own tasks.'],
+  );
+
+const ansibleCfg = [
+  '# Written by imgc: settings for running site.yml from this directory. Nothing here',
+  '# needs network; no collection or role is fetched.',
+  '[defaults]',
+  '# The roles next to site.yml (relative to this file).',
+  'roles_path = ./roles',
+  '# Every play sets gather_facts: false; no module here needs facts.',
+  'gathering = explicit',
+  "# The target's /usr/bin/python3 runs the modules; do not warn about finding it.",
+  'interpreter_python = auto_silent',
+  'retry_files_enabled = False',
+  '',
+].join('\n');
+
+const inventoryExample = (ir: Image): string => {
+  const runtime = ir.phases.filter((p) => p.runtime).map((p) => p.name);
+  return [
+    '# Example inventory for site.yml (written by imgc): copy it to `inventory`, keep one group.',
+    '#',
+    '# A chroot directory (the root being built); the directory is the host name. Run as root.',
+    '# The root needs /usr/bin/python3 (e.g. debootstrap --include=python3,python3-apt); without',
+    '# python3-apt, ansible.builtin.apt installs it (needs the mirror). Or, with no inventory file:',
+    '#   ansible-playbook -i /path/to/root, -c community.general.chroot site.yml',
+    '[chroot]',
+    '/path/to/root ansible_connection=community.general.chroot ansible_python_interpreter=/usr/bin/python3',
+    '',
+    runtime.length
+      ? `# An existing host over SSH, e.g. for the runtime phase${runtime.length > 1 ? 's' : ''} only:`
+      : '# An existing host over SSH:',
+    `#   ansible-playbook -i inventory --limit ssh${runtime.length ? ` --tags ${runtime.join(',')}` : ''} site.yml`,
+    '[ssh]',
+    'node1.example.com ansible_user=admin ansible_become=true',
+    '',
+  ].join('\n');
+};
+
 export const ansibleCompiler: Compiler = {
   target: 'ansible',
-  description: 'ansible (not implemented yet)',
-  compile: () => {
-    throw new Error('the ansible backend is not implemented yet');
+  description: 'Ansible playbook: site.yml, one role per phase (ansible-core 2.14; runs on a chroot or an SSH host)',
+  compile(ir: Image): CompiledFiles {
+    assertRepresentable(ir);
+    const errors: Diagnostic[] = [];
+    refuseLoneSurrogates(ir, '', undefined, errors);
+    if (errors.length) throw new CompileError(errors);
+    const compiled = ir.phases.map((p) => compilePhase(ir, p, errors));
+    if (errors.length) throw new CompileError(errors);
+    const played = compiled.filter((c) => c.tasks.length > 0);
+    const empty = compiled.filter((c) => c.tasks.length === 0);
+    const files: CompiledFiles = {
+      'site.yml': siteFile(ir, played, empty),
+      'group_vars/all.yml': groupVars(ir),
+      'ansible.cfg': ansibleCfg,
+      'inventory.example': inventoryExample(ir),
+    };
+    for (const c of played) files[`roles/${roleName(c.phase.name)}/tasks/main.yml`] = tasksFile(ir, c);
+    return Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   },
 };

@@ -1,10 +1,322 @@
-import type { Compiler } from '../types.js';
+// The packer backend: one HCL2 template (`<image>.pkr.hcl`, and `.pkr.json`
+// with --json) whose sources are the artifact phase's cloudImage steps and
+// whose build runs every phase, in order, as provisioners. The phases
+// themselves are the shell backend's scripts (or the Ansible backend's
+// playbook), embedded unchanged under shell/ (ansible/) and referenced from
+// the template through ${path.root}.
+import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
+import type { Image, Phase, Step, StepOf } from '../../ir/schema.js';
+import { ansibleCompiler } from '../ansible/index.js';
+import { assertRepresentable } from '../representable.js';
+import { shellCompiler } from '../shell/index.js';
+import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
+import { attr, blank, block, bool, comment, list, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
+import { hclUnrepresentable, isHclIdentifier } from './quote.js';
+import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
 
-// Placeholder until the packer backend lands; compile refuses rather than emit nothing.
+type Provisioner = 'shell' | 'ansible';
+
+// Packer's own template syntax: {{ .Path }} is the uploaded script's path,
+// filled in by Packer when it runs the command. Fixed text, no user strings.
+const EXECUTE_AS_ROOT = `if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo -E sh '{{ .Path }}'; fi`;
+
+// Packer 1.6.6's ansible proxy offers only an ssh-rsa host key, which
+// Debian 12's OpenSSH refuses by default; Debian's sftp-server is not where
+// the provisioner looks for it by default.
+const ANSIBLE_ENV = ['ANSIBLE_HOST_KEY_CHECKING=False', 'ANSIBLE_SSH_ARGS=-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedKeyTypes=+ssh-rsa'];
+const SFTP_COMMAND = '/usr/lib/openssh/sftp-server -e';
+
+// shell-local's default command breaks on a path with a space; the script is
+// handed to sh as $0 instead. {{ .Vars }} and {{ .Script }} are Packer's own.
+const LOCAL_EXECUTE = ['/bin/sh', '-c', '{{ .Vars }} /bin/sh "$0"', '{{ .Script }}'];
+
+const at = (s: { id: string; loc?: { file: string; line: number } | undefined }): string => (s.loc ? `${s.id} (${s.loc.file}:${s.loc.line})` : s.id);
+
+const clip = (s: string, n = 60): string => {
+  const line = s.split('\n')[0] ?? '';
+  const chars = [...line];
+  return chars.length > n || s.includes('\n') ? `${chars.slice(0, n).join('')}…` : line;
+};
+
+/** One line per step for the comments: what it does, in a few words. */
+const summary = (s: Step): string => {
+  switch (s.kind) {
+    case 'user':
+      return `user ${s.name}`;
+    case 'group':
+      return `group ${s.name}`;
+    case 'directory':
+      return `directory ${s.path}`;
+    case 'file':
+      return `file ${s.path}`;
+    case 'symlink':
+      return `symlink ${s.path} -> ${s.target}`;
+    case 'packages':
+      return `${s.action} ${s.names.join(' ')}`;
+    case 'aptRepository':
+      return `apt repository ${s.name}`;
+    case 'service':
+      return `${s.enabled ? 'enable' : 'disable'} ${s.name}`;
+    case 'sysctl':
+      return `sysctl ${s.key} = ${s.value}`;
+    case 'kernelModule':
+      return `kernel module ${s.name}`;
+    case 'swapOff':
+      return 'swap off';
+    case 'command':
+      return `command: ${clip(s.run)}`;
+    case 'hook':
+      return s.action.type === 'script' ? `script hook: ${clip(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`;
+    case 'artifact':
+      return `${s.format} ${s.output}`;
+    case 'cloudImage':
+      return `${s.builder} source ${s.name}`;
+    case 'verify':
+      return `verify ${s.check}`;
+  }
+};
+
+const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s)}`;
+
+/** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
+const templateDiagnostics = (ir: Image): Diagnostic[] => {
+  const out: Diagnostic[] = [];
+  for (const phase of ir.phases) {
+    for (const step of phase.steps) {
+      if (step.kind !== 'cloudImage') continue;
+      for (const [key, value] of Object.entries(step.settings)) {
+        if (!isHclIdentifier(key)) {
+          out.push(
+            diagnostic('IMGC2001', `${step.id}.settings: '${key}' is not an HCL attribute name, so Packer cannot be given it`, {
+              loc: step.loc,
+              stepId: step.id,
+              hint: 'use the builder\'s own option name (letters, digits, "_" and "-")',
+            }),
+          );
+        }
+        const reason = typeof value === 'string' ? hclUnrepresentable(value) : typeof value === 'number' && !Number.isFinite(value) ? 'a number HCL has no literal for' : undefined;
+        if (reason) {
+          out.push(diagnostic('IMGC2001', `${step.id}.settings.${key} contains ${reason}`, { loc: step.loc, stepId: step.id, hint: 'write the value without it' }));
+        }
+      }
+    }
+  }
+  return out;
+};
+
+/** Finds a file of another backend by its phase name, whatever its number. */
+const phaseFile = (files: CompiledFiles, pattern: RegExp): string | undefined =>
+  Object.keys(files)
+    .sort()
+    .find((f) => pattern.test(f));
+
+const shellScript = (phase: string) => new RegExp(`^phases/\\d+-${phase}\\.sh$`);
+const shellHooks = (phase: string, when: 'pre' | 'post') => new RegExp(`^hooks/\\d+-${phase}-${when}\\.sh$`);
+
+const rootPath = (file: string): Value => tmpl({ expr: 'path.root' }, `/${file}`);
+
+type Side = 'local' | 'target';
+/** Webhooks and events run where packer runs; script hooks in the target. */
+const sideOf = (h: StepOf<'hook'>): Side => (h.action.type === 'script' ? 'target' : 'local');
+
+/** Consecutive hooks that run on the same side, in order. */
+const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
+  const runs: StepOf<'hook'>[][] = [];
+  for (const h of hooks) {
+    const last = runs[runs.length - 1];
+    if (last && sideOf(last[0] as StepOf<'hook'>) === sideOf(h)) last.push(h);
+    else runs.push([h]);
+  }
+  return runs;
+};
+
+const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify');
+
+const localProvisioner = (file: string, lines: readonly string[]): Item =>
+  block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
+
+const targetProvisioner = (file: string, lines: readonly string[]): Item =>
+  block('provisioner', ['shell'], [attr('script', rootPath(file)), attr('execute_command', str(EXECUTE_AS_ROOT))], lines);
+
+interface ShellPlan {
+  readonly provisioners: Item[];
+  /** Hook scripts of the shell backend for parts of a hook list (see hookProvisioners). */
+  readonly extraFiles: CompiledFiles;
+}
+
+/**
+ * A phase's pre or post hooks. The shell backend writes one script per list,
+ * run where the build is driven; in Packer that place is split in two (script
+ * hooks belong in the target), so a list that mixes both sides is compiled by
+ * the shell backend once per run of same-side hooks and each part runs where
+ * it belongs, in order.
+ */
+const hookProvisioners = (ir: Image, opts: CompileOptions, shell: CompiledFiles, phase: Phase, when: 'pre' | 'post', plan: ShellPlan): void => {
+  const hooks = when === 'pre' ? phase.pre : phase.post;
+  const runs = runsOf(hooks);
+  runs.forEach((run, k) => {
+    const side = sideOf(run[0] as StepOf<'hook'>);
+    let file: string | undefined;
+    if (runs.length === 1) {
+      const own = phaseFile(shell, shellHooks(phase.name, when));
+      file = own && `shell/${own}`;
+    } else {
+      const part: Image = { ...ir, phases: ir.phases.map((p) => (p === phase ? { ...p, [when]: run } : p)) };
+      const partFiles = shellCompiler.compile(part, opts);
+      const own = phaseFile(partFiles, shellHooks(phase.name, when));
+      if (own) {
+        file = `hooks/${own.slice('hooks/'.length, -'.sh'.length)}.${k + 1}.sh`;
+        plan.extraFiles[file] = partFiles[own] as string;
+      }
+    }
+    if (!file) return;
+    const where = side === 'local' ? 'where packer runs' : 'in the target, as root';
+    const lines = [`${phase.name}: ${when} hooks, ${where}:`, ...run.map(stepLine)];
+    plan.provisioners.push(side === 'local' ? localProvisioner(file, lines) : targetProvisioner(file, lines));
+  });
+};
+
+const shellPlan = (ir: Image, opts: CompileOptions, shell: CompiledFiles): ShellPlan => {
+  const plan: ShellPlan = { provisioners: [], extraFiles: {} };
+  for (const phase of ir.phases) {
+    hookProvisioners(ir, opts, shell, phase, 'pre', plan);
+    const steps = rootSteps(phase);
+    const script = phaseFile(shell, shellScript(phase.name));
+    // A phase with nothing for the root (artifacts, verify checks) is skipped.
+    if (steps.length && script) plan.provisioners.push(targetProvisioner(`shell/${script}`, [`${phase.name}: in the target, as root:`, ...steps.map(stepLine)]));
+    hookProvisioners(ir, opts, shell, phase, 'post', plan);
+  }
+  return plan;
+};
+
+/**
+ * The Ansible backend's plays carry their phase's hooks (webhooks and events
+ * delegated to the controller, which is where packer runs), so one ansible
+ * provisioner per phase, limited to the phase's tag, keeps everything in order.
+ */
+const ansibleProvisioners = (ir: Image): Item[] =>
+  ir.phases
+    .filter((p) => p.pre.length || p.post.length || rootSteps(p).length)
+    .map((phase) =>
+      block(
+        'provisioner',
+        ['ansible'],
+        [
+          attr('playbook_file', rootPath('ansible/site.yml')),
+          attr('extra_arguments', list([str('--become'), str('--tags'), str(phase.name)])),
+          attr('ansible_env_vars', list(ANSIBLE_ENV.map(str))),
+          attr('sftp_command', str(SFTP_COMMAND)),
+        ],
+        [`${phase.name}: the playbook's ${phase.name} play (hooks where packer runs, the rest in the target):`, ...[...phase.pre, ...rootSteps(phase), ...phase.post].map(stepLine)],
+      ),
+    );
+
+const variableBlock = (v: VariableSpec): Item =>
+  block('variable', [v.name], [
+    attr('type', { kind: 'type', name: v.type }),
+    attr('description', str(v.description)),
+    ...(v.default !== undefined ? [attr('default', typeof v.default === 'string' ? str(v.default) : typeof v.default === 'number' ? { kind: 'number', value: v.default } : bool(v.default))] : []),
+    ...(v.sensitive ? [attr('sensitive', bool(true))] : []),
+  ]);
+
+const uniqueVariables = (sources: readonly SourceSpec[]): VariableSpec[] => {
+  const seen = new Map<string, VariableSpec>();
+  for (const s of sources) for (const v of s.variables) if (!seen.has(v.name)) seen.set(v.name, v);
+  return [...seen.values()];
+};
+
+const exampleValue = (v: VariableSpec): string => (v.name.endsWith('checksum') ? 'sha512:…' : '…');
+
+const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean, required: readonly VariableSpec[], notPacker: readonly Step[], parts: boolean): string[] => {
+  const flags = [provisioner === 'ansible' ? ' --provisioner ansible' : '', json ? ' --json' : ''].join('');
+  const vars = required.map((v) => ` -var ${v.name}=${exampleValue(v)}`).join('');
+  return [
+    `Generated by imgc from ${ir.source}; do not edit: change the definition and run`,
+    `  imgc compile ${ir.source} --target packer${flags}`,
+    `Image ${ir.name} on ${ir.base.name} (${ir.base.suite}); phases: ${ir.phases.map((p) => p.name).join(', ')}.`,
+    provisioner === 'shell'
+      ? 'The phases run as the shell backend\'s scripts in shell/ (phases/ in the target, hooks/ where packer runs).'
+      : 'The phases run as the Ansible backend\'s playbook in ansible/, one play (tag) at a time.',
+    ...(parts ? ['hooks/*.N.sh: a phase\'s hooks that run partly in the target, partly here, split in order.'] : []),
+    '',
+    'Debian\'s packer 1.6.6 has these builders and provisioners built in: no `packer init`.',
+    `From this directory${json ? ' (name the file: the .pkr.hcl and .pkr.json are the same template, and `.` would load both)' : ''}:`,
+    `  packer validate${vars} ${json ? file : '.'}`,
+    `  packer build${vars} ${json ? file : '.'}`,
+    ...(required.length ? [`Required variables: ${required.map((v) => v.name).join(', ')}; the others have defaults.`] : []),
+    ...(notPacker.length
+      ? ['', 'Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:', ...notPacker.map(stepLine)]
+      : []),
+  ];
+};
+
+const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: boolean): Item[] => {
+  const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
+  const cloudSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
+  const sources = sourcesFor(cloudSteps, ir.name, ir.base);
+  const variables = uniqueVariables(sources);
+  const required = variables.filter((v) => v.default === undefined);
+  const notPacker = ir.phases.flatMap((p) => p.steps.filter((s) => s.kind === 'artifact' || s.kind === 'verify'));
+
+  const withFiles = sources.filter((s) => s.producesFiles);
+  const postProcessors: Item[] = [
+    block('post-processor', ['manifest'], [attr('output', str('manifest.json')), attr('strip_path', bool(true))], ['What each source built, for imgc verify and for people.']),
+  ];
+  if (withFiles.length) {
+    postProcessors.push(
+      block(
+        'post-processor',
+        ['checksum'],
+        [
+          attr('checksum_types', list([str('sha256')])),
+          ...(withFiles.length < sources.length ? [attr('only', list(withFiles.map((s) => str(`${s.builder}.${s.label}`))))] : []),
+        ],
+        [`sha256 sums of the files ${withFiles.length < sources.length ? 'the sources that write files' : 'the sources'} wrote.`],
+      ),
+    );
+  }
+
+  const items: Item[] = [comment(...header(ir, file, provisioner, json, required, notPacker, parts)), blank];
+  for (const v of variables) items.push(variableBlock(v), blank);
+  for (const s of sources) items.push(block('source', [s.builder, s.label], s.body, s.comment), blank);
+  items.push(
+    block('build', [], [
+      attr('sources', list(sources.map((s) => str(`source.${s.builder}.${s.label}`)))),
+      ...provisioners.flatMap((p) => [blank, p]),
+      ...postProcessors.flatMap((p) => [blank, p]),
+    ]),
+  );
+  return items;
+};
+
+const prefixed = (prefix: string, files: CompiledFiles): CompiledFiles =>
+  Object.fromEntries(Object.entries(files).map(([k, v]) => [`${prefix}/${k}`, v]));
+
 export const packerCompiler: Compiler = {
   target: 'packer',
-  description: 'packer (not implemented yet)',
-  compile: () => {
-    throw new Error('the packer backend is not implemented yet');
+  description: 'Packer HCL2 template (packer 1.6.6): cloud image sources, the phases as provisioners',
+  compile(ir: Image, opts: CompileOptions): CompiledFiles {
+    assertRepresentable(ir);
+    const problems = templateDiagnostics(ir);
+    if (problems.length) throw new CompileError(problems);
+    const provisioner: Provisioner = opts.provisioner ?? 'shell';
+    let embedded: CompiledFiles;
+    let provisioners: Item[];
+    let parts = false;
+    if (provisioner === 'shell') {
+      const shell = shellCompiler.compile(ir, opts);
+      const plan = shellPlan(ir, opts, shell);
+      provisioners = plan.provisioners;
+      embedded = { ...prefixed('shell', shell), ...plan.extraFiles };
+      parts = Object.keys(plan.extraFiles).length > 0;
+    } else {
+      embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
+      provisioners = ansibleProvisioners(ir);
+    }
+    const hclFile = `${ir.name}.pkr.hcl`;
+    const jsonFile = `${ir.name}.pkr.json`;
+    const files: CompiledFiles = { [hclFile]: writeHcl(template(ir, provisioner, opts.json ?? false, hclFile, provisioners, parts)) };
+    if (opts.json) files[jsonFile] = writeJson(template(ir, provisioner, true, jsonFile, provisioners, parts));
+    return { ...files, ...embedded };
   },
 };

@@ -1,10 +1,36 @@
-import type { Compiler } from '../types.js';
+// The POSIX shell backend: IR → build.sh, phases/NN-<phase>.sh (run inside the
+// target as root) and hooks/NN-<phase>-{pre,post}.sh (run on the machine
+// driving the build). Pure: same IR, same files.
+import type { Compiler, CompiledFiles } from '../types.js';
+import { assertRepresentable } from '../representable.js';
+import { buildScript } from './build.js';
+import { hooksScript } from './hooks.js';
+import { packageManagerOf, type PackageManager } from './package-managers.js';
+import { phaseScript, type PhaseFile } from './phase.js';
+import { assertShellRepresentable } from './refuse.js';
 
-// Placeholder until the shell backend lands; compile refuses rather than emit nothing.
 export const shellCompiler: Compiler = {
   target: 'shell',
-  description: 'shell (not implemented yet)',
-  compile: () => {
-    throw new Error('the shell backend is not implemented yet');
+  description: 'POSIX sh scripts: build.sh, one idempotent script per phase, hook scripts',
+  compile: (ir) => {
+    assertRepresentable(ir);
+    assertShellRepresentable(ir);
+    // Looked up only when a step needs it, so a base without a supported
+    // package manager still compiles when nothing installs packages.
+    let pm: PackageManager | undefined;
+    const packageManager = (): PackageManager => (pm ??= packageManagerOf(ir.base));
+    const width = Math.max(2, String(ir.phases.length).length);
+    const phases: PhaseFile[] = ir.phases.map((phase, i) => ({
+      phase,
+      index: i + 1,
+      stem: `${String(i + 1).padStart(width, '0')}-${phase.name}`,
+    }));
+    const files: CompiledFiles = { 'build.sh': buildScript(ir, phases) };
+    for (const f of phases) {
+      files[`phases/${f.stem}.sh`] = phaseScript(ir, f, packageManager);
+      if (f.phase.pre.length) files[`hooks/${f.stem}-pre.sh`] = hooksScript(ir, f, 'pre', f.phase.pre);
+      if (f.phase.post.length) files[`hooks/${f.stem}-post.sh`] = hooksScript(ir, f, 'post', f.phase.post);
+    }
+    return files;
   },
 };
