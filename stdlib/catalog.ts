@@ -4,6 +4,7 @@
 // Only list what the package really ships: `imgc verify` checks these on disk.
 import type { PackageCatalog } from '../src/dsl/types.js';
 
+/** What installing each apt package provides, as the checker and `imgc verify` know it. */
 export const aptCatalog = {
   apt: { commands: ['apt-get'], paths: ['/etc/apt', '/etc/apt/sources.list.d', '/etc/apt/keyrings'] },
   'apt-transport-https': {},

@@ -11,6 +11,7 @@ import { compilers, CompileError } from '../compilers/index.js';
 import { imageJsonSchema, irToJson } from '../ir/index.js';
 import { loadDefinition, type LoadedDefinition } from '../load/index.js';
 import { ConfigError, readProjectConfig, type ProjectConfig } from './config.js';
+import { stdlibReference } from './docs.js';
 import { explainText } from './explain.js';
 import { scaffold } from './init.js';
 import { dotGraph, mermaidGraph } from './graph.js';
@@ -30,6 +31,7 @@ Usage:
   imgc explain FILE [--graph mermaid|dot]
   imgc ir FILE            print the Image IR as JSON
   imgc schema             print the IR's JSON Schema
+  imgc docs               print the stdlib reference (Markdown)
   imgc --version | --help
 
 FILE defaults to imgc.toml's \`definition\` in the current directory.
@@ -179,6 +181,9 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         io.out(`${written.map((f) => `  created ${f}\n`).join('')}next: cd ${path.relative(process.cwd(), dir) || '.'} && npm install && npx imgc check\n`);
         return EXIT.ok;
       }
+      case 'docs':
+        io.out(await stdlibReference());
+        return EXIT.ok;
       case 'schema':
         io.out(`${JSON.stringify(imageJsonSchema(), null, 2)}\n`);
         return EXIT.ok;

@@ -1,0 +1,86 @@
+// `imgc docs`: the stdlib reference, generated from the stdlib's own
+// declarations and doc comments, so it cannot drift from the code. The README
+// embeds this output (a test keeps them equal).
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type ts from 'typescript';
+import { aptCatalog } from '../../stdlib/catalog.js';
+import type { PackageCatalog } from '../dsl/types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** The stdlib's sources in a checkout, else the shipped declarations. */
+const stdlibFiles = (): string[] => {
+  for (const dir of [path.resolve(here, '../../stdlib'), path.resolve(here, '../../../stdlib'), path.resolve(here, '../../../dist/stdlib')]) {
+    const names = ['bases', 'modules', 'catalog'].map((n) => path.join(dir, `${n}.ts`));
+    if (names.every(existsSync)) return names;
+    const dts = ['bases', 'modules', 'catalog'].map((n) => path.join(dir, `${n}.d.ts`));
+    if (dts.every(existsSync)) return dts;
+  }
+  throw new Error('cannot find the stdlib sources or declarations');
+};
+
+interface Entry {
+  name: string;
+  params: string;
+  doc: string;
+}
+
+const entriesOf = (t: typeof ts, sf: ts.SourceFile): Entry[] => {
+  const out: Entry[] = [];
+  const docOf = (node: ts.Node) =>
+    t
+      .getJSDocCommentsAndTags(node)
+      .map((d) => (typeof d.comment === 'string' ? d.comment : (d.comment ?? []).map((c) => c.text).join('')))
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  for (const stmt of sf.statements) {
+    const exported = t.canHaveModifiers(stmt) && (t.getModifiers(stmt) ?? []).some((m) => m.kind === t.SyntaxKind.ExportKeyword);
+    if (!exported || !t.isVariableStatement(stmt)) continue;
+    for (const decl of stmt.declarationList.declarations) {
+      if (!t.isIdentifier(decl.name)) continue;
+      const init = decl.initializer;
+      const fn = init && (t.isArrowFunction(init) || t.isFunctionExpression(init)) ? init : decl.type && t.isFunctionTypeNode(decl.type) ? decl.type : undefined;
+      const params = fn ? `(${fn.parameters.map((p) => p.getText(sf).replace(/\s+/g, ' ')).join(', ')})` : '';
+      out.push({ name: decl.name.text, params, doc: docOf(stmt) });
+    }
+  }
+  return out;
+};
+
+const cell = (s: string) => s.replace(/\|/g, '\\|');
+
+export const stdlibReference = async (): Promise<string> => {
+  const t = (await import('typescript')).default;
+  const sections: string[] = [];
+  for (const file of stdlibFiles()) {
+    const sf = t.createSourceFile(file, t.sys.readFile(file) ?? '', t.ScriptTarget.ES2022, true);
+    const entries = entriesOf(t, sf).filter((e) => e.doc);
+    if (!entries.length) continue;
+    const title = path.basename(file).replace(/\.d\.ts$|\.ts$/, '');
+    sections.push(
+      [`#### ${title}`, '', '| export | parameters | what it is |', '|---|---|---|', ...entries.map((e) => `| \`${e.name}\` | ${e.params ? `\`${cell(e.params)}\`` : '—'} | ${cell(e.doc)} |`)].join('\n'),
+    );
+  }
+  sections.push(catalogTable());
+  return `${sections.join('\n\n')}\n`;
+};
+
+/** The apt catalog as a table: what each known package provides. */
+const catalogTable = (): string => {
+  const rows = Object.entries(aptCatalog as PackageCatalog)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, f]) => {
+      const parts = [
+        ...(f.services ?? []).map((x) => `service ${x}`),
+        ...(f.commands ?? []).map((x) => `command ${x}`),
+        ...(f.paths ?? []).map((x) => `path ${x}`),
+        ...(f.users ?? []).map((x) => `user ${x}`),
+        ...(f.groups ?? []).map((x) => `group ${x}`),
+        ...(f.repo ? [`needs repo ${f.repo}`] : []),
+      ];
+      return `| \`${name}\` | ${cell(parts.join(', ') || '—')} |`;
+    });
+  return ['#### apt packages the checker knows', '', '| package | provides |', '|---|---|', ...rows].join('\n');
+};
