@@ -6,7 +6,9 @@ export {
   event,
   DefinitionError,
   ImageBuilder,
-  PhaseBuilder,
+  StepBuilder,
+  type PhaseBuilder,
+  type Declared,
   ArtifactBuilder,
   VerifyBuilder,
   type BaseImage,
@@ -15,12 +17,11 @@ export {
   type HookOptions,
   type Ownership,
   type PhaseOptions,
-  type UserFacts,
   type UserOptions,
-  type WithDeclared,
 } from './dsl/builder.js';
 export { defineModule, type Added, type Module } from './dsl/module.js';
-export type { Facts, FactsOf, NoFacts, PackageCatalog, PackageFacts, Ref, With, WithPackages } from './dsl/types.js';
+export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageFacts, Ref, WithPackages } from './dsl/types.js';
 export * from '../stdlib/index.js';
 export { debian12 as debian } from '../stdlib/bases.js';
 export type { Image, Phase, Step, Fact, FactKind, SourceLocation, HookAction } from './ir/schema.js';
+export { lifecycle, lifecycleMermaid, nodeStates, type LifecycleEdge, type NodeState } from './lifecycle.js';

@@ -15,6 +15,7 @@ import { stdlibReference } from './docs.js';
 import { explainText } from './explain.js';
 import { scaffold } from './init.js';
 import { dotGraph, mermaidGraph } from './graph.js';
+import { lifecycleMermaid } from '../lifecycle.js';
 import { writeTreeAtomically } from './write.js';
 
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
@@ -28,7 +29,7 @@ Usage:
   imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
   imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
   imgc compile [FILE] --target ${Object.keys(compilers).sort().join('|') || 'TARGET'} [--out DIR] [--provisioner shell|ansible] [--json]
-  imgc explain FILE [--graph mermaid|dot]
+  imgc explain FILE [--graph mermaid|dot|lifecycle]
   imgc ir FILE            print the Image IR as JSON
   imgc schema             print the IR's JSON Schema
   imgc docs               print the stdlib reference (Markdown)
@@ -139,8 +140,9 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
           report(diagnostics, loaded, 'text', v, io, 'err');
           return exit;
         }
-        const graph = command === 'explain' ? oneOf('graph', v.graph, ['mermaid', 'dot'] as const, 'mermaid') : undefined;
-        io.out(command === 'ir' ? irToJson(loaded.ir) : !v.graph ? explainText(loaded.ir) : graph === 'dot' ? dotGraph(loaded.ir) : mermaidGraph(loaded.ir));
+        const graph = command === 'explain' && v.graph ? oneOf('graph', v.graph, ['mermaid', 'dot', 'lifecycle'] as const, 'mermaid') : undefined;
+        const render = { mermaid: mermaidGraph, dot: dotGraph, lifecycle: lifecycleMermaid };
+        io.out(command === 'ir' ? irToJson(loaded.ir) : graph ? render[graph](loaded.ir) : explainText(loaded.ir));
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
         return exit;
       }

@@ -7,7 +7,7 @@ import { IR_VERSION } from '../ir/schema.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
 import { packageFacts, packageProviding } from './catalog.js';
-import type { Facts, NoFacts, PackageCatalog, Ref, With, WithPackages } from './types.js';
+import type { Facts, Listed, NoFacts, PackageCatalog, Ref } from './types.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
 export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
@@ -124,31 +124,20 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
   declare readonly __facts?: F;
 }
 
-export interface UserOptions<F extends Facts, G extends string, PG extends string, H extends string> {
+export interface UserOptions<KnownGroup extends string, G extends string, PG extends string, H extends string> {
   uid?: number;
   /** Primary group; by default a group of the user's own name is created. */
-  primaryGroup?: Ref<F['group'], PG>;
-  groups?: readonly Ref<F['group'], G>[];
+  primaryGroup?: Ref<KnownGroup, PG>;
+  groups?: readonly Ref<KnownGroup, G>[];
   /** Home directory, created; default /home/NAME (none for system users). */
   home?: H;
   shell?: string;
   system?: boolean;
 }
 
-/** Facts after creating user N (and its own group unless PG is given). */
-export type UserFacts<F extends Facts, N extends string, PG extends string, H extends string> = {
-  [K in keyof Facts]: K extends 'user'
-    ? F[K] | N
-    : K extends 'group'
-      ? F[K] | ([PG] extends [never] ? N : never)
-      : K extends 'path'
-        ? F[K] | H
-        : F[K];
-};
-
-export interface Ownership<F extends Facts, O extends string, G extends string> {
-  owner?: Ref<F['user'], O>;
-  group?: Ref<F['group'], G>;
+export interface Ownership<KnownUser extends string, KnownGroup extends string, O extends string, G extends string> {
+  owner?: Ref<KnownUser, O>;
+  group?: Ref<KnownGroup, G>;
   mode?: string;
 }
 
@@ -160,13 +149,27 @@ export interface CommandOptions extends DeclaredFacts {
   needsMounts?: boolean;
 }
 
-/** Steps that change the root: phases customize, provision and custom ones. */
-export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
+/**
+ * Steps that change the root: phases customize, provision and custom ones.
+ * One type parameter per fact kind (users U, groups G, packages K, paths P,
+ * services S, commands X), each a union of literals: unions stay flat however
+ * long the chain, where a record type would nest one level per step and hit
+ * TypeScript's instantiation depth after a few dozen steps.
+ */
+export class StepBuilder<
+  U extends string = never,
+  G extends string = never,
+  K extends string = never,
+  P extends string = never,
+  S extends string = never,
+  X extends string = never,
+  C extends PackageCatalog = PackageCatalog,
+> extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new PhaseBuilder(this.catalog, last, hooks) as this;
+    return new StepBuilder(this.catalog, last, hooks) as this;
   }
 
-  group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): PhaseBuilder<With<F, 'group', N>, C> {
+  group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {
     return this.add<'group'>({
       kind: 'group',
       name,
@@ -176,10 +179,10 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     }) as never;
   }
 
-  user<const N extends string, G extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
+  user<const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
     name: N,
-    opts: UserOptions<F, G, PG, H> = {},
-  ): PhaseBuilder<UserFacts<F, N, PG, H>, C> {
+    opts: UserOptions<G, UG, PG, H> = {},
+  ): StepBuilder<U | N, G | ([PG] extends [never] ? N : never), K, P | H, S, X, C> {
     const groups = [...(opts.groups ?? [])] as string[];
     const home = opts.home ?? (opts.system ? undefined : `/home/${name}`);
     const primaryGroup = opts.primaryGroup as string | undefined;
@@ -201,17 +204,17 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     }) as never;
   }
 
-  directory<const P extends `/${string}`, O extends string = never, G extends string = never>(
-    path: P,
-    opts: Ownership<F, O, G> = {},
-  ): PhaseBuilder<With<F, 'path', P>, C> {
+  directory<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    path: D,
+    opts: Ownership<U, G, O, OG> = {},
+  ): StepBuilder<U, G, K, P | D, S, X, C> {
     return this.add<'directory'>({ kind: 'directory', path, ...ownership(opts), provides: [fact('path', path)], requires: ownershipRequires(path, opts) }) as never;
   }
 
-  file<const P extends `/${string}`, O extends string = never, G extends string = never>(
-    path: P,
-    opts: Ownership<F, O, G> & { content: string },
-  ): PhaseBuilder<With<F, 'path', P>, C> {
+  file<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    path: D,
+    opts: Ownership<U, G, O, OG> & { content: string },
+  ): StepBuilder<U, G, K, P | D, S, X, C> {
     return this.add<'file'>({
       kind: 'file',
       path,
@@ -222,12 +225,14 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     }) as never;
   }
 
-  symlink<const P extends `/${string}`>(path: P, target: string): PhaseBuilder<With<F, 'path', P>, C> {
+  symlink<const D extends `/${string}`>(path: D, target: string): StepBuilder<U, G, K, P | D, S, X, C> {
     return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
   }
 
   /** Installs packages with the base's package manager. */
-  packages<const P extends string>(names: readonly P[]): PhaseBuilder<WithPackages<F, C, P>, C> {
+  packages<const N extends string>(
+    names: readonly N[],
+  ): StepBuilder<U | Listed<C, N, 'users'>, G | Listed<C, N, 'groups'>, K | N, P | Listed<C, N, 'paths'>, S | Listed<C, N, 'services'>, X | Listed<C, N, 'commands'>, C> {
     const provides = names.flatMap((n) => packageFacts(this.catalog, n));
     const requires = names.flatMap((n) => {
       const repo = this.catalog[n]?.repo;
@@ -237,7 +242,7 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /** Removes packages (and, for the checker, what they provided). */
-  removePackages<const P extends string>(names: readonly Ref<F['package'], P>[]): PhaseBuilder<F, C> {
+  removePackages<const N extends string>(names: readonly Ref<K, N>[]): this {
     const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n));
     return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
   }
@@ -246,7 +251,7 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   aptRepository<const N extends string>(
     name: N,
     opts: { uri: string; suites: readonly string[]; components?: readonly string[]; key?: string; keyUrl?: string },
-  ): PhaseBuilder<F, C> {
+  ): this {
     const signed = opts.key !== undefined || opts.keyUrl !== undefined;
     const keyPath = signed ? `/etc/apt/keyrings/${name}.asc` : undefined;
     return this.add<'aptRepository'>({
@@ -268,15 +273,15 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /** Enables a systemd unit (at boot; nothing is started in a chroot). */
-  enableService<S extends string>(name: Ref<F['service'], S>): PhaseBuilder<F, C> {
+  enableService<N extends string>(name: Ref<S, N>): this {
     return this.service(name as string, true);
   }
 
-  disableService<S extends string>(name: Ref<F['service'], S>): PhaseBuilder<F, C> {
+  disableService<N extends string>(name: Ref<S, N>): this {
     return this.service(name as string, false);
   }
 
-  private service(name: string, enabled: boolean): PhaseBuilder<F, C> {
+  private service(name: string, enabled: boolean): this {
     const pkg = packageProviding(this.catalog, 'services', name);
     return this.add<'service'>({
       kind: 'service',
@@ -288,24 +293,27 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /** A kernel parameter, persisted in /etc/sysctl.d. */
-  sysctl(key: string, value: string | number, opts: { file?: `/${string}` } = {}): PhaseBuilder<F, C> {
+  sysctl(key: string, value: string | number, opts: { file?: `/${string}` } = {}): this {
     const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
     return this.add<'sysctl'>({ kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] }) as never;
   }
 
   /** A kernel module loaded at boot, listed in /etc/modules-load.d. */
-  kernelModule(name: string, opts: { file?: `/${string}` } = {}): PhaseBuilder<F, C> {
+  kernelModule(name: string, opts: { file?: `/${string}` } = {}): this {
     const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
     return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
   }
 
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
-  swapOff(): PhaseBuilder<F, C> {
+  swapOff(): this {
     return this.add<'swapOff'>({ kind: 'swapOff', requires: [fact('path', '/etc/fstab')] }) as never;
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */
-  command<const D extends DeclaredFacts>(run: string, opts: CommandOptions & D = {} as CommandOptions & D): PhaseBuilder<WithDeclared<F, D>, C> {
+  command<const D extends DeclaredFacts>(
+    run: string,
+    opts: CommandOptions & D = {} as CommandOptions & D,
+  ): StepBuilder<U | Declared<D, 'user'>, G | Declared<D, 'group'>, K | Declared<D, 'package'>, P | Declared<D, 'path'>, S | Declared<D, 'service'>, X | Declared<D, 'command'>, C> {
     return this.add<'command'>({
       kind: 'command',
       run,
@@ -319,14 +327,27 @@ export class PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /** Applies a module: a function of a builder, as the stdlib's are. */
-  use<F2 extends Facts>(module: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>): PhaseBuilder<F2, C> {
+  use<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    module: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  ): StepBuilder<U2, G2, K2, P2, S2, X2, C> {
     return module(this);
   }
 }
 
-type DeclaredKeys<D extends DeclaredFacts, K extends keyof Facts> = D extends { provides: { [Q in K]: readonly (infer S extends string)[] } } ? S : never;
-/** F plus what a raw step declares it provides. */
-export type WithDeclared<F extends Facts, D extends DeclaredFacts> = { [K in keyof Facts]: F[K] | DeclaredKeys<D, K> };
+/** A phase builder named by the facts record it knows: `PhaseBuilder<{ user: 'ops' | 'root'; … }>`. */
+export type PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> = StepBuilder<
+  F['user'],
+  F['group'],
+  F['package'],
+  F['path'],
+  F['service'],
+  F['command'],
+  C
+>;
+
+/** The keys of kind Q that a raw step declares it provides. */
+export type Declared<D extends DeclaredFacts, Q extends keyof Facts> = D extends { provides: { [R in Q]: readonly (infer V extends string)[] } } ? V : never;
+
 
 const ownership = (o: { owner?: string; group?: string; mode?: string }) => ({
   ...(o.owner !== undefined ? { owner: o.owner } : {}),
@@ -445,17 +466,25 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /** A phase of your own, run in declaration order. */
-  phase<F2 extends Facts>(name: string, build: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>, opts: PhaseOptions = {}): ImageBuilder<F2, C> {
-    return this.with(name, opts, new PhaseBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F2, C>;
+  phase<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    name: string,
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+    opts: PhaseOptions = {},
+  ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
+    return this.with(name, opts, new StepBuilder(this.baseImage.catalog, undefined, undefined) as PhaseBuilder<F, C>, build) as never;
   }
 
   /** Phase 1: users, groups, files, repositories, hardening. */
-  customize<F2 extends Facts>(build: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>): ImageBuilder<F2, C> {
+  customize<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
     return this.phase('customize', build);
   }
 
   /** Phase 2: the node software; may also run at runtime on existing hosts. */
-  provision<F2 extends Facts>(build: (p: PhaseBuilder<F, C>) => PhaseBuilder<F2, C>): ImageBuilder<F2, C> {
+  provision<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
     return this.phase('provision', build, { runtime: true });
   }
 

@@ -1,4 +1,4 @@
-import type { PhaseBuilder } from './builder.js';
+import type { PhaseBuilder, StepBuilder } from './builder.js';
 import type { Facts, PackageCatalog } from './types.js';
 
 /** The facts a module adds, as a full Facts record (absent kinds add nothing). */
@@ -7,9 +7,17 @@ export type Added<A extends Partial<Record<keyof Facts, string>>> = {
 };
 
 /** A reusable group of steps: `p.use(myModule(...))`. */
-export type Module<A extends Partial<Record<keyof Facts, string>>> = <F extends Facts, C extends PackageCatalog>(
-  p: PhaseBuilder<F, C>,
-) => PhaseBuilder<{ [K in keyof Facts]: F[K] | Added<A>[K] }, C>;
+export type Module<A extends Partial<Record<keyof Facts, string>>> = <
+  U extends string,
+  G extends string,
+  K extends string,
+  P extends string,
+  S extends string,
+  X extends string,
+  C extends PackageCatalog,
+>(
+  p: StepBuilder<U, G, K, P, S, X, C>,
+) => StepBuilder<U | Added<A>['user'], G | Added<A>['group'], K | Added<A>['package'], P | Added<A>['path'], S | Added<A>['service'], X | Added<A>['command'], C>;
 
 /**
  * Defines a module. The body sees a builder with every fact kind open

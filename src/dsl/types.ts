@@ -23,11 +23,6 @@ export interface NoFacts extends Facts {
   command: never;
 }
 
-/** F with V added to its K facts. */
-export type With<F extends Facts, K extends keyof Facts, V extends string> = {
-  [P in keyof Facts]: P extends K ? F[P] | V : F[P];
-};
-
 /**
  * A reference to a fact of kind Known: a literal must be one of Known (and the
  * error lists them); a plain `string` is accepted and left to the checker.
@@ -46,7 +41,8 @@ export interface PackageFacts {
 }
 export type PackageCatalog = { readonly [name: string]: PackageFacts };
 
-type Listed<C extends PackageCatalog, P extends string, K extends keyof PackageFacts> = P extends keyof C
+/** What catalog C says installing packages P provides, of kind K. */
+export type Listed<C extends PackageCatalog, P extends string, K extends Exclude<keyof PackageFacts, 'repo'>> = P extends keyof C
   ? C[P] extends { readonly [Q in K]: readonly (infer S extends string)[] }
     ? S
     : never

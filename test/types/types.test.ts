@@ -32,6 +32,14 @@ describe('type-level contracts', () => {
     expect(errors.join('\n')).toMatch(/'"kbue"' is not assignable to type .*"kube"/);
   });
 
+  it('a long chain of steps stays within TypeScript\'s instantiation limits', () => {
+    const dir = tempDir('long');
+    const file = path.join(dir, 'long.ts');
+    const steps = Array.from({ length: 120 }, (_, i) => (i % 2 ? `  .directory('/srv/d${i}', { owner: 'u${i - 1}' })` : `  .user('u${i}')`));
+    writeFileSync(file, ["import { image, debian12 } from 'imgc';", "image('x').base(debian12()).customize((p) => p", ...steps, "  .file('/srv/last', { owner: 'u0', content: '' }));", ''].join('\n'));
+    expect(diagnosticsFor([file])).toEqual([]);
+  });
+
   it('the editor completes users, groups and services the earlier steps provide', () => {
     const dir = tempDir('complete');
     const file = path.join(dir, 'def.ts');
