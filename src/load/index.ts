@@ -123,7 +123,21 @@ export const typecheck = async (file: string, dir: string): Promise<Diagnostic[]
     const entry = JSON.parse(cached) as CachedCheck;
     if (entry.inputs.every((i) => hashFile(i.file) === i.sha256)) return entry.diagnostics;
   }
-  const { diagnostics, inputs } = await runTypecheck(file, dir);
+  let checked: Awaited<ReturnType<typeof runTypecheck>>;
+  try {
+    checked = await runTypecheck(file, dir);
+  } catch (e) {
+    // TypeScript's binder recurses once per chained call: ~1000 calls in
+    // one expression overflow its stack. Not cached: a retry may succeed.
+    if (!(e instanceof RangeError)) throw e;
+    return [
+      diagnostic('IMGC1001', `TypeScript could not check this definition (${e.message})`, {
+        loc: locOf(dir, file, 1, 1),
+        hint: 'split very long chains of steps into modules (defineModule) of a few hundred steps each, or pass --no-typecheck',
+      }),
+    ];
+  }
+  const { diagnostics, inputs } = checked;
   const hashed = inputs.map((f) => ({ file: f, sha256: hashFile(f) ?? '' }));
   writeCached('typecheck', key, JSON.stringify({ inputs: hashed, diagnostics } satisfies CachedCheck));
   return diagnostics;
