@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// npm run bench: whole-process timings, each paired with a peer measured in
+// the same run, printed as a table and as JSON (also written to
+// out/bench.json). Peers that are not installed are reported missing.
+// Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build]
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const imgcBin = path.join(root, 'bin', 'imgc.js');
+const { values: args } = parseArgs({ options: { runs: { type: 'string' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
+const runs = Number(args.runs ?? (args.quick ? 3 : 7));
+const only = new Set((args.only ?? 'check,compile,scale,build').split(','));
+const work = mkdtempSync(path.join(os.tmpdir(), 'imgc-bench-'));
+const hasGnuTime = existsSync('/usr/bin/time');
+
+const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
+
+/** Runs cmd `runs` times; wall time in ms and peak RSS in KB (GNU time when present). `env` may be a function, called per run. */
+const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => {
+  const times = [];
+  let peak = 0;
+  let status = 0;
+  for (let i = 0; i < n; i++) {
+    const runEnv = typeof env === 'function' ? env() : env;
+    const full = hasGnuTime ? ['/usr/bin/time', ['-f', '%M', cmd, ...argv]] : [cmd, argv];
+    const t0 = process.hrtime.bigint();
+    const r = spawnSync(full[0], full[1], { cwd, env: { ...process.env, ...runEnv }, encoding: 'utf8', maxBuffer: 1 << 28 });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    status = r.status ?? 1;
+    if (hasGnuTime) peak = Math.max(peak, Number(r.stderr.trim().split('\n').pop()) || 0);
+    if (status !== 0 && i === 0) return { error: `${cmd} ${argv.join(' ')} exited ${status}: ${(r.stderr || r.stdout).slice(-400)}` };
+  }
+  times.sort((a, b) => a - b);
+  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, runs: n };
+};
+
+const results = [];
+const row = (group, name, m, peer) => {
+  const entry = { group, name, ...m };
+  if (peer) {
+    entry.peer = peer.name;
+    entry.peerMedian = peer.m?.median;
+    entry.ratio = peer.m?.median && m.median ? m.median / peer.m.median : undefined;
+    entry.peerNote = peer.m?.error ?? peer.missing;
+  }
+  results.push(entry);
+};
+
+const imgc = (...a) => [process.execPath, [imgcBin, ...a]];
+const freshCache = () => {
+  const dir = mkdtempSync(path.join(work, 'cache-'));
+  return { IMGC_CACHE: dir };
+};
+
+const compileTo = (target, file) => {
+  const out = path.join(work, `out-${target}-${path.basename(file, '.ts')}`);
+  const r = spawnSync(process.execPath, [imgcBin, 'compile', file, '--target', target, '--out', out], { cwd: root, encoding: 'utf8' });
+  return r.status === 0 ? out : undefined;
+};
+
+const peerCmd = (name, cmd, argv, opts) => {
+  const bin = which(cmd);
+  if (!bin) return { name, missing: `${cmd} not installed` };
+  return { name, m: measure(bin, argv, opts) };
+};
+
+const example = 'examples/node-image.ts';
+
+if (only.has('check')) {
+  const warmEnv = freshCache();
+  spawnSync(...imgc('check', example), { cwd: root, env: { ...process.env, ...warmEnv } });
+  const playbook = compileTo('ansible', example);
+  const ansibleEnv = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
+  const syntax = playbook
+    ? peerCmd('ansible-playbook --syntax-check (same image)', 'ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'site.yml'], { cwd: playbook, env: ansibleEnv })
+    : { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbook' };
+  const lint = playbook
+    ? peerCmd('ansible-lint (same playbook)', 'ansible-lint', ['--offline', '-q', 'site.yml'], { cwd: playbook, env: ansibleEnv, n: Math.min(runs, 3) })
+    : { name: 'ansible-lint', missing: 'imgc could not compile the playbook' };
+  const warm = measure(...imgc('check', example), { env: warmEnv });
+  const cold = measure(...imgc('check', example), { env: freshCache });
+  row('check', 'imgc check node-image.ts (warm cache)', warm, syntax);
+  row('check', 'imgc check node-image.ts (cold: type-check)', cold, syntax);
+  row('check', 'imgc check node-image.ts (warm cache)', warm, lint);
+}
+
+if (only.has('compile')) {
+  const env = freshCache();
+  spawnSync(...imgc('check', example), { cwd: root, env: { ...process.env, ...env } });
+  const out = path.join(work, 'packer-out');
+  const compile = measure(...imgc('compile', example, '--target', 'packer', '--out', out), { env });
+  const hcl = existsSync(out) ? readFileSync(path.join(out, 'k8s-node.pkr.hcl'), 'utf8') : '';
+  const vars = [...hcl.matchAll(/variable "([^"]+)" \{[^}]*?\n\}/gs)].filter((m) => !/default\s*=/.test(m[0])).flatMap((m) => ['-var', `${m[1]}=x`]);
+  const validate = existsSync(out)
+    ? peerCmd('packer validate (its output)', 'packer', ['validate', ...vars, '.'], { cwd: out, env: { CHECKPOINT_DISABLE: '1', PACKER_CONFIG_DIR: path.join(work, 'packer-cfg') } })
+    : { name: 'packer validate', missing: 'imgc could not compile the template' };
+  row('compile', 'imgc compile --target packer (warm)', compile, validate);
+}
+
+/** A definition of n steps, written as modules of 50 chained steps, as large definitions are. */
+const scaleDefinition = (n) => {
+  const per = 50;
+  const mods = Math.ceil(n / per);
+  let s = "import { image, debian12, defineModule } from 'imgc';\n\n";
+  for (let m = 0; m < mods; m++) {
+    s += `const m${m} = defineModule((p) => p\n`;
+    for (let i = 0; i < per && m * per + i < n; i++) {
+      const k = m * per + i;
+      s += k % 3 === 0 ? `  .user('u${k}')\n` : k % 3 === 1 ? `  .directory('/home/u${k - 1}/d', { owner: 'u${k - 1}' })\n` : `  .file('/home/u${k - 2}/d/f', { owner: 'u${k - 2}', content: 'x${k}' })\n`;
+    }
+    s += ');\n';
+  }
+  s += "\nexport default image('scale').base(debian12()).customize((p) => p\n" + Array.from({ length: mods }, (_, m) => `  .use(m${m})\n`).join('') + ');\n';
+  return s;
+};
+
+const fitExponent = (points) => {
+  const xs = points.map((p) => Math.log(p.n));
+  const ys = points.map((p) => Math.log(p.t));
+  const mx = xs.reduce((a, b) => a + b) / xs.length;
+  const my = ys.reduce((a, b) => a + b) / ys.length;
+  return xs.reduce((a, x, i) => a + (x - mx) * (ys[i] - my), 0) / xs.reduce((a, x) => a + (x - mx) ** 2, 0);
+};
+
+if (only.has('scale')) {
+  const sizes = args.quick ? [100, 1000] : [100, 1000, 10000];
+  const series = { check: [], 'check --no-typecheck': [], 'compile shell': [] };
+  mkdirSync(path.join(work, 'scale'), { recursive: true });
+  writeFileSync(path.join(work, 'scale', 'package.json'), '{ "type": "module" }\n');
+  for (const n of sizes) {
+    const file = path.join(work, 'scale', `s${n}.ts`);
+    writeFileSync(file, scaleDefinition(n));
+    const scaleRuns = Math.max(1, Math.min(runs, n >= 10000 ? 3 : runs));
+    const check = measure(...imgc('check', file), { n: scaleRuns, env: freshCache });
+    const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns });
+    const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns });
+    row('scale', `imgc check, ${n} steps (cold)`, check);
+    row('scale', `imgc check --no-typecheck, ${n} steps`, noTc);
+    row('scale', `imgc compile --target shell, ${n} steps`, compile);
+    if (check.median) series.check.push({ n, t: check.median });
+    if (noTc.median) series['check --no-typecheck'].push({ n, t: noTc.median });
+    if (compile.median) series['compile shell'].push({ n, t: compile.median });
+  }
+  for (const [name, pts] of Object.entries(series)) {
+    if (pts.length >= 2) results.push({ group: 'scale', name: `growth of ${name}: time ∝ n^k`, exponent: fitExponent(pts) });
+  }
+}
+
+if (only.has('build')) {
+  const reason = process.getuid?.() !== 0 ? 'not root' : !which('debootstrap') ? 'debootstrap not installed' : undefined;
+  if (reason) results.push({ group: 'build', name: 'builds', skipped: reason });
+  else {
+    const env = {};
+    const out = path.join(work, 'build-out');
+    const build = (target, extra = []) => measure(...imgc('build', 'examples/node-image-debian.ts', '--target', target, '--out', out, ...extra), { env, n: 1 });
+    build('shell'); // warm the base tarball cache so both targets start from it
+    const shellFull = build('shell', ['--no-cache']);
+    const ansibleFull = build('ansible', ['--no-cache']);
+    row('build', 'imgc build --target shell (no phase cache)', shellFull, { name: 'imgc build --target ansible (no phase cache)', m: ansibleFull });
+    // Change only phase 3: a definition that names other artifacts.
+    const changed = path.join(root, 'examples', '.bench-phase3.ts');
+    writeFileSync(changed, "import { nodeImage } from './node-image.js';\nexport default nodeImage('k8s-node-debian', { source: 'debian' });\n");
+    try {
+      const rebuild = measure(...imgc('build', changed, '--target', 'shell', '--out', path.join(work, 'build-out-2')), { env, n: 1 });
+      row('build', 'imgc build after a phase-3-only change (phase cache)', rebuild, { name: 'full build (no phase cache)', m: shellFull });
+    } finally {
+      rmSync(changed, { force: true });
+    }
+  }
+}
+
+// Report.
+const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
+console.log(`imgc bench — ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${runs} runs per figure\n`);
+console.log('| group | measurement | median | min | max | peak RSS | peer | peer median | ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | |`);
+  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | |`);
+  else
+    console.log(
+      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} |`,
+    );
+}
+mkdirSync(path.join(root, 'out'), { recursive: true });
+const json = JSON.stringify({ machine: { cores: os.cpus().length, memGiB: os.totalmem() / 2 ** 30, node: process.version }, runs, results }, null, 2);
+writeFileSync(path.join(root, 'out', 'bench.json'), `${json}\n`);
+console.log(`\n${json}`);
+rmSync(work, { recursive: true, force: true });
