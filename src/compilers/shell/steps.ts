@@ -1,0 +1,172 @@
+// One emitter per step kind that changes (or checks) the root: each returns
+// the body of the step's shell function and the helpers it calls. Values go
+// through quote.ts; checks-before-acts live in the helpers.
+import type { Step, StepOf } from '../../ir/schema.js';
+import type { Emitted } from './emitted.js';
+import type { PackageManager } from './package-managers.js';
+import { word, words } from './quote.js';
+
+/** Kinds a phase script runs. */
+export const rootStepKinds = [
+  'user',
+  'group',
+  'directory',
+  'file',
+  'symlink',
+  'packages',
+  'aptRepository',
+  'service',
+  'sysctl',
+  'kernelModule',
+  'swapOff',
+  'command',
+] as const;
+export type RootStep = StepOf<(typeof rootStepKinds)[number]>;
+
+export const isRootStep = (s: Step): s is RootStep => (rootStepKinds as readonly string[]).includes(s.kind);
+
+export interface StepContext {
+  readonly pm: PackageManager;
+  /** A checks phase (verify): its commands change nothing, so they report `unchanged`. */
+  readonly checks: boolean;
+  /** Whether a package install follows step `s` in its phase (and so must see a changed repository). */
+  installsAfter(s: Step): boolean;
+}
+
+/** A mode as the helpers take it: 4 octal digits ("644" and "00644" become "0644"). */
+export const normalMode = (mode: string | undefined): string => (mode === undefined ? '' : parseInt(mode, 8).toString(8).padStart(4, '0'));
+
+const attrs = (s: { mode?: string | undefined; owner?: string | undefined; group?: string | undefined }): string =>
+  words([normalMode(s.mode), s.owner ?? '', s.group ?? '']);
+
+export const defaultKeyPath = (name: string): string => `/etc/apt/keyrings/${name}.asc`;
+
+/** The deb822 text of an apt source. */
+export const debSources = (s: StepOf<'aptRepository'>): string => {
+  const signed = s.key !== undefined || s.keyUrl !== undefined || s.keyPath !== undefined;
+  return [
+    'Types: deb',
+    `URIs: ${s.uri}`,
+    `Suites: ${s.suites.join(' ')}`,
+    ...(s.components.length ? [`Components: ${s.components.join(' ')}`] : []),
+    ...(signed ? [`Signed-By: ${s.keyPath ?? defaultKeyPath(s.name)}`] : []),
+    '',
+  ].join('\n');
+};
+
+const one = (line: string, ...helpers: Emitted['helpers']): Emitted => ({ lines: [line], helpers });
+
+export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
+  switch (s.kind) {
+    case 'group':
+      return one(
+        `imgc_group ${words([s.name, ...(s.system ? ['--system'] : []), ...(s.gid !== undefined ? ['--gid', String(s.gid)] : [])])}`,
+        'group',
+      );
+    case 'user': {
+      const opts = [
+        ...(s.system ? ['--system'] : []),
+        ...(s.uid !== undefined ? ['--uid', String(s.uid)] : []),
+        ...(s.groups.length ? ['--groups', s.groups.join(',')] : []),
+        ...(s.home !== undefined ? ['--create-home', '--home-dir', s.home] : ['--no-create-home']),
+        ...(s.shell !== undefined ? ['--shell', s.shell] : []),
+      ];
+      return {
+        lines: [
+          `imgc_user ${words([s.name, s.primaryGroup ?? '', ...opts])}`,
+          ...s.groups.map((g) => `imgc_member ${words([s.name, g])}`),
+          ...(s.shell !== undefined ? [`imgc_user_shell ${words([s.name, s.shell])}`] : []),
+        ],
+        helpers: ['user', ...(s.groups.length ? (['member'] as const) : []), ...(s.shell !== undefined ? (['userShell'] as const) : [])],
+      };
+    }
+    case 'directory':
+      return one(`imgc_dir ${word(s.path)} ${attrs(s)}`, 'dir');
+    case 'file':
+      return one(`imgc_file ${word(s.path)} ${attrs(s)} \\\n    ${word(s.content)}`, 'file');
+    case 'symlink':
+      return one(`imgc_symlink ${words([s.path, s.target])}`, 'symlink');
+    case 'packages':
+      return s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names);
+    case 'aptRepository': {
+      const keyPath = s.keyPath ?? defaultKeyPath(s.name);
+      const key: Emitted =
+        s.key !== undefined
+          ? { lines: [`imgc_parent ${word(keyPath)}`, `imgc_file ${word(keyPath)} ${attrs({ mode: '0644' })} \\\n    ${word(s.key)}`], helpers: ['parent', 'file'] }
+          : s.keyUrl !== undefined
+            ? one(`imgc_fetch ${words([s.keyUrl, keyPath])}`, 'fetch')
+            : { lines: [], helpers: [] };
+      const after = ctx.installsAfter(s) ? ctx.pm.repositoryChanged : { lines: [], helpers: [] };
+      return {
+        lines: [...key.lines, `imgc_file ${word(`/etc/apt/sources.list.d/${s.name}.sources`)} ${attrs({ mode: '0644' })} \\\n    ${word(debSources(s))}`, ...after.lines],
+        helpers: [...key.helpers, 'file', ...after.helpers],
+      };
+    }
+    case 'service':
+      return s.enabled ? one(`imgc_enable ${word(s.name)}`, 'enable') : one(`imgc_disable ${word(s.name)}`, 'disable');
+    case 'sysctl':
+      return one(`imgc_sysctl ${words([s.file, s.key, s.value])}`, 'sysctl');
+    case 'kernelModule':
+      return one(`imgc_module ${words([s.file, s.name])}`, 'module');
+    case 'swapOff':
+      return one('imgc_swapoff /etc/fstab', 'swapoff');
+    case 'command':
+      return {
+        lines: [
+          ...(s.needsMounts ? ['# Needs /proc, /sys and /dev mounted in the root (the imgc runner mounts them).'] : []),
+          ...(s.creates !== undefined ? [`if [ -e ${word(s.creates)} ]; then`, '  return 0', 'fi'] : []),
+          `/bin/sh -ec ${word(s.run)}`,
+          ...(ctx.checks ? [] : ['imgc_dirty=1']),
+        ],
+        helpers: [],
+      };
+  }
+};
+
+/** The first line of a script, shortened, for a comment. */
+const gist = (run: string): string => {
+  const [first = ''] = run.trim().split('\n');
+  const cut = first.slice(0, 60);
+  return cut === run.trim() ? cut : `${cut} ...`;
+};
+
+/** A few words on what a step does, for the comment above it. */
+export const summary = (s: Step): string => {
+  switch (s.kind) {
+    case 'user':
+      return `user ${s.name}`;
+    case 'group':
+      return `group ${s.name}`;
+    case 'directory':
+      return `directory ${s.path}`;
+    case 'file':
+      return `file ${s.path}`;
+    case 'symlink':
+      return `symlink ${s.path} -> ${s.target}`;
+    case 'packages':
+      return `${s.action} ${s.names.join(' ')}`;
+    case 'aptRepository':
+      return `apt source ${s.name}`;
+    case 'service':
+      return `${s.enabled ? 'enable' : 'disable'} ${s.name}`;
+    case 'sysctl':
+      return `sysctl ${s.key} = ${s.value} in ${s.file}`;
+    case 'kernelModule':
+      return `kernel module ${s.name} in ${s.file}`;
+    case 'swapOff':
+      return 'swap off (swap entries of /etc/fstab commented out)';
+    case 'command':
+      return `${s.description ?? `run ${gist(s.run)}`}${s.creates !== undefined ? ` (unless ${s.creates} exists)` : ''}`;
+    case 'hook':
+      return (
+        s.description ??
+        (s.action.type === 'script' ? `script in the root: ${gist(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`)
+      );
+    case 'artifact':
+      return `${s.format} artifact ${s.output}`;
+    case 'cloudImage':
+      return `Packer source ${s.builder} ${s.name}`;
+    case 'verify':
+      return `verify ${s.check}`;
+  }
+};
