@@ -15,8 +15,8 @@ import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { assertRepresentable } from '../representable.js';
 import { CompileError, type CompiledFiles, type Compiler } from '../types.js';
 import { hookTasks } from './hooks.js';
-import { labelText } from './names.js';
-import { bool, ident, unsafe, word } from './quote.js';
+import { labelName, labelText } from './names.js';
+import { bool, ident, unsafe, label, word } from './quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { taskItem, type Task } from './tasks.js';
 import { document, map, seq } from './yaml.js';
@@ -87,7 +87,7 @@ const siteFile = (ir: Image, played: CompiledPhase[], empty: CompiledPhase[]): s
     seq(
       played.map((c) => ({
         value: map({
-          name: unsafe(`Phase ${c.phase.name}${at(c.phase.loc)}`),
+          name: label(labelName(`Phase ${c.phase.name}${at(c.phase.loc)}`)),
           hosts: word('all'),
           gather_facts: bool(false),
           tags: seq([ident(c.phase.name)]),
@@ -132,7 +132,6 @@ const ansibleCfg = [
   'gathering = explicit',
   "# The target's /usr/bin/python3 runs the modules; do not warn about finding it.",
   'interpreter_python = auto_silent',
-  'retry_files_enabled = False',
   '',
 ].join('\n');
 
@@ -143,10 +142,11 @@ const inventoryExample = (ir: Image): string => {
     '#',
     '# A chroot directory (the root being built); the directory is the host name. Run as root.',
     '# The root needs /usr/bin/python3 (e.g. debootstrap --include=python3,python3-apt); without',
-    '# python3-apt, ansible.builtin.apt installs it (needs the mirror). Or, with no inventory file:',
+    '# python3-apt, ansible.builtin.apt installs it (needs the mirror). Module temp files go to the',
+    "# root's /tmp, not /root/.ansible. Or, with no inventory file:",
     '#   ansible-playbook -i /path/to/root, -c community.general.chroot site.yml',
     '[chroot]',
-    '/path/to/root ansible_connection=community.general.chroot ansible_python_interpreter=/usr/bin/python3',
+    '/path/to/root ansible_connection=community.general.chroot ansible_python_interpreter=/usr/bin/python3 ansible_remote_tmp=/tmp/.ansible-imgc',
     '',
     runtime.length
       ? `# An existing host over SSH, e.g. for the runtime phase${runtime.length > 1 ? 's' : ''} only:`

@@ -1,0 +1,259 @@
+// The one quoting module of the ansible backend: every scalar the backend
+// writes into YAML is made here, so nothing else builds quoted text by hand.
+//
+// User data (paths, contents, commands, names, URLs…) goes through `unsafe()`:
+// a YAML scalar tagged `!unsafe`, which Ansible's loader turns into an
+// AnsibleUnsafeText that its templar never evaluates, so `{{ }}`, `{% %}` and
+// `{# #}` reach the target verbatim. The scalar style is chosen per value:
+//   - a literal block (`|`, `|-`) for multi-line text that is safe in one
+//     (file contents read like the file),
+//   - single quotes for short printable one-liners,
+//   - otherwise double quotes with escapes, folded with escaped line breaks
+//     so that no line exceeds WIDTH (yamllint's limit is 160).
+// Characters YAML cannot carry raw (C1 controls, U+FEFF, U+FFFE/F, NEL and the
+// Unicode line/paragraph separators YAML 1.1 treats as line breaks) and the
+// invisible/bidi controls a reviewer would not see are always escaped.
+//
+// Compiler constants use `word()` / `str()` (checked: they never contain
+// template delimiters); the one deliberate Jinja expression kind is
+// `template()`.
+
+/** A rendered YAML scalar; `render` gets where it starts and the indentation for continuation lines. */
+export interface Scalar {
+  readonly kind: 'scalar';
+  /** The string value, for user data (the renderer scans it, e.g. for tabs). */
+  readonly value?: string;
+  render(at: ScalarPosition): string;
+}
+
+export interface ScalarPosition {
+  /** Column (0-based) where the scalar's first character goes. */
+  column: number;
+  /** Indentation of continuation lines and block-scalar content. */
+  indent: number;
+  /** True when the scalar is a mapping value (block scalars are only used there). */
+  mappingValue: boolean;
+}
+
+/** Longest line the emitter aims for; yamllint (as ansible-lint runs it) allows 160. */
+export const WIDTH = 120;
+const HARD_WIDTH = 160;
+
+const TAG = '!unsafe';
+
+/** Characters that are never written raw. */
+const mustEscape = (cp: number): boolean =>
+  cp < 0x20 ||
+  cp === 0x7f ||
+  (cp >= 0x80 && cp <= 0x9f) ||
+  cp === 0xa0 ||
+  cp === 0xad ||
+  cp === 0x061c ||
+  (cp >= 0x200b && cp <= 0x200f) ||
+  (cp >= 0x2028 && cp <= 0x202e) ||
+  (cp >= 0x2060 && cp <= 0x2064) ||
+  (cp >= 0x2066 && cp <= 0x2069) ||
+  cp === 0xfeff ||
+  cp === 0xfffe ||
+  cp === 0xffff ||
+  (cp >= 0xd800 && cp <= 0xdfff);
+
+const hex = (cp: number, width: number): string => cp.toString(16).toUpperCase().padStart(width, '0');
+
+const escapeCodePoint = (ch: string): string => {
+  switch (ch) {
+    case '\\':
+      return '\\\\';
+    case '"':
+      return '\\"';
+    case '\t':
+      return '\\t';
+    case '\n':
+      return '\\n';
+    case '\r':
+      return '\\r';
+    case '\u0085':
+      return '\\N';
+    case '\u00a0':
+      return '\\_';
+    case '\u2028':
+      return '\\L';
+    case '\u2029':
+      return '\\P';
+  }
+  const cp = ch.codePointAt(0)!;
+  if (!mustEscape(cp)) return ch;
+  if (cp <= 0xff) return `\\x${hex(cp, 2)}`;
+  return `\\u${hex(cp, 4)}`;
+};
+
+const codePoints = (s: string): string[] => [...s];
+const width = (s: string): number => codePoints(s).length;
+
+/** Printable without escapes, and not a tab (tabs always go escaped). */
+const rawPrintable = (s: string): boolean => codePoints(s).every((ch) => ch !== '\t' && !mustEscape(ch.codePointAt(0)!));
+
+/** A double-quoted scalar, folded at escaped line breaks to stay within WIDTH. */
+const doubleQuoted = (s: string, column: number, indent: number, oneLine = false): string => {
+  const units = codePoints(s).map(escapeCodePoint);
+  const lines: string[] = [];
+  let line = '"';
+  let col = column + 1;
+  for (let unit of units) {
+    // Break before this unit if it would pass WIDTH (leaving room for `\` or `"`),
+    // but never leave a line holding only the opening quote or nothing.
+    if (!oneLine && col + unit.length + 1 > WIDTH && line !== '"' && line !== '') {
+      lines.push(`${line}\\`);
+      line = '';
+      col = indent;
+      // Leading white space of a continuation line is folded away: escape it.
+      if (unit === ' ') unit = '\\x20';
+    }
+    line += unit;
+    col += unit.length;
+  }
+  lines.push(`${line}"`);
+  return lines.join(`\n${' '.repeat(indent)}`);
+};
+
+const singleQuoted = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+
+/**
+ * A literal block scalar for `s`, or undefined when `s` cannot be one that
+ * every consumer (libyaml, the `yaml` package, yamllint) reads back unchanged.
+ */
+const literalBlock = (s: string, indent: number): string | undefined => {
+  if (!s.includes('\n') || !rawPrintable(s.replace(/\n/g, ''))) return undefined;
+  let chomp: '' | '-';
+  let body: string;
+  if (s.endsWith('\n')) {
+    if (s.endsWith('\n\n')) return undefined; // would need `|+`, which swallows the blank lines that follow
+    chomp = '';
+    body = s.slice(0, -1);
+  } else {
+    chomp = '-';
+    body = s;
+  }
+  const lines = body.split('\n');
+  if (lines.every((l) => l === '')) return undefined;
+  let blankRun = 0;
+  for (const l of lines) {
+    if (/[ ]$/.test(l)) return undefined; // trailing spaces: yamllint refuses them
+    if (indent + width(l) > HARD_WIDTH) return undefined;
+    blankRun = l === '' ? blankRun + 1 : 0;
+    if (blankRun > 2) return undefined; // yamllint's empty-lines limit
+  }
+  const first = lines.find((l) => l !== '')!;
+  // Content starting with a space needs an explicit indentation indicator
+  // (relative to the parent mapping, whose keys sit two columns left of `indent`).
+  const indicator = first.startsWith(' ') ? '2' : '';
+  const pad = ' '.repeat(indent);
+  return [`|${indicator}${chomp}`, ...lines.map((l) => (l === '' ? '' : pad + l))].join('\n');
+};
+
+const scalarText = (s: string, at: ScalarPosition): string => {
+  if (at.mappingValue) {
+    const block = literalBlock(s, at.indent);
+    if (block !== undefined) return block;
+  }
+  const oneLiner = !/[\n\r]/.test(s) && rawPrintable(s);
+  if (oneLiner && at.column + width(s) + 2 + (s.match(/'/g)?.length ?? 0) <= HARD_WIDTH) return singleQuoted(s);
+  return doubleQuoted(s, at.column, at.indent);
+};
+
+/** User data: a `!unsafe` scalar that Ansible never templates and every YAML parser reads back exactly. */
+export const unsafe = (s: string): Scalar => ({
+  kind: 'scalar',
+  value: s,
+  render: (at) => `${TAG} ${scalarText(s, { ...at, column: at.column + TAG.length + 1 })}`,
+});
+
+/**
+ * A label (task or play name). Ansible templates names when it prints them, and
+ * ansible-lint matches `# noqa` comments to tasks by comparing names as plain
+ * strings, so a name is not tagged: instead it is defused — white space runs
+ * become one space and a space goes after any `{` that starts `{{`, `{%` or
+ * `{#`, so no template delimiter is left. Always one line (never folded), so a
+ * `# noqa` comment can follow it.
+ */
+export const label = (s: string): Scalar => {
+  const text = defuse(s);
+  assertConstant(text);
+  const quoted = plainSafe(text) ? text : rawPrintable(text) ? singleQuoted(text) : doubleQuoted(text, 0, 0, true);
+  return { kind: 'scalar', value: text, render: () => quoted };
+};
+
+/** Text that reads back as the same string when written plain in block context (deliberately narrow). */
+const plainSafe = (s: string): boolean =>
+  /^[A-Za-z][A-Za-z0-9 ._/()+,=~;<>:-]*[A-Za-z0-9._/()+=~;<>-]$/.test(s) && !/: /.test(s) && !yaml11Special.test(s);
+
+/** One line of text with no template delimiter left in it (see `label`). */
+export const defuse = (s: string): string =>
+  s
+    .replace(/\s+/gu, ' ')
+    .trim()
+    .replace(/\{(?=[{%#])/g, '{ ');
+
+const templateDelimiters = /\{\{|\{%|\{#/;
+const yaml11Special = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~)$/;
+
+const assertConstant = (s: string): void => {
+  if (templateDelimiters.test(s)) throw new Error(`internal: constant ${JSON.stringify(s)} contains a template delimiter`);
+};
+
+/** A compiler constant written plain: module choices, absolute tool paths, host names. */
+export const word = (s: string): Scalar => {
+  assertConstant(s);
+  if (!/^[A-Za-z_/][A-Za-z0-9_./-]*$/.test(s) || yaml11Special.test(s)) throw new Error(`internal: ${JSON.stringify(s)} is not a plain word`);
+  return { kind: 'scalar', render: () => s };
+};
+
+/** A validated identifier (phase and role names): plain when YAML reads it as a string, else single-quoted. */
+export const ident = (s: string): Scalar => {
+  assertConstant(s);
+  return /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) && !yaml11Special.test(s) ? { kind: 'scalar', render: () => s } : str(s);
+};
+
+/** A compiler constant (or a value the IR schema has validated, such as a mode) in single quotes. */
+export const str = (s: string): Scalar => {
+  assertConstant(s);
+  if (!rawPrintable(s) || /[\n\r]/.test(s)) throw new Error(`internal: constant ${JSON.stringify(s)} is not printable`);
+  return { kind: 'scalar', render: () => singleQuoted(s) };
+};
+
+/** A file mode, validated as octal digits, quoted so YAML never reads it as a number. */
+export const mode = (m: string): Scalar => {
+  if (!/^0?[0-7]{3,4}$/.test(m)) throw new Error(`internal: mode ${JSON.stringify(m)} is not octal`);
+  return str(m.length === 3 ? `0${m}` : m);
+};
+
+/** A deliberate Jinja expression (the backend's own, never user data): `"{{ expr }}"`. */
+export const template = (expr: string): Scalar => {
+  if (/["\\\n]|\{\{|\}\}/.test(expr)) throw new Error(`internal: template expression ${JSON.stringify(expr)} needs no quoting`);
+  return { kind: 'scalar', render: () => `"{{ ${expr} }}"` };
+};
+
+export const bool = (b: boolean): Scalar => ({ kind: 'scalar', render: () => (b ? 'true' : 'false') });
+
+export const int = (n: number): Scalar => {
+  if (!Number.isSafeInteger(n)) throw new Error(`internal: ${n} is not an integer`);
+  return { kind: 'scalar', render: () => String(n) };
+};
+
+/** A YAML comment line's text: one line, no control characters, no trailing blanks. */
+export const comment = (text: string): string => {
+  const flat = codePoints(text)
+    .map((ch) => (/[\r\n\t]/.test(ch) || mustEscape(ch.codePointAt(0)!) ? ' ' : ch))
+    .join('')
+    .replace(/ +$/, '');
+  return flat === '' ? '#' : `# ${flat}`;
+};
+
+/** A mapping key: the backend's own identifiers (and module FQCNs) only, always plain. */
+export const key = (k: string): string => {
+  if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(k) || yaml11Special.test(k)) throw new Error(`internal: ${JSON.stringify(k)} is not a plain key`);
+  return k;
+};
+
+/** Escapes `s` for a Python regular expression (Ansible's lineinfile/replace) so it matches literally. */
+export const pythonRegexLiteral = (s: string): string => s.replace(/[^A-Za-z0-9_\u0080-\u{10FFFF}]/gu, (c) => `\\${c}`);

@@ -1,0 +1,138 @@
+// Property tests of the ansible backend's quoting module. 10,000 hostile
+// strings go through quote.ts in every context the backend uses (mapping value
+// at several depths, sequence item, top-level variable); the `yaml` package must
+// read each back exactly, the lines must satisfy yamllint's limits, and then
+// Ansible itself must return every one unchanged — loaded by its own YAML
+// loader, passed through its templar as task arguments (so `{{ }}` left
+// unprotected would be evaluated or fail), and, for a sample, written by
+// ansible.builtin.copy to files whose bytes are compared.
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bool, comment, defuse, label, unsafe, word } from '../../src/compilers/ansible/quote.js';
+import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
+import { hostile, parseYaml, run, workspace, writeFiles } from './ansible-support.js';
+
+const RUNS = 10_000;
+
+/** One document holding `v` in each context the compiler writes user data in. */
+const contexts = (v: string): string =>
+  document(
+    seq(
+      [
+        map({
+          name: label('Contexts'),
+          'ansible.builtin.debug': map({ msg: unsafe(v) }),
+          vars: map({ nested: map({ deeper: map({ value: unsafe(v) }) }), list: seq([unsafe(v), unsafe(v)]) }),
+        }),
+      ],
+      { spaced: true },
+    ),
+  );
+
+const topLevel = (v: string): string => document(map({ imgc_value: unsafe(v), imgc_after: unsafe('after') }));
+
+const yamllintClean = (text: string): void => {
+  for (const line of text.split('\n')) {
+    expect([...line].length, `line too long: ${JSON.stringify(line)}`).toBeLessThanOrEqual(160);
+    expect(line, 'trailing white space').not.toMatch(/[ \t]$/);
+  }
+};
+
+const collected: string[] = [];
+
+describe('ansible quote.ts with the yaml package', () => {
+  it(`reads back ${RUNS} hostile strings in every context, within yamllint's limits`, () => {
+    fc.assert(
+      fc.property(hostile, (v) => {
+        collected.push(v);
+        const text = contexts(v);
+        yamllintClean(text);
+        const [t] = parseYaml(text) as [{ name: string; 'ansible.builtin.debug': { msg: string }; vars: { nested: { deeper: { value: string } }; list: string[] } }];
+        expect(t['ansible.builtin.debug'].msg).toBe(v);
+        expect(t.vars.nested.deeper.value).toBe(v);
+        expect(t.vars.list).toEqual([v, v]);
+        const top = topLevel(v);
+        yamllintClean(top);
+        expect(parseYaml(top)).toEqual({ imgc_value: v, imgc_after: 'after' });
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('labels are one line without template delimiters; comments are one comment line', () => {
+    fc.assert(
+      fc.property(hostile, (v) => {
+        const l = label(v).render({ column: 8, indent: 2, mappingValue: true });
+        expect(l).not.toContain('\n');
+        const read = (parseYaml(`name: ${l}\n`) as { name: string }).name;
+        expect(read).toBe(defuse(v));
+        expect(read).not.toMatch(/\{\{|\{%|\{#/);
+        const c = comment(v);
+        expect(c).toMatch(/^#( |$)/);
+        expect(c).not.toMatch(/[\n\r\u0085\u2028\u2029]/);
+        expect(parseYaml(`a: 1\n${c}\nb: 2\n`)).toEqual({ a: 1, b: 2 });
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+describe('ansible quote.ts with Ansible', () => {
+  it('ansible-playbook returns every value unchanged as task arguments (mapping values and list items)', async () => {
+    // The values fc.assert generated above (or, when this test runs alone, as many fresh ones).
+    const values = [...new Set(collected.length ? collected : fc.sample(hostile, RUNS))];
+    expect(values.length).toBeGreaterThan(RUNS / 2);
+    const ws = workspace('quote');
+    const BATCH = 500;
+    const tasks = [];
+    for (let i = 0; i < values.length; i += BATCH) {
+      const chunk = values.slice(i, i + BATCH);
+      tasks.push(
+        map({ name: label(`Map ${i}`), 'ansible.builtin.debug': map({ msg: map(Object.fromEntries(chunk.map((v, j) => [`v${j}`, unsafe(v)]))) }) }),
+        map({ name: label(`List ${i}`), 'ansible.builtin.debug': map({ msg: seq(chunk.map(unsafe)) }) }),
+      );
+    }
+    const playbook = document(seq([map({ name: label('Round trip'), hosts: word('all'), gather_facts: bool(false), tasks: seq(tasks, { spaced: true }) })]));
+    writeFiles(ws.out, { 'play.yml': playbook });
+    const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'play.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: 'json' });
+    expect(r.exitCode, r.all).toBe(0);
+    ws.remove();
+    const out = JSON.parse(r.stdout) as { plays: { tasks: { hosts: { localhost: { msg: unknown } } }[] }[] };
+    const got = out.plays[0]!.tasks.map((t) => t.hosts.localhost.msg);
+    let k = 0;
+    for (let i = 0; i < values.length; i += BATCH) {
+      const chunk = values.slice(i, i + BATCH);
+      expect(got[k++]).toEqual(Object.fromEntries(chunk.map((v, j) => [`v${j}`, v])));
+      expect(got[k++]).toEqual(chunk);
+    }
+  }, 300_000);
+
+  it('ansible.builtin.copy writes hostile contents byte for byte', async () => {
+    const sample = [
+      '',
+      'no newline at the end',
+      '{{ lookup("pipe", "id") }}\n{% raw %}{{ x }}{% endraw %}\n{# c #}\n',
+      '$HOME `id` ${x} %{y}\n',
+      '  leading spaces\n\ttab\n\n\n\ntrailing blanks  \n\n',
+      '\r\n\u2028\u0085\ufeff😀 שלום\n',
+      ...fc.sample(hostile, { numRuns: 6, seed: 42 }),
+      fc.sample(hostile, { numRuns: 200, seed: 7 }).join(''),
+    ];
+    const ws = workspace('copy');
+    const dir = path.join(ws.root, 'files');
+    const tasks = sample.map((v, i) =>
+      map({ name: label(`Copy ${i}`), 'ansible.builtin.copy': map({ content: unsafe(v), dest: unsafe(path.join(dir, String(i))), mode: unsafe('0644') }) }),
+    );
+    tasks.unshift(map({ name: label('Dir'), 'ansible.builtin.file': map({ path: unsafe(dir), state: word('directory'), mode: unsafe('0755') }) }));
+    writeFiles(ws.out, { 'play.yml': document(seq([map({ name: label('Copy'), hosts: word('all'), gather_facts: bool(false), tasks: seq(tasks) })])) });
+    const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'play.yml'], ws.out, ws.home);
+    expect(r.exitCode, r.all).toBe(0);
+    try {
+      sample.forEach((v, i) => expect(readFileSync(path.join(dir, String(i))), `value ${i}: ${JSON.stringify(v)}`).toEqual(Buffer.from(v, 'utf8')));
+    } finally {
+      ws.remove();
+    }
+  }, 300_000);
+});

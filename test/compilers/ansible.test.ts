@@ -1,0 +1,301 @@
+// The ansible backend on every good example and on a synthetic image with
+// every step kind: golden files, structure, and the real tools on the written
+// output — ansible-playbook --syntax-check, ansible-lint (production profile,
+// warnings fatal), ansible-inventory on inventory.example.
+import { execa } from 'execa';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
+import { CompileError, type CompiledFiles } from '../../src/compilers/types.js';
+import type { Image } from '../../src/ir/schema.js';
+import { goodExamples, imgc, irOf } from '../helpers/cli.js';
+import { expectGolden } from '../helpers/golden.js';
+import { imageOf, parseYaml, phase, run, workspace, writeFiles } from './ansible-support.js';
+
+type Task = Record<string, unknown> & { name: string };
+type Play = { name: string; hosts: string; gather_facts: boolean; tags: string[]; roles: { role: string }[] };
+
+const listFiles = (dir: string, prefix = ''): string[] =>
+  readdirSync(dir).flatMap((f) => (statSync(path.join(dir, f)).isDirectory() ? listFiles(path.join(dir, f), `${prefix}${f}/`) : [`${prefix}${f}`]));
+
+const moduleOf = (t: Task): string => {
+  const keys = Object.keys(t).filter((k) => k.includes('.'));
+  expect(keys, `one module per task: ${t.name}`).toHaveLength(1);
+  return keys[0]!;
+};
+
+/** The real tools on a written output directory. */
+const realTools = (label: string, get: () => { files: CompiledFiles; out: string; home: string }) => {
+  it(`${label}: ansible-playbook --syntax-check passes`, async () => {
+    const { out, home } = get();
+    const r = await run('ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'site.yml'], out, home);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).not.toMatch(/\[WARNING\]|ERROR/);
+  });
+
+  it(`${label}: ansible-lint --profile production is clean (warnings count)`, async () => {
+    const { files, out, home } = get();
+    const r = await run('ansible-lint', ['--offline', '--profile', 'production', '--strict', '--nocolor', '-p'], out, home);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toMatch(/Passed with production profile: 0 failure\(s\), 0 warning\(s\)/);
+    expect(r.all).not.toMatch(/ERROR|Traceback/);
+    // It really looked at every YAML file we wrote.
+    const yamlFiles = Object.keys(files).filter((f) => f.endsWith('.yml')).length;
+    const linted = Number(/on (\d+) files/.exec(r.all)?.[1] ?? 0);
+    expect(linted).toBeGreaterThanOrEqual(yamlFiles);
+  });
+
+  it(`${label}: inventory.example parses`, async () => {
+    const { out, home } = get();
+    const r = await run('ansible-inventory', ['-i', 'inventory.example', '--list'], out, home);
+    expect(r.exitCode, r.all).toBe(0);
+    const inv = JSON.parse(r.stdout) as { chroot: { hosts: string[] }; ssh: { hosts: string[] }; _meta: { hostvars: Record<string, Record<string, string>> } };
+    expect(inv.chroot.hosts).toEqual(['/path/to/root']);
+    expect(inv._meta.hostvars['/path/to/root']!['ansible_connection']).toBe('community.general.chroot');
+    expect(inv.ssh.hosts).toHaveLength(1);
+  });
+
+  it(`${label}: the tools wrote nothing into the output directory`, () => {
+    const { files, out } = get();
+    expect(listFiles(out).sort()).toEqual(Object.keys(files).sort());
+  });
+};
+
+describe.each(goodExamples())('ansible backend on %s', (file) => {
+  const name = path.basename(file, '.ts');
+  let ir: Image;
+  let files: CompiledFiles;
+  const ws = workspace(name);
+
+  beforeAll(async () => {
+    ir = await irOf(file);
+    files = ansibleCompiler.compile(ir, {});
+    writeFiles(ws.out, files);
+  });
+  afterAll(() => ws.remove());
+
+  it('matches the golden files', () => expectGolden(`${name}/ansible`, files));
+
+  it('is deterministic', () => {
+    expect(ansibleCompiler.compile(structuredClone(ir), {})).toEqual(files);
+  });
+
+  it('has a play per phase with tasks, in IR order, tagged with the phase, and a role per play', () => {
+    const plays = parseYaml(files['site.yml']!) as Play[];
+    const withTasks = ir.phases.filter((p) => p.pre.length + p.post.length + p.steps.filter((s) => !['artifact', 'cloudImage', 'verify'].includes(s.kind)).length > 0);
+    expect(plays.map((p) => p.tags)).toEqual(withTasks.map((p) => [p.name]));
+    for (const [i, p] of plays.entries()) {
+      expect(p.hosts).toBe('all');
+      expect(p.gather_facts).toBe(false);
+      expect(p.roles).toEqual([{ role: withTasks[i]!.name.replace(/-/g, '_') }]);
+      expect(files[`roles/${p.roles[0]!.role}/tasks/main.yml`]).toBeDefined();
+    }
+    // Phases with nothing to run are named in site.yml's header, with their steps.
+    for (const p of ir.phases.filter((q) => !withTasks.includes(q))) {
+      expect(files['site.yml']).toContain(`#   ${p.name}:`);
+      for (const s of p.steps) expect(files['site.yml']).toContain(`#     ${s.id}: `);
+    }
+    expect(parseYaml(files['group_vars/all.yml']!)).toEqual({ imgc_image: ir.name, imgc_base: ir.base.name, imgc_source: ir.source });
+  });
+
+  it('names every step in task names (unique per play) and uses fully qualified modules', () => {
+    for (const p of ir.phases) {
+      const f = files[`roles/${p.name.replace(/-/g, '_')}/tasks/main.yml`];
+      if (f === undefined) continue;
+      const tasks = parseYaml(f) as Task[];
+      const names = tasks.map((t) => t.name);
+      expect(new Set(names).size).toBe(names.length);
+      for (const s of [...p.pre, ...p.steps, ...p.post].filter((x) => !['artifact', 'cloudImage', 'verify'].includes(x.kind)))
+        expect(names.some((n) => n.includes(`(${s.id}, ${s.loc!.file}:${s.loc!.line})`)), s.id).toBe(true);
+      for (const t of tasks) expect(moduleOf(t)).toMatch(/^ansible\.(builtin|posix)\./);
+    }
+  });
+
+  it('`imgc compile --target ansible` writes the same files', async () => {
+    const dir = path.join(ws.root, 'cli');
+    const r = await imgc(['compile', file, '--target', 'ansible', '--out', dir]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(listFiles(dir).sort()).toEqual(Object.keys(files).sort());
+  });
+
+  realTools(name, () => ({ files, out: ws.out, home: ws.home }));
+});
+
+/** Every step kind and hook type, with awkward values, in four phases. */
+export const everyKind = (): Image =>
+  imageOf([
+    phase(
+      'customize',
+      [
+        { kind: 'group', name: 'svc', gid: 990, system: true },
+        { kind: 'user', name: 'svc', primaryGroup: 'svc', uid: 990, groups: [], system: true },
+        { kind: 'user', name: 'dev', groups: ['svc', 'sudo'], home: '/home/dev', shell: '/bin/bash', system: false },
+        { kind: 'directory', path: '/srv/app' },
+        { kind: 'directory', path: '/srv/app/data', owner: 'svc', group: 'svc', mode: '750' },
+        { kind: 'file', path: '/srv/app/Makefile', content: 'all:\n\techo "$(CC)" {{ not_jinja }}\n', mode: '0644' },
+        { kind: 'file', path: '/srv/app/no-mode', content: '' },
+        { kind: 'symlink', path: '/srv/app/current', target: '/srv/app/data' },
+        { kind: 'aptRepository', name: 'example', uri: 'https://apt.example.com/debian', suites: ['stable'], components: ['main', 'contrib'], key: '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBF\n-----END PGP PUBLIC KEY BLOCK-----\n', keyPath: '/etc/apt/keyrings/example.asc' },
+        { kind: 'packages', action: 'install', names: ['example-tool'] },
+        { kind: 'packages', action: 'remove', names: ['nano'] },
+        { kind: 'service', name: 'example.socket', enabled: false },
+        { kind: 'command', run: 'printf "%s\\n" "$HOME" | tee /srv/app/home', creates: '/srv/app/home', needsMounts: true, description: 'record $HOME' },
+        { kind: 'command', run: 'systemctl daemon-reload', needsMounts: false },
+      ],
+      {
+        pre: [
+          { kind: 'hook', when: 'pre', action: { type: 'script', run: 'echo "starting {{ phase }}"' } },
+          { kind: 'hook', when: 'pre', action: { type: 'webhook', url: 'https://ci.example.com/hook?x={{y}}', timeoutSeconds: 2.5, retries: 3, onFailure: 'warn' } },
+        ],
+        post: [
+          { kind: 'hook', when: 'post', action: { type: 'webhook', url: 'https://ci.example.com/done', timeoutSeconds: 10, retries: 0, onFailure: 'fail' } },
+          { kind: 'hook', when: 'post', action: { type: 'event', target: '/var/log/imgc/events.jsonl' }, description: 'log the end' },
+        ],
+      },
+    ),
+    phase(
+      'post-install',
+      [
+        { kind: 'sysctl', key: 'vm.swappiness', value: '10', file: '/etc/sysctl.d/90-app.conf' },
+        { kind: 'kernelModule', name: 'nf_conntrack', file: '/etc/modules-load.d/app.conf' },
+        { kind: 'swapOff' },
+      ],
+      { runtime: true },
+    ),
+    phase('artifact', [{ kind: 'artifact', format: 'tar', output: 'root.tar', compression: 'none' }], {
+      post: [{ kind: 'hook', when: 'post', action: { type: 'event', target: 'stdout' } }],
+    }),
+    phase('verify', [
+      { kind: 'verify', check: 'facts' },
+      { kind: 'command', run: 'test -L /srv/app/current', needsMounts: false, description: 'the link exists' },
+    ]),
+  ]);
+
+describe('ansible backend on every step kind', () => {
+  let files: CompiledFiles;
+  const ws = workspace('kinds');
+  const tasksOf = (role: string) => parseYaml(files[`roles/${role}/tasks/main.yml`]!) as Task[];
+
+  beforeAll(() => {
+    files = ansibleCompiler.compile(everyKind(), {});
+    writeFiles(ws.out, files);
+  });
+  afterAll(() => ws.remove());
+
+  it('maps each kind to its module', () => {
+    const modules = tasksOf('customize').map(moduleOf);
+    expect(modules).toEqual([
+      'ansible.builtin.shell', // script hook
+      'ansible.builtin.uri',
+      'ansible.builtin.group',
+      'ansible.builtin.user', // primary group given: no own group
+      'ansible.builtin.group', // dev's own group
+      'ansible.builtin.user',
+      'ansible.builtin.file',
+      'ansible.builtin.file',
+      'ansible.builtin.copy',
+      'ansible.builtin.copy',
+      'ansible.builtin.file', // symlink
+      'ansible.builtin.copy', // key
+      'ansible.builtin.copy', // .sources
+      'ansible.builtin.apt',
+      'ansible.builtin.apt',
+      'ansible.builtin.systemd_service',
+      'ansible.builtin.shell',
+      'ansible.builtin.shell',
+      'ansible.builtin.uri',
+      'ansible.builtin.lineinfile', // event to a file
+    ]);
+    expect(tasksOf('post_install').map(moduleOf)).toEqual(['ansible.builtin.lineinfile', 'ansible.builtin.lineinfile', 'ansible.builtin.replace']);
+    expect(tasksOf('artifact').map(moduleOf)).toEqual(['ansible.builtin.debug']);
+    expect(tasksOf('verify').map(moduleOf)).toEqual(['ansible.builtin.shell']);
+  });
+
+  it('keeps user data verbatim and refreshes apt only where needed', () => {
+    const t = tasksOf('customize');
+    const by = (id: string) => t.filter((x) => x.name.includes(`(${id},`));
+    expect((by('customize.6.file')[0]!['ansible.builtin.copy'] as { content: string }).content).toBe('all:\n\techo "$(CC)" {{ not_jinja }}\n');
+    expect((by('customize.9.aptRepository')[1]!['ansible.builtin.copy'] as { content: string }).content).toBe(
+      'Types: deb\nURIs: https://apt.example.com/debian\nSuites: stable\nComponents: main contrib\nSigned-By: /etc/apt/keyrings/example.asc\n',
+    );
+    expect(by('customize.10.packages')[0]!['ansible.builtin.apt']).toMatchObject({ update_cache: true, install_recommends: false, state: 'present' });
+    expect(by('customize.11.packages')[0]!['ansible.builtin.apt']).toEqual({ name: ['nano'], state: 'absent', policy_rc_d: 101 });
+    expect(by('customize.12.service')[0]!['ansible.builtin.systemd_service']).toEqual({ name: 'example.socket', enabled: false });
+    expect(by('customize.13.command')[0]).toMatchObject({ 'ansible.builtin.shell': { creates: '/srv/app/home', executable: '/bin/sh' } });
+    expect(by('customize.13.command')[0]!['changed_when']).toBeUndefined();
+    expect(by('customize.14.command')[0]!['changed_when']).toBe(false);
+    const warn = by('customize.pre2.hook')[0]!;
+    expect(warn).toMatchObject({ delegate_to: 'localhost', run_once: true, ignore_errors: true, retries: 3, until: 'imgc_webhook is succeeded' });
+    expect(warn['ansible.builtin.uri']).toMatchObject({ url: 'https://ci.example.com/hook?x={{y}}', method: 'POST', body_format: 'json', timeout: 3 });
+    const fail = by('customize.post1.hook')[0]!;
+    expect(fail['ignore_errors']).toBeUndefined();
+    expect(fail['retries']).toBeUndefined();
+    // The only templates are the backend's own.
+    for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(/^(imgc_image|imgc_event|imgc_event \| to_json|now\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\))$/);
+  });
+
+  it('comments out swap entries in fstab as Ansible\'s replace would, idempotently', async () => {
+    const r = tasksOf('post_install')[2]!['ansible.builtin.replace'] as { path: string; regexp: string; replace: string };
+    expect(r.path).toBe('/etc/fstab');
+    const fstab = [
+      '# /etc/fstab',
+      'UUID=abc / ext4 errors=remount-ro 0 1',
+      'UUID=def none swap sw 0 0',
+      '  /swapfile\tnone\tswap\tdefaults 0 0',
+      '#/old none swap sw 0 0',
+      '/dev/sdb1 /srv/swap ext4 defaults 0 2',
+      '',
+    ].join('\n');
+    const py = 'import re,sys,json\na=json.load(sys.stdin)\nm=re.compile(a["r"],re.MULTILINE)\no=re.subn(m,a["s"],a["t"],0)[0]\np=re.subn(m,a["s"],o,0)\nprint(json.dumps([o,p[0],p[1]]))';
+    const out = await execa('/usr/bin/python3', ['-c', py], { input: JSON.stringify({ r: r.regexp, s: r.replace, t: fstab }) });
+    const [once, twice, again] = JSON.parse(out.stdout) as [string, string, number];
+    expect(once).toBe(
+      ['# /etc/fstab', 'UUID=abc / ext4 errors=remount-ro 0 1', '# UUID=def none swap sw 0 0', '#   /swapfile\tnone\tswap\tdefaults 0 0', '#/old none swap sw 0 0', '/dev/sdb1 /srv/swap ext4 defaults 0 2', ''].join('\n'),
+    );
+    expect(twice).toBe(once);
+    expect(again).toBe(0);
+  });
+
+  realTools('every kind', () => ({ files, out: ws.out, home: ws.home }));
+});
+
+describe('ansible backend refusals', () => {
+  const one = (step: Parameters<typeof phase>[1][number]) => imageOf([phase('customize', [step])]);
+  const codes = (ir: Image): string[] => {
+    try {
+      ansibleCompiler.compile(ir, {});
+    } catch (e) {
+      expect(e).toBeInstanceOf(CompileError);
+      return (e as CompileError).diagnostics.map((d) => d.code);
+    }
+    return [];
+  };
+
+  it('refuses NUL in a file body with IMGC2001', () => {
+    expect(codes(one({ kind: 'file', path: '/etc/x', content: 'a\u0000b', mode: '0644' }))).toEqual(['IMGC2001']);
+  });
+
+  it('refuses an unpaired surrogate (UTF-8 cannot carry it) with IMGC2001', () => {
+    expect(codes(one({ kind: 'file', path: '/etc/x', content: 'a\ud800b', mode: '0644' }))).toEqual(['IMGC2001']);
+  });
+
+  it('refuses line-oriented values that would break their line with IMGC2001', () => {
+    expect(codes(one({ kind: 'sysctl', key: 'a.b', value: '1\nevil = 1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC2001']);
+    expect(codes(one({ kind: 'sysctl', key: 'a = b', value: '1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC2001']);
+    expect(codes(one({ kind: 'kernelModule', name: 'a b', file: '/etc/modules-load.d/x.conf' }))).toEqual(['IMGC2001']);
+    expect(codes(one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['a b'], components: [] }))).toEqual(['IMGC2001']);
+  });
+
+  it('refuses an apt repository on a dnf base', () => {
+    const ir = one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['stable'], components: [] });
+    expect(codes({ ...ir, base: { ...ir.base, packageManager: 'dnf' } })).toEqual(['IMGC2001']);
+  });
+
+  it('uses the dnf module on a dnf base', () => {
+    const ir = one({ kind: 'packages', action: 'install', names: ['vim'] });
+    const files = ansibleCompiler.compile({ ...ir, base: { ...ir.base, packageManager: 'dnf' } }, {});
+    const [t] = parseYaml(files['roles/customize/tasks/main.yml']!) as Task[];
+    expect(t!['ansible.builtin.dnf']).toEqual({ name: ['vim'], state: 'present', install_weak_deps: false, update_cache: true });
+  });
+});
