@@ -1,0 +1,50 @@
+// The library API from a consumer's side: pack imgc as npm would publish
+// it, install the tarball into a fresh project, type-check and run a
+// definition there.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { repoRoot, tempDir } from './helpers/cli.js';
+
+describe('npm pack consumer', () => {
+  it('installs, type-checks and runs a definition importing imgc', async () => {
+    const packDir = tempDir('pack');
+    // The build already ran (npm test builds first); skip prepare's rebuild.
+    const pack = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], { cwd: repoRoot });
+    const [{ filename, files }] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
+    const shipped = files.map((f) => f.path);
+    expect(shipped).toContain('dist/src/index.d.ts');
+    expect(shipped).toContain('bin/imgc.js');
+    expect(shipped.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
+
+    const project = tempDir('consumer');
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    const install = await execa('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(packDir, filename)], { cwd: project, reject: false, all: true });
+    expect(install.exitCode, install.all).toBe(0);
+
+    writeFileSync(
+      path.join(project, 'node-image.ts'),
+      [
+        "import { image, debian, containerd, defineModule } from 'imgc';",
+        "export const motd = defineModule<{ path: '/etc/motd' }>((p) => p.file('/etc/motd', { content: 'hi\\n' }));",
+        "export default image('consumer').base(debian({ include: ['systemd'] }))",
+        "  .customize((p) => p.user('kube').file('/etc/kube.conf', { owner: 'kube', content: 'x\\n' }))",
+        "  .provision((p) => p.use(containerd()).use(motd).enableService('containerd'));",
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      path.join(project, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, types: [] }, include: ['*.ts'] }),
+    );
+    const tsc = await execa('node', [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', project], { reject: false, all: true });
+    expect(tsc.exitCode, tsc.all).toBe(0);
+
+    const check = await execa(path.join(project, 'node_modules/.bin/imgc'), ['check', 'node-image.ts'], { cwd: project, reject: false, all: true });
+    expect(check.exitCode, check.all).toBe(0);
+    expect(check.stdout).toContain('contracts hold');
+    const version = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/package.json'), 'utf8')) as { version: string };
+    expect(version.version).toBe((JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+});
