@@ -18,13 +18,18 @@ type Provisioner = 'shell' | 'ansible';
 
 // Packer's own template syntax: {{ .Path }} is the uploaded script's path,
 // filled in by Packer when it runs the command. Fixed text, no user strings.
-const EXECUTE_AS_ROOT = `if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo -E sh '{{ .Path }}'; fi`;
+const EXECUTE_AS_ROOT = `if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi`;
 
 // Packer 1.6.6's ansible proxy offers only an ssh-rsa host key, which
 // Debian 12's OpenSSH refuses by default; Debian's sftp-server is not where
 // the provisioner looks for it by default.
 const ANSIBLE_ENV = ['ANSIBLE_HOST_KEY_CHECKING=False', 'ANSIBLE_SSH_ARGS=-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedKeyTypes=+ssh-rsa'];
 const SFTP_COMMAND = '/usr/lib/openssh/sftp-server -e';
+
+// Packer's own inventory line (its template syntax) plus become for the target
+// only: the plays do not become, and hooks delegated to localhost must not
+// (--become would run them with sudo on the machine running packer).
+const INVENTORY = '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n';
 
 // shell-local's default command breaks on a path with a space; the script is
 // handed to sh as $0 instead. {{ .Vars }} and {{ .Script }} are Packer's own.
@@ -203,8 +208,9 @@ const ansibleProvisioners = (ir: Image): Item[] =>
         ['ansible'],
         [
           attr('playbook_file', rootPath('ansible/site.yml')),
-          attr('extra_arguments', list([str('--become'), str('--tags'), str(phase.name)])),
-          attr('ansible_env_vars', list(ANSIBLE_ENV.map(str))),
+          attr('extra_arguments', list([str('--tags'), str(phase.name)])),
+          attr('inventory_file_template', str(INVENTORY)),
+          attr('ansible_env_vars', list([tmpl('ANSIBLE_CONFIG=', { expr: 'path.root' }, '/ansible/ansible.cfg'), ...ANSIBLE_ENV.map(str)])),
           attr('sftp_command', str(SFTP_COMMAND)),
         ],
         [`${phase.name}: the playbook's ${phase.name} play (hooks where packer runs, the rest in the target):`, ...[...phase.pre, ...rootSteps(phase), ...phase.post].map(stepLine)],
@@ -235,7 +241,7 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
     `  imgc compile ${ir.source} --target packer${flags}`,
     `Image ${ir.name} on ${ir.base.name} (${ir.base.suite}); phases: ${ir.phases.map((p) => p.name).join(', ')}.`,
     provisioner === 'shell'
-      ? 'The phases run as the shell backend\'s scripts in shell/ (phases/ in the target, hooks/ where packer runs).'
+      ? 'The phases run as the shell backend\'s scripts in shell/: phases/ in the target, hooks/ where packer runs (script hooks in the target).'
       : 'The phases run as the Ansible backend\'s playbook in ansible/, one play (tag) at a time.',
     ...(parts ? ['hooks/*.N.sh: a phase\'s hooks that run partly in the target, partly here, split in order.'] : []),
     '',
@@ -271,7 +277,7 @@ const template = (ir: Image, provisioner: Provisioner, json: boolean, file: stri
           attr('checksum_types', list([str('sha256')])),
           ...(withFiles.length < sources.length ? [attr('only', list(withFiles.map((s) => str(`${s.builder}.${s.label}`))))] : []),
         ],
-        [`sha256 sums of the files ${withFiles.length < sources.length ? 'the sources that write files' : 'the sources'} wrote.`],
+        [`sha256 sums of the files ${withFiles.map((s) => `${s.builder}.${s.label}`).join(', ')} wrote.`],
       ),
     );
   }

@@ -1,0 +1,284 @@
+// Packer sources: one per cloudImage step of the artifact phase (qemu,
+// amazon-ebs, null), or a null source for an existing host when there is none.
+// Each builder gets what it needs to pass `packer validate`; the step's
+// settings (builder-native keys) are written as given and win over these.
+import type { Base, StepOf } from '../../ir/schema.js';
+import { attr, block, bool, list, map, num, ref, str, type Item, type Value } from './hcl.js';
+
+export interface VariableSpec {
+  readonly name: string;
+  readonly type: 'string' | 'number' | 'bool';
+  readonly description: string;
+  /** Absent: the variable is required (`-var NAME=…`). */
+  readonly default?: string | number | boolean;
+  readonly sensitive?: boolean;
+}
+
+export interface SourceSpec {
+  readonly builder: StepOf<'cloudImage'>['builder'];
+  readonly label: string;
+  /** Comment lines above the block. */
+  readonly comment: readonly string[];
+  readonly body: readonly Item[];
+  /** Variables the body refers to, in the order they are used. */
+  readonly variables: readonly VariableSpec[];
+  /** Whether Packer's artifact has files (the checksum post-processor needs files). */
+  readonly producesFiles: boolean;
+}
+
+/** Where each base comes from as a VM disk image or an AMI. */
+interface CloudBase {
+  readonly diskImageUrl: string;
+  readonly diskImageUser: string;
+  readonly amiName: string;
+  readonly amiOwner: string;
+  readonly amiOwnerName: string;
+  readonly amiUser: string;
+}
+
+const cloudBases: Readonly<Record<string, CloudBase>> = {
+  'debian-12': {
+    diskImageUrl: 'https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2',
+    diskImageUser: 'debian',
+    amiName: 'debian-12-amd64-*',
+    amiOwner: '136693071363',
+    amiOwnerName: 'Debian',
+    amiUser: 'admin',
+  },
+  'ubuntu-22.04': {
+    diskImageUrl: 'https://cloud-images.ubuntu.com/jammy/current/jammy-server-cloudimg-amd64.img',
+    diskImageUser: 'ubuntu',
+    amiName: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*',
+    amiOwner: '099720109477',
+    amiOwnerName: 'Canonical',
+    amiUser: 'ubuntu',
+  },
+  'ubuntu-24.04': {
+    diskImageUrl: 'https://cloud-images.ubuntu.com/noble/current/noble-server-cloudimg-amd64.img',
+    diskImageUser: 'ubuntu',
+    amiName: 'ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*',
+    amiOwner: '099720109477',
+    amiOwnerName: 'Canonical',
+    amiUser: 'ubuntu',
+  },
+};
+
+/** A default attribute, or a variable the attribute reads. */
+type Field = readonly [name: string, value: Value | VariableSpec];
+
+const isVariable = (v: Value | VariableSpec): v is VariableSpec => 'description' in v;
+
+const settingValue = (v: string | number | boolean): Value =>
+  typeof v === 'string' ? str(v) : typeof v === 'number' ? num(v) : bool(v);
+
+const locText = (step: { id: string; loc?: { file: string; line: number } | undefined }): string =>
+  step.loc ? `${step.id} (${step.loc.file}:${step.loc.line})` : step.id;
+
+/**
+ * The source body: imgc's fields first (a setting of the same name replaces
+ * the field in place), then the definition's other settings in key order.
+ */
+const assemble = (
+  fields: readonly Field[],
+  settings: Readonly<Record<string, string | number | boolean>>,
+  blocks: readonly Item[],
+): { body: Item[]; variables: VariableSpec[] } => {
+  const variables: VariableSpec[] = [];
+  const body: Item[] = [];
+  for (const [name, v] of fields) {
+    const given = settings[name];
+    if (given !== undefined) body.push(attr(name, settingValue(given)));
+    else if (isVariable(v)) {
+      variables.push(v);
+      body.push(attr(name, ref(`var.${v.name}`)));
+    } else body.push(attr(name, v));
+  }
+  const own = new Set(fields.map(([n]) => n));
+  const rest = Object.keys(settings).filter((k) => !own.has(k));
+  if (rest.length) {
+    body.push({ kind: 'blank' }, { kind: 'comment', lines: ['Settings from the definition.'] });
+    for (const k of rest) body.push(attr(k, settingValue(settings[k] as string | number | boolean)));
+  }
+  if (blocks.length) body.push({ kind: 'blank' }, ...blocks);
+  return { body, variables };
+};
+
+const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
+  const cloud = cloudBases[base.name];
+  const format = typeof step.settings['format'] === 'string' ? step.settings['format'] : 'qcow2';
+  const fields: Field[] = [
+    ['disk_image', bool(true)],
+    [
+      'iso_url',
+      {
+        name: `${prefix}_iso_url`,
+        type: 'string',
+        description: `Disk image the ${label} VM boots from${cloud ? ` (${base.name}'s generic cloud image by default)` : ''}.`,
+        ...(cloud ? { default: cloud.diskImageUrl } : {}),
+      },
+    ],
+    [
+      'iso_checksum',
+      {
+        name: `${prefix}_iso_checksum`,
+        type: 'string',
+        description: `Checksum of ${prefix}_iso_url, e.g. "sha512:…" from the SHA512SUMS beside it. A "file:" URL works for packer build but makes packer validate download it.`,
+      },
+    ],
+    ['output_directory', str(`output-${label}`)],
+    ['vm_name', str(`${imageName}.${format}`)],
+    ['communicator', str('ssh')],
+    [
+      'ssh_username',
+      {
+        name: `${prefix}_ssh_username`,
+        type: 'string',
+        description: 'User Packer logs in as; it needs passwordless sudo.',
+        ...(cloud ? { default: cloud.diskImageUser } : {}),
+      },
+    ],
+    [
+      'ssh_password',
+      {
+        name: `${prefix}_ssh_password`,
+        type: 'string',
+        description: `Password of ${prefix}_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = "cidata" in the step's settings).`,
+        sensitive: true,
+      },
+    ],
+    ['ssh_timeout', str('20m')],
+    ['shutdown_command', str('sudo shutdown -P now')],
+  ];
+  const { body, variables } = assemble(fields, step.settings, []);
+  return {
+    builder: 'qemu',
+    label,
+    comment: [
+      `${locText(step)}: a VM disk image built with QEMU.`,
+      'A cloud image lets Packer in only once cloud-init has set a password or key: give it a',
+      'NoCloud seed (cd_files and cd_label = "cidata" in the step\'s settings), or boot an image',
+      `that already accepts ${prefix}_ssh_username and ${prefix}_ssh_password.`,
+    ],
+    body,
+    variables,
+    producesFiles: true,
+  };
+};
+
+const amazonEbs = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
+  const cloud = cloudBases[base.name];
+  const s = step.settings;
+  const fields: Field[] = [
+    ['region', { name: `${prefix}_region`, type: 'string', description: 'AWS region the AMI is built in.' }],
+    ['instance_type', { name: `${prefix}_instance_type`, type: 'string', description: 'EC2 instance type of the build instance.', default: 't3.micro' }],
+    [
+      'ami_name',
+      {
+        name: `${prefix}_ami_name`,
+        type: 'string',
+        description: 'Name of the AMI; AMI names are unique per account and region.',
+        default: imageName,
+      },
+    ],
+  ];
+  const blocks: Item[] = [];
+  if (s['source_ami'] === undefined) {
+    if (cloud) {
+      blocks.push(
+        block(
+          'source_ami_filter',
+          [],
+          [
+            attr('filters', map([
+              ['name', str(cloud.amiName)],
+              ['root-device-type', str('ebs')],
+              ['virtualization-type', str('hvm')],
+            ])),
+            attr('owners', list([str(cloud.amiOwner)])),
+            attr('most_recent', bool(true)),
+          ],
+          [`The newest official ${base.name} AMI (owner ${cloud.amiOwner} is ${cloud.amiOwnerName}).`],
+        ),
+      );
+    } else {
+      fields.push(['source_ami', { name: `${prefix}_source_ami`, type: 'string', description: `AMI of ${base.name} to start from.` }]);
+    }
+  }
+  fields.push(['communicator', str('ssh')]);
+  fields.push(['ssh_username', cloud ? str(cloud.amiUser) : { name: `${prefix}_ssh_username`, type: 'string', description: 'User the AMI lets in over ssh.' }]);
+  const { body, variables } = assemble(fields, s, blocks);
+  return {
+    builder: 'amazon-ebs',
+    label,
+    comment: [`${locText(step)}: an AMI. AWS credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).`],
+    body,
+    variables,
+    producesFiles: false,
+  };
+};
+
+const nullHost = (settings: Readonly<Record<string, string | number | boolean>>, label: string, prefix: string, comment: readonly string[]): SourceSpec => {
+  const fields: Field[] = [
+    ['communicator', str('ssh')],
+    ['ssh_host', { name: `${prefix}_ssh_host`, type: 'string', description: 'Address of the existing host to provision.' }],
+    ['ssh_port', { name: `${prefix}_ssh_port`, type: 'number', description: 'Its ssh port.', default: 22 }],
+    ['ssh_username', { name: `${prefix}_ssh_username`, type: 'string', description: 'User Packer logs in as: root, or a user with passwordless sudo.', default: 'root' }],
+    [
+      'ssh_password',
+      {
+        name: `${prefix}_ssh_password`,
+        type: 'string',
+        description: `Its password; leave empty and set ${prefix}_ssh_private_key_file to use a key.`,
+        default: '',
+        sensitive: true,
+      },
+    ],
+    [
+      'ssh_private_key_file',
+      {
+        name: `${prefix}_ssh_private_key_file`,
+        type: 'string',
+        description: `Private key file for ssh; leave empty to use ${prefix}_ssh_password. One of the two must be set.`,
+        default: '',
+      },
+    ],
+  ];
+  const { body, variables } = assemble(fields, settings, []);
+  return { builder: 'null', label, comment, body, variables, producesFiles: false };
+};
+
+/** An HCL label and variable prefix for a step name; unique within the template. */
+const labelFor = (name: string, taken: Set<string>): string => {
+  let base = name.toLowerCase().replace(/[^a-z0-9_-]+/g, '_').replace(/^[^a-z]+/, '');
+  if (!base) base = 'source';
+  let label = base;
+  for (let i = 2; taken.has(label.replace(/-/g, '_')); i++) label = `${base}_${i}`;
+  taken.add(label.replace(/-/g, '_'));
+  return label;
+};
+
+/** The sources of the template, in the artifact phase's order. */
+export const sourcesFor = (steps: readonly StepOf<'cloudImage'>[], imageName: string, base: Base): SourceSpec[] => {
+  const taken = new Set<string>();
+  if (steps.length === 0) {
+    const label = labelFor('existing-host', taken);
+    return [
+      nullHost({}, label, label.replace(/-/g, '_'), [
+        'The definition has no cloudImage step, so Packer provisions an existing host:',
+        'the null builder only connects to it; packer build runs every phase there.',
+      ]),
+    ];
+  }
+  return steps.map((step) => {
+    const label = labelFor(step.name, taken);
+    const prefix = label.replace(/-/g, '_');
+    switch (step.builder) {
+      case 'qemu':
+        return qemu(step, label, prefix, imageName, base);
+      case 'amazon-ebs':
+        return amazonEbs(step, label, prefix, imageName, base);
+      case 'null':
+        return nullHost(step.settings, label, prefix, [`${locText(step)}: an existing host, reached over ssh; Packer only connects to it.`]);
+    }
+  });
+};

@@ -1,0 +1,245 @@
+// The packer backend on every good example, with both provisioners and the
+// JSON form: golden files (the .pkr.hcl/.pkr.json only; the embedded shell and
+// ansible files are those backends' own business), `packer validate` (full),
+// `packer fmt -check` and `packer inspect` on the written output, and the
+// template read back by HashiCorp's HCL parser (@cdktf/hcl2json).
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { packerCompiler } from '../../src/compilers/packer/index.js';
+import { jsonTemplateText } from '../../src/compilers/packer/quote.js';
+import type { CompiledFiles, CompileOptions } from '../../src/compilers/types.js';
+import type { Image, Phase, StepOf } from '../../src/ir/schema.js';
+import { goodExamples, irOf } from '../helpers/cli.js';
+import { expectGolden } from '../helpers/golden.js';
+import { expectValid, inspectProvisioners, packer, parseHcl, requiredVars, writeOut, type Parsed } from './packer-support.js';
+
+const own = (files: CompiledFiles): CompiledFiles => Object.fromEntries(Object.entries(files).filter(([f]) => /\.pkr\.(hcl|json)$/.test(f)));
+
+const rootKinds = new Set(['user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'swapOff', 'command']);
+const hasRootWork = (p: Phase) => p.steps.some((s) => rootKinds.has(s.kind));
+const local = (h: StepOf<'hook'>) => h.action.type !== 'script';
+
+/** Runs of consecutive hooks on one side (where packer runs / in the target), as provisioner types. */
+const hookTypes = (hooks: readonly StepOf<'hook'>[]): string[] =>
+  hooks.reduce<{ side: boolean; type: string }[]>((runs, h) => {
+    const last = runs[runs.length - 1];
+    if (!last || last.side !== local(h)) runs.push({ side: local(h), type: local(h) ? 'shell-local' : 'shell' });
+    return runs;
+  }, []).map((r) => r.type);
+
+/** What the build must run, from the IR alone: per phase its pre hooks, its steps, its post hooks. */
+const expectedProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] =>
+  ir.phases.flatMap((p) =>
+    provisioner === 'ansible'
+      ? p.pre.length || p.post.length || hasRootWork(p)
+        ? ['ansible']
+        : []
+      : [...hookTypes(p.pre), ...(hasRootWork(p) ? ['shell'] : []), ...hookTypes(p.post)],
+  );
+
+const cloudSteps = (ir: Image): StepOf<'cloudImage'>[] =>
+  (ir.phases.find((p) => p.name === 'artifact')?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
+
+/** Provisioner blocks in hcl2json's shape: { type: [body, …] } per provisioner key. */
+const provisionerBodies = (build: Parsed): Parsed[] => Object.values((build['provisioner'] ?? {}) as Record<string, Parsed[]>).flat();
+
+const variants: { label: string; opts: CompileOptions; golden?: string }[] = [
+  { label: 'shell + json', opts: { provisioner: 'shell', json: true }, golden: 'packer' },
+  { label: 'ansible + json', opts: { provisioner: 'ansible', json: true }, golden: 'packer-ansible' },
+  { label: 'shell, hcl only', opts: {} },
+];
+
+describe.each(goodExamples())('packer backend: %s', (file) => {
+  const name = path.basename(file, '.ts');
+  let ir: Image;
+  beforeAll(async () => {
+    ir = await irOf(file);
+  });
+
+  describe.each(variants)('$label', ({ opts, golden }) => {
+    let files: CompiledFiles;
+    let dir: string;
+    let parsed: Parsed;
+    let vars: string[];
+    const hclFile = () => `${ir.name}.pkr.hcl`;
+    beforeAll(async () => {
+      files = packerCompiler.compile(ir, opts);
+      dir = writeOut(files, `packer-${name}`);
+      parsed = await parseHcl(files[hclFile()] ?? '');
+      vars = requiredVars(parsed);
+    });
+
+    if (golden) {
+      it('matches the golden files (its own .pkr.hcl and .pkr.json)', () => {
+        expect(Object.keys(own(files)).sort()).toEqual([`${ir.name}.pkr.hcl`, `${ir.name}.pkr.json`]);
+        expectGolden(`${name}/${golden}`, own(files));
+      });
+    } else {
+      it('writes only the .pkr.hcl without --json', () => {
+        expect(Object.keys(own(files))).toEqual([`${ir.name}.pkr.hcl`]);
+      });
+    }
+
+    it('is deterministic and leaves the IR alone', () => {
+      const copy = structuredClone(ir);
+      expect(packerCompiler.compile(copy, opts)).toEqual(files);
+      expect(copy).toEqual(ir);
+    });
+
+    it('embeds the other backend unchanged under shell/ or ansible/', async () => {
+      const provisioner = opts.provisioner ?? 'shell';
+      const { compilers } = await import('../../src/compilers/index.js');
+      const theirs = compilers[provisioner]?.compile(ir, opts) ?? {};
+      for (const [f, content] of Object.entries(theirs)) expect(files[`${provisioner}/${f}`], f).toBe(content);
+      const extra = Object.keys(files).filter((f) => !(f in own(files)) && !f.startsWith(`${provisioner}/`));
+      expect(extra.every((f) => /^hooks\/.+\.\d+\.sh$/.test(f)), extra.join(', ')).toBe(true);
+    });
+
+    it('passes packer validate (full) and packer fmt -check', async () => {
+      await expectValid(dir, opts.json ? hclFile() : '.', vars);
+      const fmt = await packer(['fmt', '-check', '-diff', hclFile()], dir);
+      expect(fmt.code, fmt.out).toBe(0);
+      if (opts.json) await expectValid(dir, `${ir.name}.pkr.json`, vars);
+    });
+
+    it('runs the phases in order: pre hooks, steps, post hooks (packer inspect)', async () => {
+      const hcl = await inspectProvisioners(dir, hclFile(), vars);
+      expect(hcl.provisioners).toEqual(expectedProvisioners(ir, opts.provisioner ?? 'shell'));
+      if (opts.json) {
+        const json = await inspectProvisioners(dir, `${ir.name}.pkr.json`, vars);
+        // The two syntaxes hold the same template.
+        expect(json.text).toBe(hcl.text);
+      }
+    });
+
+    it('reads back with the expected sources, settings and provisioners (hcl2json)', () => {
+      const steps = cloudSteps(ir);
+      const build = (parsed['build'] as Parsed[])[0] as Parsed;
+      const labels = steps.map((s) => s.name.toLowerCase().replace(/[^a-z0-9_-]+/g, '_'));
+      expect(build['sources']).toEqual(steps.map((s, i) => `source.${s.builder}.${labels[i]}`));
+      steps.forEach((s, i) => {
+        const body = (parsed['source'] as Parsed)[s.builder][labels[i] as string][0] as Parsed;
+        for (const [k, v] of Object.entries(s.settings)) expect(body[k], `${s.id} ${k}`).toEqual(typeof v === 'string' ? jsonTemplateText(v) : v);
+        if (s.builder === 'qemu') {
+          expect(body['disk_image']).toBe(true);
+          expect(body['iso_checksum']).toMatch(/^\$\{var\.\w+\}$/);
+          expect(body['communicator']).toBe('ssh');
+        }
+        if (s.builder === 'amazon-ebs') {
+          expect(body['ssh_username']).toBe('admin');
+          expect(body['source_ami_filter'][0]['owners']).toEqual(['136693071363']);
+        }
+      });
+      // Sensitive variables are marked so; AWS credentials are not variables.
+      const variables = Object.entries((parsed['variable'] ?? {}) as Record<string, Parsed[]>);
+      for (const [v, [body]] of variables) {
+        expect(body?.['type'], v).toMatch(/^\$\{(string|number|bool)\}$|^(string|number|bool)$/);
+        if (/password/.test(v)) expect(body?.['sensitive'], v).toBe(true);
+        expect(v).not.toMatch(/access_key|secret/);
+      }
+      // Every script the template points at is in the output, and nothing else is run.
+      const scripts = provisionerBodies(build).flatMap((p) => [p['script'], p['playbook_file']].filter((x): x is string => typeof x === 'string'));
+      expect(scripts.length).toBeGreaterThan(0);
+      for (const s of scripts) expect(files[s.replace(/^\$\{path\.root\}\//, '')], s).toBeDefined();
+      // Packer's own {{ .Path }} is where Packer fills it in: in execute_command, never escaped.
+      for (const p of provisionerBodies(build).filter((b) => 'execute_command' in b && typeof b['execute_command'] === 'string')) {
+        expect(p['execute_command']).toContain("'{{ .Path }}'");
+      }
+      const pp = build['post-processor'] as Parsed;
+      expect(pp['manifest'][0]).toEqual({ output: 'manifest.json', strip_path: true });
+      if (steps.some((s) => s.builder === 'qemu')) expect(pp['checksum'][0]['checksum_types']).toEqual(['sha256']);
+    });
+
+    it('keeps Packer template syntax ({{ }}) only in the fields where Packer fills it in', () => {
+      const lines = (files[hclFile()] ?? '').split('\n').filter((l) => l.includes('{{'));
+      expect(lines.length).toBeGreaterThan(0);
+      for (const l of lines) expect(l.trim(), l).toMatch(/^(execute_command|inventory_file_template) +=/);
+    });
+
+    it('lists what Packer does not build in the header', () => {
+      const text = files[hclFile()] ?? '';
+      expect(text.startsWith(`# Generated by imgc from ${ir.source}`)).toBe(true);
+      for (const s of ir.phases.flatMap((p) => p.steps).filter((s) => s.kind === 'artifact')) expect(text).toContain(`#   ${s.id} `);
+    });
+  });
+});
+
+describe('packer backend: a definition without cloudImage steps', () => {
+  it('provisions an existing host through a null source', async () => {
+    const base = await irOf('examples/node-image.ts');
+    const ir: Image = { ...base, phases: base.phases.map((p) => ({ ...p, steps: p.steps.filter((s) => s.kind !== 'cloudImage') })) };
+    const files = packerCompiler.compile(ir, { json: true });
+    const text = files[`${ir.name}.pkr.hcl`] ?? '';
+    expect(text).toContain('source "null" "existing-host" {');
+    expect(text).toMatch(/no cloudImage step/);
+    expect(text).not.toContain('post-processor "checksum"');
+    const parsed = await parseHcl(text);
+    expect(parsed['variable']['existing_host_ssh_password'][0]['sensitive']).toBe(true);
+    expect(requiredVars(parsed)).toEqual(['-var', 'existing_host_ssh_host=example']);
+    const dir = writeOut(files, 'packer-existing');
+    // The null builder insists on one way to log in: password or key.
+    const none = await packer(['validate', '-var', 'existing_host_ssh_host=node1.example.com', `${ir.name}.pkr.hcl`], dir);
+    expect(none.code, none.out).not.toBe(0);
+    expect(none.out).toMatch(/authentication method/);
+    const vars = ['-var', 'existing_host_ssh_host=node1.example.com', '-var', 'existing_host_ssh_password=secret'];
+    await expectValid(dir, `${ir.name}.pkr.hcl`, vars);
+    await expectValid(dir, `${ir.name}.pkr.json`, vars);
+  });
+});
+
+describe('packer backend: hooks on both sides in one list', () => {
+  it('splits them in order: where packer runs, in the target, where packer runs', async () => {
+    const base = await irOf('examples/node-image.ts');
+    const customize = base.phases[0] as Phase;
+    const hook = (n: number, action: StepOf<'hook'>['action']): StepOf<'hook'> => ({
+      id: `customize.pre${n}.hook`,
+      kind: 'hook',
+      when: 'pre',
+      action,
+      provides: [],
+      requires: [],
+      removes: [],
+    });
+    const pre = [
+      hook(1, { type: 'event', target: 'stdout' }),
+      hook(2, { type: 'script', run: 'echo "in the target: $(hostname)"' }),
+      hook(3, { type: 'webhook', url: 'https://hooks.example.com/imgc', timeoutSeconds: 5, retries: 1, onFailure: 'warn' }),
+    ];
+    const ir: Image = { ...base, phases: base.phases.map((p) => (p === customize ? { ...p, pre } : p)) };
+    const files = packerCompiler.compile(ir, {});
+    const parts = Object.keys(files).filter((f) => f.startsWith('hooks/')).sort();
+    expect(parts).toEqual(['hooks/01-customize-pre.1.sh', 'hooks/01-customize-pre.2.sh', 'hooks/01-customize-pre.3.sh']);
+    expect(files['hooks/01-customize-pre.2.sh']).toContain('customize.pre2.hook');
+    expect(files['hooks/01-customize-pre.2.sh']).not.toContain('customize.pre1.hook');
+    expect(files['hooks/01-customize-pre.3.sh']).toContain('hooks.example.com');
+    const dir = writeOut(files, 'packer-hooks');
+    const parsed = await parseHcl(files[`${ir.name}.pkr.hcl`] ?? '');
+    const vars = requiredVars(parsed);
+    await expectValid(dir, '.', vars);
+    const { provisioners } = await inspectProvisioners(dir, '.', vars);
+    expect(provisioners).toEqual(expectedProvisioners(ir, 'shell'));
+    expect(provisioners.slice(0, 4)).toEqual(['shell-local', 'shell', 'shell-local', 'shell']);
+  });
+});
+
+describe('packer backend: refusals', () => {
+  it('refuses settings HCL cannot carry, with IMGC2001 at the step', async () => {
+    const base = await irOf('examples/node-image.ts');
+    const bad = (settings: Record<string, string>) => ({
+      ...base,
+      phases: base.phases.map((p) => ({ ...p, steps: p.steps.map((s) => (s.kind === 'cloudImage' && s.builder === 'qemu' ? { ...s, settings } : s)) })),
+    });
+    const cases: Record<string, string>[] = [{ 'not a key': 'x' }, { vm_name: 'e\u0301' }, { vm_name: 'a\ud800' }];
+    for (const settings of cases) {
+      let error: unknown;
+      try {
+        packerCompiler.compile(bad(settings), {});
+      } catch (e) {
+        error = e;
+      }
+      const diagnostics = (error as { diagnostics?: { code: string; loc?: { line: number } }[] }).diagnostics ?? [];
+      expect(diagnostics.map((d) => d.code), JSON.stringify(settings)).toEqual(['IMGC2001']);
+      expect(diagnostics[0]?.loc?.line).toBeGreaterThan(0);
+    }
+  });
+});
