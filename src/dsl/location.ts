@@ -2,6 +2,7 @@
 // (source-mapped by the loader) and take the first frame outside imgc itself,
 // so a stdlib module's steps point at the user's `.use(module())` line.
 import { fileURLToPath } from 'node:url';
+import { findSourceMap } from 'node:module';
 import path from 'node:path';
 import type { SourceLocation } from '../ir/schema.js';
 
@@ -18,18 +19,48 @@ export const setDefinitionDir = (dir: string | undefined): void => {
   definitionDir = dir;
 };
 
-const framePattern = /\(?((?:file:\/\/)?\/[^():]+|[A-Za-z]:\\[^():]+):(\d+):(\d+)\)?$/;
+const rawFrames = (_: Error, frames: NodeJS.CallSite[]): NodeJS.CallSite[] => frames;
 
+/** Original (source-mapped) position of a generated one, when the file has a map. */
+const original = (file: string, line: number, column: number): { file: string; line: number; column: number } => {
+  const entry = findSourceMap(file)?.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
+  if (!entry || entry.originalLine === undefined || entry.originalColumn === undefined) return { file, line, column };
+  const source = entry.originalSource?.startsWith('file://') ? fileURLToPath(entry.originalSource) : (entry.originalSource ?? file);
+  return { file: source, line: entry.originalLine + 1, column: entry.originalColumn + 1 };
+};
+
+// Per file name: is it imgc's own code (or node's, or a dependency's)? The
+// same few names recur for every step, so the answer is kept.
+const ownFrame = new Map<string, boolean>();
+const isOwnFrame = (name: string): boolean => {
+  let own = ownFrame.get(name);
+  if (own === undefined) {
+    const file = name.startsWith('file://') ? fileURLToPath(name) : name;
+    own = name.startsWith('node:') || ownRoots.some((r) => file.startsWith(r)) || file.includes(`${path.sep}node_modules${path.sep}`);
+    ownFrame.set(name, own);
+  }
+  return own;
+};
+
+// The structured stack (CallSite objects) instead of the formatted string:
+// formatting maps every frame through source maps, which cost most of the
+// time of a 10,000-step definition; we map the one frame we keep.
 export const callerLocation = (): SourceLocation | undefined => {
-  const stack = new Error().stack ?? '';
-  for (const line of stack.split('\n').slice(1)) {
-    const m = framePattern.exec(line.trim());
-    if (!m) continue;
-    const [, rawFile = '', lineNo = '0', col = '0'] = m;
-    const file = rawFile.startsWith('file://') ? fileURLToPath(rawFile) : rawFile;
-    if (ownRoots.some((r) => file.startsWith(r)) || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+  const saved = Error.prepareStackTrace;
+  Error.prepareStackTrace = rawFrames;
+  const holder: { stack?: NodeJS.CallSite[] } = {};
+  Error.captureStackTrace(holder, callerLocation);
+  const frames = holder.stack ?? [];
+  Error.prepareStackTrace = saved;
+  for (const frame of frames) {
+    const name = frame.getFileName();
+    const line = frame.getLineNumber();
+    const column = frame.getColumnNumber();
+    if (!name || line === null || column === null || isOwnFrame(name)) continue;
+    const at = original(name, line, column);
+    const file = at.file.startsWith('file://') ? fileURLToPath(at.file) : at.file;
     const rel = path.relative(definitionDir ?? process.cwd(), file).split(path.sep).join('/');
-    return { file: rel, line: Number(lineNo), column: Number(col) };
+    return { file: rel, line: at.line, column: at.column };
   }
   return undefined;
 };
