@@ -17,7 +17,8 @@ export const diagnosticCodes = {
   IMGC1004: { severity: 'error', title: 'the definition produced invalid IR', fix: 'fix the value named in the message' },
   IMGC1005: { severity: 'error', title: 'definition file not found or unreadable', fix: 'check the path' },
   IMGC1006: { severity: 'error', title: 'TypeScript syntax error in the definition', fix: 'fix the syntax at the reported location' },
-  IMGC2001: { severity: 'error', title: 'a string cannot be represented safely in the target', fix: 'remove the NUL or control character from the value' },
+  IMGC2001: { severity: 'error', title: 'a string cannot be represented safely in the target', fix: 'remove the NUL, control character or lone UTF-16 surrogate from the value' },
+  IMGC2002: { severity: 'error', title: 'the target cannot express this value or feature', fix: 'use another target for this image, or change the step to something the target supports' },
 } as const;
 
 export type DiagnosticCode = keyof typeof diagnosticCodes;

@@ -1,20 +1,25 @@
-// Values no backend can carry (NUL, other C0 control characters except tab,
-// newline and carriage return) are refused with a diagnostic at the step that
-// holds them, instead of being mangled. `imgc check` reports them; every
-// compiler refuses to run on them.
+// Values no backend can carry are refused with a diagnostic at the step that
+// holds them, instead of being mangled: NUL and the other C0 control
+// characters except tab, newline and carriage return, DEL, and lone UTF-16
+// surrogates (a JavaScript string may hold one; UTF-8, and so every file a
+// backend writes, cannot). `imgc check` reports them; every compiler refuses
+// to run on them.
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
 
 // eslint-disable-next-line no-control-regex
 const forbidden = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+const hex = (c: string) => c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
 
 const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: Diagnostic[]): void => {
   if (typeof value === 'string') {
     const m = forbidden.exec(value);
-    if (m) {
-      const code = m[0].charCodeAt(0).toString(16).padStart(4, '0');
-      out.push(diagnostic('IMGC2001', `${at} contains the control character U+${code.toUpperCase()}, which no backend can carry safely`, { loc, hint: 'remove it from the value' }));
-    }
+    if (m) out.push(diagnostic('IMGC2001', `${at} contains the control character U+${hex(m[0])}, which no backend can carry safely`, { loc, hint: 'remove it from the value' }));
+    const s = loneSurrogate.exec(value);
+    if (s) out.push(diagnostic('IMGC2001', `${at} contains a lone UTF-16 surrogate (U+${hex(s[0])}), which has no UTF-8 encoding`, { loc, hint: 'remove it from the value, or complete the surrogate pair' }));
     return;
   }
   if (Array.isArray(value)) value.forEach((v, i) => walk(v, `${at}[${i}]`, loc, out));

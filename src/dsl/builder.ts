@@ -2,7 +2,7 @@
 // provides and requires, and where it was written) and returns a builder whose
 // type parameters carry the facts known so far. Builders are persistent: a
 // step links to the previous one, so building is O(n) and nothing is mutated.
-import type { Base, Fact, HookAction, Image, Phase, SourceLocation, Step, StepKind, StepOf } from '../ir/schema.js';
+import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/schema.js';
 import { IR_VERSION } from '../ir/schema.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
@@ -508,7 +508,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
         name: p.name,
         runtime: p.runtime,
         pre: hooks.filter((h) => h.when === 'pre').map((h, i) => withId(h, i, 'pre')),
-        steps: steps.map((s, i) => withId(s, i, '')) as Step[],
+        steps: steps.map((s, i) => withId(s, i, '')) as PhaseStep[],
         post: hooks.filter((h) => h.when === 'post').map((h, i) => withId(h, i, 'post')),
         ...(p.loc ? { loc: p.loc } : {}),
       };

@@ -37,8 +37,37 @@ const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'mode is an octal string such as
 const AbsPath = z.string().regex(/^\//, 'paths are absolute');
 const Name = z.string().min(1);
 
+// What a valid image may hold, whatever the target: each value below ends up
+// as a word of a command line, a line of a file or a file name, so a value
+// outside these shapes is refused when the definition is loaded (IMGC1004),
+// not by each backend.
+
+/** useradd/groupadd's default NAME_REGEX on Debian, and its 32-character limit. */
+const AccountName = z
+  .string()
+  .max(32, 'user and group names are at most 32 characters')
+  .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'user and group names are lower-case letters, digits, "_" or "-", start with a letter or "_" and may end in "$"');
+/** A package name of apt or dnf. */
+const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit');
+/** A package name, optionally pinned to a version (apt's `name=version`). */
+const PackageSpec = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9+._-]*(=[A-Za-z0-9+.:~_-]+)?$/,
+    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by "=version"',
+  );
+/** A systemd unit name (a bare name means a .service). */
+const UnitName = z.string().regex(/^[A-Za-z0-9@._:\\-]+$/, 'service names are systemd unit names: letters, digits, "@", ".", "_", ":", "-" or "\\"');
+/** One line of a file: no line break. */
+const OneLine = z.string().regex(/^[^\r\n]*$/, 'the value is written as one line of a file: no line breaks');
+/** One field word of a deb822 .sources file. */
+const oneWord = /^\S+$/;
+const oneWordMessage = 'a deb822 field value is one word: no white space or line breaks';
+const Word = z.string().regex(oneWord, oneWordMessage);
+
 const stepBase = {
-  id: z.string(),
+  /** `<phase>.<n>.<kind>`: one word, it names the step in progress lines and logs. */
+  id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'step ids are one word of letters, digits, ".", "_" or "-"'),
   loc: SourceLocation.optional(),
   description: z.string().optional(),
   provides: z.array(Fact),
@@ -50,10 +79,10 @@ export const UserStep = z
   .object({
     ...stepBase,
     kind: z.literal('user'),
-    name: Name,
+    name: AccountName,
     uid: z.number().int().nonnegative().optional(),
-    primaryGroup: Name.optional(),
-    groups: z.array(Name),
+    primaryGroup: AccountName.optional(),
+    groups: z.array(AccountName),
     home: AbsPath.optional(),
     shell: z.string().optional(),
     system: z.boolean(),
@@ -61,10 +90,10 @@ export const UserStep = z
   .strict();
 
 export const GroupStep = z
-  .object({ ...stepBase, kind: z.literal('group'), name: Name, gid: z.number().int().nonnegative().optional(), system: z.boolean() })
+  .object({ ...stepBase, kind: z.literal('group'), name: AccountName, gid: z.number().int().nonnegative().optional(), system: z.boolean() })
   .strict();
 
-const Ownership = { owner: Name.optional(), group: Name.optional(), mode: Mode.optional() };
+const Ownership = { owner: AccountName.optional(), group: AccountName.optional(), mode: Mode.optional() };
 
 export const DirectoryStep = z.object({ ...stepBase, kind: z.literal('directory'), path: AbsPath, ...Ownership }).strict();
 
@@ -75,35 +104,44 @@ export const FileStep = z
 export const SymlinkStep = z.object({ ...stepBase, kind: z.literal('symlink'), path: AbsPath, target: z.string().min(1) }).strict();
 
 export const PackagesStep = z
-  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(Name).min(1) })
+  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(PackageSpec).min(1) })
   .strict();
 
 export const AptRepositoryStep = z
   .object({
     ...stepBase,
     kind: z.literal('aptRepository'),
-    name: Name,
-    uri: z.string().url(),
-    suites: z.array(Name).min(1),
-    components: z.array(Name),
+    /** The file /etc/apt/sources.list.d/<name>.sources: apt ignores other names (sources.list(5)). */
+    name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'apt source names are letters, digits, "_", "." or "-" (apt ignores other .sources file names)'),
+    // The word check first: zod's url() drops tabs and line breaks, as URL parsers do.
+    uri: z.string().regex(oneWord, oneWordMessage).url(),
+    /** "/" alone for a flat repository. */
+    suites: z.array(Word).min(1),
+    components: z.array(Word),
     /** ASCII-armored key text, written to keyPath. */
     key: z.string().optional(),
     /** Or: where to download the ASCII-armored key from at build time. */
     keyUrl: z.string().url().optional(),
-    keyPath: AbsPath.optional(),
+    keyPath: AbsPath.regex(oneWord, oneWordMessage).optional(),
   })
   .strict();
 
 export const ServiceStep = z
-  .object({ ...stepBase, kind: z.literal('service'), name: Name, enabled: z.boolean(), package: Name.optional() })
+  .object({ ...stepBase, kind: z.literal('service'), name: UnitName, enabled: z.boolean(), package: PackageName.optional() })
   .strict();
 
 export const SysctlStep = z
-  .object({ ...stepBase, kind: z.literal('sysctl'), key: Name, value: z.string(), file: AbsPath })
+  .object({
+    ...stepBase,
+    kind: z.literal('sysctl'),
+    key: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_./-]*$/, 'sysctl keys look like net.ipv4.ip_forward: letters, digits, "_", ".", "/" or "-"'),
+    value: OneLine,
+    file: AbsPath,
+  })
   .strict();
 
 export const KernelModuleStep = z
-  .object({ ...stepBase, kind: z.literal('kernelModule'), name: Name, file: AbsPath })
+  .object({ ...stepBase, kind: z.literal('kernelModule'), name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'kernel module names are letters, digits, "_" or "-"'), file: AbsPath })
   .strict();
 
 export const SwapOffStep = z.object({ ...stepBase, kind: z.literal('swapOff') }).strict();
@@ -170,7 +208,8 @@ export const VerifyStep = z
   })
   .strict();
 
-export const Step = z.discriminatedUnion('kind', [
+/** Every kind but `hook`: what a phase's `steps` may hold. */
+const phaseStepKinds = [
   UserStep,
   GroupStep,
   DirectoryStep,
@@ -183,11 +222,22 @@ export const Step = z.discriminatedUnion('kind', [
   KernelModuleStep,
   SwapOffStep,
   CommandStep,
-  HookStep,
   ArtifactStep,
   CloudImageStep,
   VerifyStep,
-]);
+] as const;
+
+/** A step of a phase's `steps`; hooks live in the phase's `pre` and `post`. */
+export const PhaseStep = z.discriminatedUnion('kind', phaseStepKinds, {
+  error: (issue) =>
+    issue.code === 'invalid_union' && (issue.input as { kind?: unknown } | undefined)?.kind === 'hook'
+      ? 'a hook belongs in its phase\'s pre or post hooks, not among its steps'
+      : undefined,
+});
+export type PhaseStep = z.infer<typeof PhaseStep>;
+
+/** Any step: a phase step or a hook. */
+export const Step = z.discriminatedUnion('kind', [...phaseStepKinds, HookStep]);
 export type Step = z.infer<typeof Step>;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
@@ -198,7 +248,7 @@ export const Phase = z
     /** May run on existing hosts at runtime (provision, by default). */
     runtime: z.boolean(),
     pre: z.array(HookStep),
-    steps: z.array(Step),
+    steps: z.array(PhaseStep),
     post: z.array(HookStep),
     loc: SourceLocation.optional(),
   })
@@ -214,7 +264,7 @@ export const Base = z
     variant: z.enum(['minbase', 'buildd', 'default']),
     packageManager: z.enum(['apt', 'dnf']),
     /** Extra packages laid down with the base (debootstrap --include). */
-    include: z.array(Name),
+    include: z.array(PackageName),
     provides: z.array(Fact),
     loc: SourceLocation.optional(),
   })
@@ -230,5 +280,18 @@ export const Image = z
     base: Base,
     phases: z.array(Phase),
   })
-  .strict();
+  .strict()
+  .superRefine((ir, ctx) => {
+    // A .sources file means something only to apt: on another base it is a
+    // mistake in the image, whichever target compiles it. (Runs also when
+    // other fields failed, so nothing here trusts the shape.)
+    if (ir.base?.packageManager === 'apt' || !Array.isArray(ir.phases)) return;
+    ir.phases.forEach((p, i) => {
+      if (!Array.isArray(p?.steps)) return;
+      p.steps.forEach((s, j) => {
+        if (s?.kind === 'aptRepository')
+          ctx.addIssue({ code: 'custom', path: ['phases', i, 'steps', j, 'kind'], message: `an apt repository cannot be added to a ${ir.base.packageManager} base; use a repository step of its package manager` });
+      });
+    });
+  });
 export type Image = z.infer<typeof Image>;

@@ -8,8 +8,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type ts from 'typescript';
 import { readCached, sha256, writeCached } from '../util/cache.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
+import { validateImage } from '../check/validate.js';
 import { setDefinitionDir } from '../dsl/location.js';
-import { Image, type SourceLocation } from '../ir/schema.js';
+import type { Image, SourceLocation } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
 
 export interface LoadedDefinition {
@@ -205,35 +206,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   } catch (err) {
     return { dir, diagnostics: [...diagnostics, diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err, dir) })] };
   }
-  const parsed = Image.safeParse(raw);
-  if (!parsed.success) {
-    // One diagnostic per step: the derived facts repeat the field's problem.
-    const issues = [...parsed.error.issues].sort((a, b) => Number(a.path.some(isFactList)) - Number(b.path.some(isFactList)));
-    const seen = new Set<string>();
-    const invalid = issues.flatMap((i) => {
-      const loc = nearestLoc(raw, i.path);
-      const at = loc ? `${loc.file}:${loc.line}:${loc.column}` : i.path.join('.');
-      if (seen.has(at)) return [];
-      seen.add(at);
-      return [diagnostic('IMGC1004', `invalid ${i.path.join('.')}: ${i.message}`, { loc })];
-    });
-    return { dir, diagnostics: [...diagnostics, ...invalid] };
-  }
-  return { dir, ir: parsed.data, ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}), diagnostics };
+  const { ir, diagnostics: invalid } = validateImage(raw);
+  if (!ir) return { dir, diagnostics: [...diagnostics, ...invalid] };
+  return { dir, ir, ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}), diagnostics };
 };
-
-/** The location of the innermost IR object on `at` that has one (the step). */
-const nearestLoc = (root: unknown, at: readonly PropertyKey[]): SourceLocation | undefined => {
-  let node: unknown = root;
-  let found: SourceLocation | undefined;
-  for (const key of at) {
-    if (typeof node !== 'object' || node === null) break;
-    const loc = (node as { loc?: SourceLocation }).loc;
-    if (loc) found = loc;
-    node = (node as Record<PropertyKey, unknown>)[key];
-  }
-  const own = typeof node === 'object' && node !== null ? (node as { loc?: SourceLocation }).loc : undefined;
-  return own ?? found;
-};
-
-const isFactList = (k: PropertyKey) => k === 'provides' || k === 'requires' || k === 'removes';

@@ -83,7 +83,7 @@ export const phase = (name: string, steps: StepInput[], hooks: { pre?: StepInput
   name,
   runtime: hooks.runtime ?? false,
   pre: withIds(name, hooks.pre ?? [], 'pre') as Phase['pre'],
-  steps: withIds(name, steps),
+  steps: withIds(name, steps) as Phase['steps'],
   post: withIds(name, hooks.post ?? [], 'post') as Phase['post'],
   loc: { file: 'test.ts', line: 5, column: 3 },
 });

@@ -280,16 +280,46 @@ describe('ansible backend refusals', () => {
     expect(codes(one({ kind: 'file', path: '/etc/x', content: 'a\ud800b', mode: '0644' }))).toEqual(['IMGC2001']);
   });
 
-  it('refuses line-oriented values that would break their line with IMGC2001', () => {
-    expect(codes(one({ kind: 'sysctl', key: 'a.b', value: '1\nevil = 1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC2001']);
-    expect(codes(one({ kind: 'sysctl', key: 'a = b', value: '1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC2001']);
-    expect(codes(one({ kind: 'kernelModule', name: 'a b', file: '/etc/modules-load.d/x.conf' }))).toEqual(['IMGC2001']);
-    expect(codes(one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['a b'], components: [] }))).toEqual(['IMGC2001']);
+  it('refuses line-oriented values that would break their line with IMGC1004 (the schema)', () => {
+    expect(codes(one({ kind: 'sysctl', key: 'a.b', value: '1\nevil = 1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'sysctl', key: 'a.b', value: '1\revil = 1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'sysctl', key: 'a = b', value: '1', file: '/etc/sysctl.d/x.conf' }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'kernelModule', name: 'a b', file: '/etc/modules-load.d/x.conf' }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['a b'], components: [] }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/\nTypes: deb-src', suites: ['a'], components: [] }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['a'], components: ['main\n'] }))).toEqual(['IMGC1004']);
+    expect(codes(one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['a'], components: [], keyUrl: 'https://a.example/k', keyPath: '/etc/k\n' }))).toEqual(['IMGC1004']);
   });
 
-  it('refuses an apt repository on a dnf base', () => {
+  it('reports the schema\'s IMGC1004 at the step\'s source location, naming the field', () => {
+    const ir = one({ kind: 'sysctl', key: 'a.b', value: '1\nevil = 1', file: '/etc/sysctl.d/x.conf' });
+    let thrown: unknown;
+    try {
+      ansibleCompiler.compile(ir, {});
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(CompileError);
+    const [d, ...rest] = (thrown as CompileError).diagnostics;
+    expect(rest).toEqual([]);
+    expect(d).toMatchObject({ code: 'IMGC1004', loc: { file: 'test.ts', line: 10, column: 3 } });
+    expect(d!.message).toMatch(/^invalid phases\.0\.steps\.0\.value: .*no line breaks/);
+  });
+
+  it('refuses a hook among a phase\'s steps with IMGC1004 (the schema)', () => {
+    expect(codes(one({ kind: 'hook', when: 'pre', action: { type: 'event', target: 'stdout' } }))).toEqual(['IMGC1004']);
+  });
+
+  it('refuses an apt repository on a dnf base with IMGC1004 (the schema: no target can add one)', () => {
     const ir = one({ kind: 'aptRepository', name: 'x', uri: 'https://a.example/', suites: ['stable'], components: [] });
-    expect(codes({ ...ir, base: { ...ir.base, packageManager: 'dnf' } })).toEqual(['IMGC2001']);
+    expect(codes({ ...ir, base: { ...ir.base, packageManager: 'dnf' } })).toEqual(['IMGC1004']);
+  });
+
+  it('carries a sysctl value with Unicode line separators, which are not line breaks for sysctl.d', () => {
+    const value = 'a\u2028b\u2029c\u0085d';
+    const files = ansibleCompiler.compile(one({ kind: 'sysctl', key: 'a.b', value, file: '/etc/sysctl.d/x.conf' }), {});
+    const [t] = parseYaml(files['roles/customize/tasks/main.yml']!) as Task[];
+    expect((t!['ansible.builtin.lineinfile'] as { line: string }).line).toBe(`a.b = ${value}`);
   });
 
   it('uses the dnf module on a dnf base', () => {

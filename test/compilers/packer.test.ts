@@ -223,14 +223,18 @@ describe('packer backend: hooks on both sides in one list', () => {
 });
 
 describe('packer backend: refusals', () => {
-  it('refuses settings HCL cannot carry, with IMGC2001 at the step', async () => {
+  it('refuses settings HCL cannot carry (IMGC2002) and strings no target can (IMGC2001), at the step', async () => {
     const base = await irOf('examples/node-image.ts');
     const bad = (settings: Record<string, string>) => ({
       ...base,
       phases: base.phases.map((p) => ({ ...p, steps: p.steps.map((s) => (s.kind === 'cloudImage' && s.builder === 'qemu' ? { ...s, settings } : s)) })),
     });
-    const cases: Record<string, string>[] = [{ 'not a key': 'x' }, { vm_name: 'e\u0301' }, { vm_name: 'a\ud800' }];
-    for (const settings of cases) {
+    const cases: [Record<string, string>, string][] = [
+      [{ 'not a key': 'x' }, 'IMGC2002'],
+      [{ vm_name: 'e\u0301' }, 'IMGC2002'],
+      [{ vm_name: 'a\ud800' }, 'IMGC2001'],
+    ];
+    for (const [settings, code] of cases) {
       let error: unknown;
       try {
         packerCompiler.compile(bad(settings), {});
@@ -238,7 +242,7 @@ describe('packer backend: refusals', () => {
         error = e;
       }
       const diagnostics = (error as { diagnostics?: { code: string; loc?: { line: number } }[] }).diagnostics ?? [];
-      expect(diagnostics.map((d) => d.code), JSON.stringify(settings)).toEqual(['IMGC2001']);
+      expect(diagnostics.map((d) => d.code), JSON.stringify(settings)).toEqual([code]);
       expect(diagnostics[0]?.loc?.line).toBeGreaterThan(0);
     }
   });

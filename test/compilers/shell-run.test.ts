@@ -9,7 +9,9 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { helperCode } from '../../src/compilers/shell/helpers.js';
+import { hooksScript } from '../../src/compilers/shell/hooks.js';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
+import { CompileError } from '../../src/compilers/types.js';
 import { word } from '../../src/compilers/shell/quote.js';
 import type { Image } from '../../src/ir/schema.js';
 import { tempDir } from '../helpers/cli.js';
@@ -246,11 +248,15 @@ describe('hook scripts', () => {
 
   it('build valid JSON whatever the image and phase are called', async () => {
     // Not schema-valid names, on purpose: the body must not depend on the regexes.
+    // compile() refuses such IR (IMGC1004), so the hook script is made directly.
     const ir = imageOf([phase('customize', [], { pre: [hook('customize.pre1.hook', 'pre', { type: 'event', target: 'stdout' })] })]);
     const name = 'a"b\\c\'d$e`f\n%s{{g}}\u2028😀';
     const odd = { ...ir, name, phases: [{ ...ir.phases[0]!, name: 'ph"a\\se %s' }] };
+    expect(() => shellCompiler.compile(odd, {})).toThrow(CompileError);
+    expect(() => shellCompiler.compile(odd, {})).toThrow(/^invalid name: .*\ninvalid phases\.0\.name: /);
     const out = tempDir('shell-hooks-json');
-    writeFiles(out, shellCompiler.compile(odd, {}));
+    const stem = '01-ph"a\\se %s';
+    writeFiles(out, { [`hooks/${stem}-pre.sh`]: hooksScript(odd, { phase: odd.phases[0]!, index: 1, stem }, 'pre', odd.phases[0]!.pre) });
     const r = await execa('sh', [path.join(out, 'hooks/01-ph"a\\se %s-pre.sh')], { reject: false });
     expect(r.exitCode, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ image: name, phase: 'ph"a\\se %s', when: 'pre' });

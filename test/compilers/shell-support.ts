@@ -15,15 +15,17 @@ export const step = (s: StepInput): Step => ({ provides: [], requires: [], remov
 export const phase = (name: string, steps: Step[], hooks: { pre?: Step[]; post?: Step[] } = {}): Phase =>
   ({ name, runtime: false, pre: hooks.pre ?? [], steps, post: hooks.post ?? [] }) as Phase;
 
+/** An Image with the given phases, not checked against the schema (for what compilers must refuse). */
+export const uncheckedImageOf = (phases: Phase[], name = 'test-image'): Image => ({
+  irVersion: 1,
+  name,
+  source: 'test.ts',
+  base: { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm', variant: 'minbase', packageManager: 'apt', include: [], provides: [] },
+  phases,
+});
+
 /** A valid Image (checked against the schema) with the given phases. */
-export const imageOf = (phases: Phase[], name = 'test-image'): Image =>
-  Image.parse({
-    irVersion: 1,
-    name,
-    source: 'test.ts',
-    base: { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm', variant: 'minbase', packageManager: 'apt', include: [], provides: [] },
-    phases,
-  });
+export const imageOf = (phases: Phase[], name = 'test-image'): Image => Image.parse(uncheckedImageOf(phases, name));
 
 /** Writes compiled files under dir (scripts executable). */
 export const writeFiles = (dir: string, files: Record<string, string>): void => {
@@ -35,7 +37,7 @@ export const writeFiles = (dir: string, files: Record<string, string>): void => 
   }
 };
 
-// Characters no backend carries (assertRepresentable refuses them).
+// Characters no backend carries (assertCompilable refuses them).
 // eslint-disable-next-line no-control-regex
 const forbidden = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 

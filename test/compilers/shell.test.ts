@@ -9,7 +9,7 @@ import { CompileError, type CompiledFiles } from '../../src/compilers/types.js';
 import type { Image } from '../../src/ir/schema.js';
 import { goodExamples, imgc, irOf, tempDir } from '../helpers/cli.js';
 import { expectGolden } from '../helpers/golden.js';
-import { imageOf, phase, step, writeFiles } from './shell-support.js';
+import { imageOf, phase, step, uncheckedImageOf, writeFiles } from './shell-support.js';
 
 const emittedKinds = new Set(['user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'swapOff', 'command']);
 
@@ -141,30 +141,60 @@ describe('shell backend refuses what it cannot carry', () => {
     }
     return expect.fail('compile did not refuse');
   };
-  const one = (s: Record<string, unknown>) => imageOf([phase('customize', [step({ id: 'customize.1.x', ...s })])]);
+  // Not checked against the schema: compile() itself must refuse what it does not accept.
+  const one = (s: Record<string, unknown>) => uncheckedImageOf([phase('customize', [step({ id: 'customize.1.x', ...s })])]);
+  const only = (re: RegExp) => [expect.stringMatching(re)];
+  const sysctl = (key: string, value: string) => one({ kind: 'sysctl', key, value, file: '/etc/sysctl.d/x.conf' });
+  const repo = (fields: Record<string, unknown>) => one({ kind: 'aptRepository', name: 'x', uri: 'https://example.org/', suites: ['x'], components: [], ...fields });
 
-  it('NUL in a file body (IMGC2001)', () => {
+  it('NUL in a file body (IMGC2001, the central pass)', () => {
     expect(refused(one({ kind: 'file', path: '/etc/x', content: 'a\u0000b' }))[0]).toMatch(/^IMGC2001 .*U\+0000/);
   });
 
-  it('a lone surrogate, which has no UTF-8 bytes', () => {
-    expect(refused(one({ kind: 'file', path: '/etc/x', content: 'a\ud800b' }))[0]).toMatch(/^IMGC2001 .*lone UTF-16 surrogate/);
+  it('a lone surrogate, which has no UTF-8 bytes (IMGC2001, the central pass, naming the field)', () => {
+    expect(refused(one({ kind: 'file', path: '/etc/x', content: 'a\ud800b' }))).toEqual(only(/^IMGC2001 phases\[0\]\.steps\[0\]\.content contains a lone UTF-16 surrogate \(U\+D800\)/));
+    expect(refused(one({ kind: 'symlink', path: '/etc/x', target: '\udc00' }))).toEqual(only(/^IMGC2001 phases\[0\]\.steps\[0\]\.target contains a lone UTF-16 surrogate \(U\+DC00\)/));
+    const ir = one({ kind: 'swapOff' });
+    expect(refused({ ...ir, base: { ...ir.base, release: '12\ud83d' } })).toEqual(only(/^IMGC2001 base\.release contains a lone UTF-16 surrogate/));
+    // A surrogate pair is one astral character, and compiles.
+    expect(Object.keys(shellCompiler.compile(one({ kind: 'file', path: '/etc/x', content: '\ud83d\ude00' }), {}))).toContain('phases/01-customize.sh');
   });
 
-  it('values that must stay on one line of a file, and keys that could not be found again', () => {
-    expect(refused(one({ kind: 'sysctl', key: 'a b', value: '1', file: '/etc/sysctl.d/x.conf' }))[0]).toContain('sysctl key');
-    expect(refused(one({ kind: 'sysctl', key: 'a.b', value: '1\n2', file: '/etc/sysctl.d/x.conf' }))[0]).toContain('line break');
-    expect(refused(one({ kind: 'kernelModule', name: 'a\nb', file: '/etc/modules-load.d/x.conf' }))[0]).toContain('kernel module name');
-    expect(refused(one({ kind: 'aptRepository', name: 'a/../b', uri: 'https://example.org/', suites: ['x'], components: [] }))[0]).toContain('apt source name');
+  it('values that must stay on one line of a file, and keys that could not be found again (IMGC1004, the schema)', () => {
+    expect(refused(sysctl('a b', '1'))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.key: sysctl keys look like net\.ipv4\.ip_forward/));
+    expect(refused(sysctl('a=b', '1'))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.key: sysctl keys/));
+    expect(refused(sysctl('a.b', '1\n2'))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.value: .*no line breaks/));
+    expect(refused(sysctl('a.b', '1\r'))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.value: .*no line breaks/));
+    expect(refused(one({ kind: 'kernelModule', name: 'a\nb', file: '/etc/modules-load.d/x.conf' }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.name: kernel module names/));
+    expect(refused(repo({ name: 'a/../b' }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.name: apt source names .*apt ignores other/));
+    expect(refused(repo({ uri: 'https://example.org/\nTypes: deb-src' }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.uri: .*one word/));
+    expect(refused(repo({ suites: ['x\ny'] }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.suites\.0: .*one word/));
+    expect(refused(repo({ components: ['main contrib'] }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.components\.0: .*one word/));
+    expect(refused(repo({ key: 'k', keyPath: '/etc/apt/keyrings/x\n.asc' }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.keyPath: .*one word/));
+  });
+
+  it('a supplementary group name with "," (it separates useradd --groups)', () => {
+    expect(refused(one({ kind: 'user', name: 'dev', groups: ['a,b'], system: false }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.groups\.0: user and group names/));
   });
 
   it('step ids the progress lines cannot carry', () => {
-    expect(refused(one({ id: 'a b', kind: 'swapOff' }))[0]).toContain("step id 'a b'");
+    expect(refused(one({ id: 'a b', kind: 'swapOff' }))).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.id: step ids are one word/));
   });
 
-  it('packages on a base whose package manager it does not drive yet', () => {
+  it('a hook among a phase\'s steps', () => {
+    expect(refused(one({ kind: 'hook', when: 'pre', action: { type: 'event', target: 'stdout' } }))).toEqual(
+      only(/^IMGC1004 invalid phases\.0\.steps\.0\.kind: a hook belongs in its phase's pre or post hooks/),
+    );
+  });
+
+  it('an apt repository on a base that is not apt-based (IMGC1004, whatever the target)', () => {
+    const ir = repo({});
+    expect(refused({ ...ir, base: { ...ir.base, packageManager: 'dnf' } })).toEqual(only(/^IMGC1004 invalid phases\.0\.steps\.0\.kind: an apt repository cannot be added to a dnf base/));
+  });
+
+  it('packages on a base whose package manager it does not drive yet (IMGC2002, the target)', () => {
     const ir = one({ kind: 'packages', action: 'install', names: ['vim'] });
-    expect(refused({ ...ir, base: { ...ir.base, packageManager: 'dnf' } })[0]).toContain("package manager 'dnf'");
+    expect(refused({ ...ir, base: { ...ir.base, packageManager: 'dnf' } })).toEqual(only(/^IMGC2002 the shell backend cannot drive the package manager 'dnf'/));
     // Without package steps the same base compiles.
     const plain = one({ kind: 'swapOff' });
     expect(Object.keys(shellCompiler.compile({ ...plain, base: { ...plain.base, packageManager: 'dnf' } }, {}))).toContain('phases/01-customize.sh');

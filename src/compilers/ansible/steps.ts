@@ -2,7 +2,6 @@
 // is idempotent on its own: the modules compare before they change, lines are
 // owned by a regexp, and raw commands are guarded by `creates` or declared
 // change-free.
-import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
 import type { Base, SourceLocation, StepOf } from '../../ir/schema.js';
 import { firstLine, labelText, taskName } from './names.js';
 import { packageManagers } from './packages.js';
@@ -16,17 +15,11 @@ export interface PhaseContext {
   refresh: boolean;
   /** Notes for the top of the phase's tasks file, deduplicated. */
   readonly notes: Set<string>;
-  readonly errors: Diagnostic[];
 }
 
 /** A step's task name; a declared description (commands use it as the summary) is appended. */
 const name = (summary: string, s: { id: string; kind: string; loc?: SourceLocation | undefined; description?: string | undefined }) =>
   taskName(s.description !== undefined && s.kind !== 'command' ? `${summary}: ${labelText(s.description)}` : summary, s.id, s.loc);
-
-const refuse = (ctx: PhaseContext, s: { id: string; loc?: SourceLocation | undefined }, message: string, hint: string): Task[] => {
-  ctx.errors.push(diagnostic('IMGC2001', `${s.id}: ${message}`, { loc: s.loc, hint, stepId: s.id }));
-  return [];
-};
 
 const NO_MODE_NOTE = 'No mode declared: an existing path keeps its mode, a new one gets the umask default.';
 
@@ -39,8 +32,6 @@ const ownership = (s: { owner?: string; group?: string; mode?: string }) => ({
 /** A systemd unit name: a bare name means `.service` (systemctl needs the suffix in a chroot). */
 const unitName = (n: string): string =>
   /\.(service|socket|timer|target|path|mount|automount|swap|slice|scope|device)$/.test(n) ? n : `${n}.service`;
-
-const lineOriented = /[\n\r\u0085\u2028\u2029]/;
 
 const userTasks = (s: StepOf<'user'>): Task[] => {
   const own = s.primaryGroup === undefined;
@@ -75,10 +66,7 @@ const userTasks = (s: StepOf<'user'>): Task[] => {
 };
 
 const aptRepositoryTasks = (s: StepOf<'aptRepository'>, ctx: PhaseContext): Task[] => {
-  if (ctx.base.packageManager !== 'apt') return refuse(ctx, s, `an apt repository cannot be added to a ${ctx.base.packageManager} base`, 'use a repository step for the base\'s package manager');
-  const fields = [s.uri, s.keyPath ?? '', ...s.suites, ...s.components];
-  if (fields.some((f) => lineOriented.test(f)) || [...s.suites, ...s.components].some((f) => /\s/.test(f)))
-    return refuse(ctx, s, 'a deb822 field value contains a line break, or a suite/component contains white space', 'suites and components are single words');
+  // The schema allows apt repositories on apt bases only, and keeps each field to one word.
   const keyPath = s.key !== undefined || s.keyUrl !== undefined ? (s.keyPath ?? `/etc/apt/keyrings/${s.name}.asc`) : undefined;
   const sources = [
     'Types: deb',
@@ -208,8 +196,6 @@ export const stepTasks = (s: RootStep, ctx: PhaseContext, verify = false): Task[
         }),
       ];
     case 'sysctl': {
-      if (/[\s=]/.test(s.key) || lineOriented.test(s.value))
-        return refuse(ctx, s, 'a sysctl key with white space or "=", or a value with a line break, cannot be one line of a sysctl.d file', 'keys look like net.ipv4.ip_forward; values are one line');
       ctx.notes.add(
         'Sysctls are written to sysctl.d (systemd-sysctl applies them at boot); a build root cannot apply them, so sysctl -w/-p is never run. Each step owns its key\'s line.',
       );
@@ -228,7 +214,6 @@ export const stepTasks = (s: RootStep, ctx: PhaseContext, verify = false): Task[
       ];
     }
     case 'kernelModule':
-      if (/\s/.test(s.name)) return refuse(ctx, s, 'a kernel module name with white space cannot be a line of a modules-load.d file', 'module names are single words');
       ctx.notes.add('Kernel modules are listed in modules-load.d for systemd to load at boot; loading one is not possible in an image build.');
       return [
         task({

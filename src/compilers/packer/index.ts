@@ -7,7 +7,7 @@
 import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
 import type { Image, Phase, Step, StepOf } from '../../ir/schema.js';
 import { ansibleCompiler } from '../ansible/index.js';
-import { assertRepresentable } from '../representable.js';
+import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
@@ -92,7 +92,7 @@ const templateDiagnostics = (ir: Image): Diagnostic[] => {
       for (const [key, value] of Object.entries(step.settings)) {
         if (!isHclIdentifier(key)) {
           out.push(
-            diagnostic('IMGC2001', `${step.id}.settings: '${key}' is not an HCL attribute name, so Packer cannot be given it`, {
+            diagnostic('IMGC2002', `${step.id}.settings: '${key}' is not an HCL attribute name, so Packer cannot be given it`, {
               loc: step.loc,
               stepId: step.id,
               hint: 'use the builder\'s own option name (letters, digits, "_" and "-")',
@@ -101,7 +101,7 @@ const templateDiagnostics = (ir: Image): Diagnostic[] => {
         }
         const reason = typeof value === 'string' ? hclUnrepresentable(value) : typeof value === 'number' && !Number.isFinite(value) ? 'a number HCL has no literal for' : undefined;
         if (reason) {
-          out.push(diagnostic('IMGC2001', `${step.id}.settings.${key} contains ${reason}`, { loc: step.loc, stepId: step.id, hint: 'write the value without it' }));
+          out.push(diagnostic('IMGC2002', `${step.id}.settings.${key} contains ${reason}`, { loc: step.loc, stepId: step.id, hint: 'write the value without it' }));
         }
       }
     }
@@ -302,7 +302,7 @@ export const packerCompiler: Compiler = {
   target: 'packer',
   description: 'Packer HCL2 template (packer 1.6.6): cloud image sources, the phases as provisioners',
   compile(ir: Image, opts: CompileOptions): CompiledFiles {
-    assertRepresentable(ir);
+    assertCompilable(ir);
     const problems = templateDiagnostics(ir);
     if (problems.length) throw new CompileError(problems);
     const provisioner: Provisioner = opts.provisioner ?? 'shell';

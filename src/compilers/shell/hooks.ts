@@ -11,7 +11,7 @@ type Hook = StepOf<'hook'>;
 
 /** The JSON body around its run-time timestamp: `prefix "TIMESTAMP" suffix`. */
 const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string] => {
-  // NUL cannot occur in the IR (assertRepresentable refuses it), so the
+  // NUL cannot occur in the IR (assertCompilable refuses it), so the
   // placeholder's JSON text occurs exactly once.
   const placeholder = '\u0000';
   const text = json({ image: ir.name, phase, when, timestamp: placeholder, result: when === 'pre' ? 'starting' : 'ok' });

@@ -2,19 +2,19 @@
 // target as root) and hooks/NN-<phase>-{pre,post}.sh (run on the machine
 // driving the build). Pure: same IR, same files.
 import type { Compiler, CompiledFiles } from '../types.js';
-import { assertRepresentable } from '../representable.js';
+import { assertCompilable } from '../representable.js';
 import { buildScript } from './build.js';
 import { hooksScript } from './hooks.js';
 import { packageManagerOf, type PackageManager } from './package-managers.js';
 import { phaseScript, type PhaseFile } from './phase.js';
-import { assertShellRepresentable } from './refuse.js';
 
 export const shellCompiler: Compiler = {
   target: 'shell',
   description: 'POSIX sh scripts: build.sh, one idempotent script per phase, hook scripts',
   compile: (ir) => {
-    assertRepresentable(ir);
-    assertShellRepresentable(ir);
+    // Schema and unrepresentable strings; what is left to refuse here is a
+    // base whose package manager this backend does not drive (IMGC2002).
+    assertCompilable(ir);
     // Looked up only when a step needs it, so a base without a supported
     // package manager still compiles when nothing installs packages.
     let pm: PackageManager | undefined;

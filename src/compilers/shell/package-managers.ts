@@ -26,12 +26,12 @@ const apt: PackageManager = {
 
 const packageManagers: Partial<Record<Base['packageManager'], PackageManager>> = { apt };
 
-/** The base's package manager, or a CompileError when the shell backend has none for it. */
+/** The base's package manager, or a CompileError (IMGC2002) when the shell backend has none for it. */
 export const packageManagerOf = (base: Base): PackageManager => {
   const pm = packageManagers[base.packageManager];
   if (pm) return pm;
   throw new CompileError([
-    diagnostic('IMGC2001', `the shell backend cannot drive the package manager '${base.packageManager}' of base '${base.name}' yet (it supports: ${Object.keys(packageManagers).join(', ')})`, {
+    diagnostic('IMGC2002', `the shell backend cannot drive the package manager '${base.packageManager}' of base '${base.name}' yet (it supports: ${Object.keys(packageManagers).join(', ')})`, {
       loc: base.loc,
       hint: 'use an apt-based base for --target shell',
     }),

@@ -30,7 +30,7 @@ export interface StepContext {
   /** A checks phase (verify): its commands change nothing, so they report `unchanged`. */
   readonly checks: boolean;
   /** Whether a package install follows step `s` in its phase (and so must see a changed repository). */
-  installsAfter(s: Step): boolean;
+  installsAfter(s: RootStep): boolean;
 }
 
 /** A mode as the helpers take it: 4 octal digits ("644" and "00644" become "0644"). */
