@@ -4,12 +4,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { checkImage } from '../check/checker.js';
-import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
+import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { compilers, CompileError } from '../compilers/index.js';
 import { imageJsonSchema, irToJson } from '../ir/index.js';
-import { loadDefinition, type LoadedDefinition } from '../load/index.js';
+import type { GivenValue, LoadedDefinition } from '../load/index.js';
+import { buildCommand, buildUsage, verifyCommand } from './build.js';
+import { EXIT, loadAndCheck } from './load-check.js';
 import { ConfigError, readProjectConfig, type ProjectConfig } from './config.js';
 import { stdlibReference } from './docs.js';
 import { explainText } from './explain.js';
@@ -21,7 +22,6 @@ import { writeTreeAtomically } from './write.js';
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
 
-export const EXIT = { ok: 0, contract: 1, usage: 2 } as const;
 
 const usage = `imgc ${version} — typed image definitions, checked before anything runs
 
@@ -29,13 +29,16 @@ Usage:
   imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
   imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
   imgc compile [FILE] --target ${Object.keys(compilers).sort().join('|') || 'TARGET'} [--out DIR] [--provisioner shell|ansible] [--json]
+                          [--runtime] [--decommission]   (shell, ansible: existing hosts)
   imgc explain FILE [--graph mermaid|dot|lifecycle]
   imgc ir FILE            print the Image IR as JSON
   imgc schema             print the IR's JSON Schema
   imgc docs               print the stdlib reference (Markdown)
   imgc --version | --help
-
+${buildUsage.replace(/^Usage:\n/, '')}
 FILE defaults to imgc.toml's \`definition\` in the current directory.
+check, compile, ir and explain take --var NAME=VALUE (repeatable) for the definition's
+variables; before IMGC_VAR_<NAME> in the environment, imgc.toml's [vars], the default.
 Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
 `;
 
@@ -48,7 +51,10 @@ const options = {
   out: { type: 'string', short: 'o' },
   provisioner: { type: 'string' },
   json: { type: 'boolean' },
+  runtime: { type: 'boolean' },
+  decommission: { type: 'boolean' },
   'no-typecheck': { type: 'boolean' },
+  var: { type: 'string', multiple: true },
   quiet: { type: 'boolean', short: 'q' },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
@@ -69,15 +75,28 @@ interface Io {
   isTTY: boolean;
 }
 
-/** Loads and checks; diagnostics of both, and the exit code they mean. */
-const loadAndCheck = async (file: string, v: Values): Promise<{ loaded: LoadedDefinition; diagnostics: Diagnostic[]; exit: number }> => {
-  const loaded = await loadDefinition(file, { typecheck: !v['no-typecheck'] });
-  const contract = loaded.ir ? checkImage(loaded.ir) : [];
-  const diagnostics = sortDiagnostics([...loaded.diagnostics, ...contract]);
-  const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
-  const exit = loadFailed ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
-  return { loaded, diagnostics, exit };
+/** Variable values, highest precedence first: --var, then IMGC_VAR_<NAME>, then imgc.toml's [vars]. */
+const givenVariables = (v: Values): GivenValue[] => {
+  const cli = ((v as { var?: string[] }).var ?? []).map((kv): GivenValue => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--var takes NAME=VALUE (got '${kv.split('=')[0]}')`);
+    return { name: kv.slice(0, eq), value: kv.slice(eq + 1), from: '--var', text: true };
+  });
+  const env = Object.keys(process.env)
+    .filter((k) => k.startsWith('IMGC_VAR_') && k.length > 'IMGC_VAR_'.length)
+    .sort()
+    .map((k): GivenValue => ({ name: k.slice('IMGC_VAR_'.length).toLowerCase(), value: process.env[k] ?? '', from: k, text: true }));
+  const project = projectConfig();
+  const toml = project
+    ? Object.entries(project.config.vars).map(([name, value]): GivenValue => {
+        const line = project.lineOf?.(['vars', name]);
+        return { name, value, from: `${path.relative(process.cwd(), project.file) || 'imgc.toml'}${line ? `:${line}` : ''}` };
+      })
+    : [];
+  return [...cli, ...env, ...toml];
 };
+
+const loadChecked = (file: string, v: Values) => loadAndCheck(file, { typecheck: !v['no-typecheck'], vars: givenVariables(v) });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
@@ -87,7 +106,7 @@ const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'js
 };
 
 /** imgc.toml of the current directory, if any (its errors are usage errors). */
-const projectConfig = (): { file: string; config: ProjectConfig } | undefined => {
+const projectConfig = (): ReturnType<typeof readProjectConfig> => {
   try {
     return readProjectConfig(process.cwd());
   } catch (e) {
@@ -107,6 +126,9 @@ const fileArg = (positionals: string[], command: string): string => {
 };
 
 export const run = async (argv: string[], io: Io): Promise<number> => {
+  // build and verify have options of their own (src/cli/build.ts).
+  if (argv[0] === 'build') return buildCommand(argv.slice(1), io);
+  if (argv[0] === 'verify') return verifyCommand(argv.slice(1), io);
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
@@ -128,14 +150,14 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
     switch (command) {
       case 'check': {
         const format = oneOf('format', v.format, ['text', 'json', 'sarif'] as const, 'text');
-        const { loaded, diagnostics, exit } = await loadAndCheck(fileArg(positionals, command), v);
+        const { loaded, diagnostics, exit } = await loadChecked(fileArg(positionals, command), v);
         report(diagnostics, loaded, format, v, io, 'out');
         if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
         return exit;
       }
       case 'ir':
       case 'explain': {
-        const { loaded, diagnostics, exit } = await loadAndCheck(fileArg(positionals, command), v);
+        const { loaded, diagnostics, exit } = await loadChecked(fileArg(positionals, command), v);
         if (!loaded.ir || exit === EXIT.usage) {
           report(diagnostics, loaded, 'text', v, io, 'err');
           return exit;
@@ -155,12 +177,15 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         const compiler = compilers[target];
         if (!compiler) throw new UsageError(`unknown target '${target}'; targets: ${targets.join(', ')}`);
         const provisioner = oneOf('provisioner', v.provisioner, ['shell', 'ansible'] as const, 'shell');
-        const { loaded, diagnostics, exit } = await loadAndCheck(file, v);
+        const hostTargets = ['ansible', 'shell'];
+        if ((v.runtime || v.decommission) && !hostTargets.includes(compiler.target))
+          throw new UsageError(`--${v.runtime ? 'runtime' : 'decommission'} is for existing hosts: targets ${hostTargets.join(', ')} (not '${compiler.target}')`);
+        const { loaded, diagnostics, exit } = await loadChecked(file, v);
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
         if (!loaded.ir || exit !== EXIT.ok) return exit;
         let files: Record<string, string>;
         try {
-          files = compiler.compile(loaded.ir, { provisioner, json: v.json ?? false });
+          files = compiler.compile(loaded.ir, { provisioner, json: v.json ?? false, runtime: v.runtime ?? false, decommission: v.decommission ?? false });
         } catch (e) {
           if (!(e instanceof CompileError)) throw e;
           report(e.diagnostics, loaded, 'text', v, io, 'err');

@@ -1,0 +1,299 @@
+// Runs one phase of a compiled definition on a root directory: the shell
+// target's phase script inside the root with chroot, or the ansible target's
+// play through ansible-playbook's chroot connection. Hooks run at their
+// place: the shell target's hook scripts on this machine (they chroot
+// themselves for script hooks), the ansible target's inside its play.
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { CompiledFiles } from '../compilers/types.js';
+import type { Image, Phase, Step } from '../ir/schema.js';
+import { chrootEnv, placeScript, prepareRoot } from './chroot.js';
+import type { Display } from './display.js';
+import { CommandError, run } from './exec.js';
+import type { StageLog } from './logs.js';
+import type { RootMounts } from './mounts.js';
+import { runnerPackageManagers } from './package-managers.js';
+import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
+import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
+import type { Session } from './session.js';
+
+export interface StepRecord {
+  id: string;
+  status: StepStatus;
+  ms: number;
+}
+
+export interface Recap {
+  ok: number;
+  changed: number;
+  failed: number;
+  unreachable: number;
+}
+
+export interface PhaseOutcome {
+  steps: StepRecord[];
+  changed: number;
+  recap?: Recap;
+}
+
+export interface PhaseContext {
+  ir: Image;
+  phase: Phase;
+  /** "01-customize": the compiled files' and the logs' name for the phase. */
+  stem: string;
+  root: string;
+  /** Where the compiled files are on disk (hooks and playbooks run from here). */
+  compiledDir: string;
+  files: CompiledFiles;
+  log: StageLog;
+  display: Display;
+  session: Session;
+  mounts: RootMounts;
+  /** Lines hooks print on stdout (event hooks) go to the user's stdout. */
+  passthrough: (line: string) => void;
+}
+
+/** A step, hook or phase command that failed; names the step and its log. */
+export class PhaseFailed extends Error {
+  constructor(
+    readonly phase: string,
+    readonly stepId: string | undefined,
+    readonly exitCode: number | undefined,
+    readonly logFile: string,
+    readonly output: string,
+    /** The steps that had finished (the failed one included), for the summary. */
+    readonly steps: StepRecord[] = [],
+  ) {
+    super(`phase ${phase}: ${stepId ? `step ${stepId} failed` : 'failed'}${exitCode !== undefined ? ` (exit ${exitCode})` : ''}`);
+    this.name = 'PhaseFailed';
+  }
+}
+
+/** Turns progress events into the display, per-step logs and records. */
+class StepTracker {
+  readonly records: StepRecord[] = [];
+  current: string | undefined;
+  failed: string | undefined;
+  private started = 0;
+  phaseChanged: number | undefined;
+  recap: Recap | undefined;
+
+  constructor(private readonly ctx: PhaseContext) {}
+
+  on(e: ProgressEvent): void {
+    switch (e.type) {
+      case 'start':
+        this.current = e.step;
+        this.started = Date.now();
+        this.ctx.log.stepStart(e.step);
+        this.ctx.display.stepStart(e.step);
+        break;
+      case 'end':
+        this.ctx.log.stepEnd();
+        if (e.status === 'failed') this.failed = e.step;
+        this.records.push({ id: e.step, status: e.status, ms: this.current === e.step ? Date.now() - this.started : 0 });
+        this.ctx.display.stepEnd(e.step, e.status);
+        this.current = undefined;
+        break;
+      case 'phase-done':
+        this.phaseChanged = e.changed;
+        break;
+      case 'recap':
+        this.recap = { ok: e.ok, changed: e.changed, failed: e.failed, unreachable: e.unreachable };
+        break;
+    }
+  }
+
+  outcome(): PhaseOutcome {
+    return {
+      steps: this.records,
+      changed: this.phaseChanged ?? this.recap?.changed ?? this.records.filter((r) => r.status === 'changed').length,
+      ...(this.recap ? { recap: this.recap } : {}),
+    };
+  }
+}
+
+const findFile = (files: CompiledFiles, re: RegExp): string | undefined => Object.keys(files).sort().find((k) => re.test(k));
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** "01-customize" for the phase, from the compiled files when they name it, else from its position. */
+export const phaseStem = (ir: Image, phase: Phase, files: CompiledFiles): string => {
+  const hit = findFile(files, new RegExp(`^(?:phases|hooks)/(\\d+-${escapeRe(phase.name)})(?:-pre|-post)?\\.sh$`));
+  if (hit) return /(\d+-[a-z0-9-]+?)(?:-pre|-post)?\.sh$/.exec(hit)![1]!;
+  const width = Math.max(2, String(ir.phases.length).length);
+  return `${String(ir.phases.indexOf(phase) + 1).padStart(width, '0')}-${phase.name}`;
+};
+
+/** Runs `body` with the kernel filesystems mounted if `need`, and always unmounted after. */
+const withMounts = async <T>(ctx: PhaseContext, need: boolean, body: () => Promise<T>): Promise<T> => {
+  if (!need) return body();
+  const release = ctx.session.defer(`unmount ${ctx.root}`, () => {
+    const left = ctx.mounts.unmountAll((l) => ctx.log.line(`imgc: ${l}`));
+    if (left.length) ctx.display.warn(`still mounted: ${left.join(', ')}`);
+  });
+  ctx.mounts.mount((l) => ctx.log.line(`imgc: ${l}`));
+  try {
+    return await body();
+  } finally {
+    release();
+  }
+};
+
+/** Runs `body` with services blocked and, if `network`, the host's resolver in the root. */
+const withPreparedRoot = async <T>(ctx: PhaseContext, network: boolean, body: () => Promise<T>): Promise<T> => {
+  const restore = prepareRoot(ctx.session, ctx.root, { network, log: (l) => ctx.log.line(`imgc: ${l}`) });
+  try {
+    return await body();
+  } finally {
+    restore();
+  }
+};
+
+export interface TargetRunner {
+  readonly target: 'shell' | 'ansible';
+  /** The target's hooks run apart from its steps (shell) rather than inside its play (ansible). */
+  readonly separateHooks: boolean;
+  runHooks(ctx: PhaseContext, when: 'pre' | 'post'): Promise<void>;
+  runSteps(ctx: PhaseContext): Promise<PhaseOutcome>;
+}
+
+const failure = (ctx: PhaseContext, e: unknown, step: string | undefined, steps: StepRecord[] = []): PhaseFailed => {
+  const exit = e instanceof CommandError ? e.exitCode : undefined;
+  const output = e instanceof CommandError ? e.output : String((e as Error).message ?? e);
+  return new PhaseFailed(ctx.phase.name, step, exit, (step && ctx.log.stepFiles.get(step)) || ctx.log.file, output, steps);
+};
+
+export const shellRunner: TargetRunner = {
+  target: 'shell',
+  separateHooks: true,
+
+  async runHooks(ctx, when) {
+    const hooks = when === 'pre' ? ctx.phase.pre : ctx.phase.post;
+    const rel = `hooks/${ctx.stem}-${when}.sh`;
+    if (!hooks.length || !(rel in ctx.files)) return;
+    let failedHook: string | undefined;
+    const need = stepsNeedMounts(hooks);
+    await withPreparedRoot(ctx, stepsNeedNetwork(hooks), () =>
+      withMounts(ctx, need, async () => {
+        ctx.log.line(`imgc: ${when} hooks (${rel})`);
+        try {
+          await run('/bin/sh', [path.join(ctx.compiledDir, rel)], {
+            cwd: ctx.compiledDir,
+            env: { IMGC_ROOT: ctx.root },
+            log: ctx.log,
+            onLine: (line, stream) => {
+              if (stream === 'stdout') ctx.passthrough(line);
+              const m = /^imgc: hook (\S+) failed/.exec(line);
+              if (m) failedHook = m[1];
+            },
+          });
+        } catch (e) {
+          throw failure(ctx, e, failedHook);
+        }
+      }),
+    );
+  },
+
+  async runSteps(ctx) {
+    const steps = targetSteps(ctx.phase);
+    const rel = `phases/${ctx.stem}.sh`;
+    const tracker = new StepTracker(ctx);
+    if (!steps.length) return tracker.outcome();
+    const script = ctx.files[rel];
+    if (script === undefined) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${rel}`);
+    await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
+      withMounts(ctx, stepsNeedMounts(steps), async () => {
+        const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
+        const remove = ctx.session.defer(`remove ${placed.inRoot}`, placed.remove);
+        try {
+          await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
+            env: chrootEnv(),
+            extendEnv: false,
+            log: ctx.log,
+            onLine: (line, stream) => {
+              if (stream !== 'stdout') return;
+              const ev = parseShellLine(line);
+              if (ev) tracker.on(ev);
+            },
+          });
+        } catch (e) {
+          throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
+        } finally {
+          ctx.log.stepEnd();
+          remove();
+        }
+      }),
+    );
+    return tracker.outcome();
+  },
+};
+
+const ANSIBLE_REMOTE_TMP = '/tmp/.imgc-ansible';
+
+/** Ansible's chroot connection runs modules with the root's python3: install it if missing. */
+const ensurePython = async (ctx: PhaseContext): Promise<void> => {
+  if (['usr/bin/python3', 'bin/python3'].some((p) => existsSync(path.join(ctx.root, p)))) return;
+  const pm = runnerPackageManagers[ctx.ir.base.packageManager];
+  const names = ctx.ir.base.packageManager === 'apt' ? ['python3', 'python3-apt'] : ['python3'];
+  ctx.display.info(`ansible target: installing ${names.join(', ')} into the root with ${ctx.ir.base.packageManager} (the chroot connection runs its modules with it)`);
+  ctx.log.line(`imgc: installing ${names.join(' ')} for the ansible chroot connection`);
+  await withPreparedRoot(ctx, true, () =>
+    withMounts(ctx, true, async () => {
+      await run('chroot', [ctx.root, '/bin/sh', '-c', pm.install(names)], { env: chrootEnv(), extendEnv: false, log: ctx.log });
+    }),
+  );
+};
+
+export const ansibleRunner: TargetRunner = {
+  target: 'ansible',
+  separateHooks: false,
+
+  async runHooks() {
+    // The playbook carries the hooks in each phase's play.
+  },
+
+  async runSteps(ctx) {
+    const all: Step[] = [...ctx.phase.pre, ...targetSteps(ctx.phase), ...ctx.phase.post];
+    const tracker = new StepTracker(ctx);
+    if (!all.length) return tracker.outcome();
+    const playbook = findFile(ctx.files, /^site\.ya?ml$/);
+    if (!playbook) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, 'the ansible target emitted no site.yml');
+    await ensurePython(ctx);
+    const parser = new AnsibleProgress();
+    await withPreparedRoot(ctx, stepsNeedNetwork(all), () =>
+      withMounts(ctx, stepsNeedMounts(all), async () => {
+        const cleanupTmp = ctx.session.defer('remove ansible temp', () => rmSync(path.join(ctx.root, ANSIBLE_REMOTE_TMP), { recursive: true, force: true }));
+        try {
+          await run('ansible-playbook', ['-i', `${ctx.root},`, '-c', 'community.general.chroot', playbook, '--tags', ctx.phase.name], {
+            cwd: ctx.compiledDir,
+            env: {
+              ANSIBLE_NOCOLOR: '1',
+              ANSIBLE_FORCE_COLOR: '0',
+              ANSIBLE_STDOUT_CALLBACK: 'default',
+              ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3',
+              ANSIBLE_REMOTE_TEMP: ANSIBLE_REMOTE_TMP,
+              ANSIBLE_RETRY_FILES_ENABLED: '0',
+              ANSIBLE_HOST_KEY_CHECKING: '0',
+              ANSIBLE_DEPRECATION_WARNINGS: '0',
+            },
+            log: ctx.log,
+            onLine: (line, stream) => {
+              if (stream !== 'stdout') return;
+              for (const ev of parser.feed(line)) tracker.on(ev);
+            },
+          });
+          for (const ev of parser.flush()) tracker.on(ev);
+        } catch (e) {
+          for (const ev of parser.flush()) tracker.on(ev);
+          throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
+        } finally {
+          ctx.log.stepEnd();
+          cleanupTmp();
+        }
+      }),
+    );
+    return tracker.outcome();
+  },
+};
+
+export const runners: Record<'shell' | 'ansible', TargetRunner> = { shell: shellRunner, ansible: ansibleRunner };

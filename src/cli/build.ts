@@ -1,0 +1,146 @@
+// `imgc build` and `imgc verify`, as functions main.ts dispatches to. They
+// load and check the definition like every other command (loadDefinition,
+// checkImage, the same diagnostics), then build or verify for real.
+import path from 'node:path';
+import { tmpdir } from 'node:os';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { formatText } from '../check/format.js';
+import { CompileError } from '../compilers/types.js';
+import type { LoadedDefinition } from '../load/index.js';
+import { loadAndCheck } from './load-check.js';
+import { buildImage, freeBytes, type Io } from '../build/index.js';
+import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
+
+export const buildUsage = `Usage:
+  imgc build FILE [--target shell|ansible] [--out DIR] [--from-tar FILE | --from-dir DIR]
+                  [--no-cache] [--keep-root] [--no-typecheck]
+      Builds the image for real, as root: debootstrap (cached) or the given root,
+      the phases in a chroot, the artifacts, then verifies the facts.
+      --out defaults to out/<image>/build. Exit: 0 built, 1 failed, 2 usage.
+  imgc verify FILE (--root DIR | --image FILE.raw|.qcow2|.tar[.zst|.gz]) [--format text|json] [--no-typecheck]
+      Checks every fact the definition promises against a built root or image,
+      read as files. Exit: 0 all hold, 1 some do not, 2 usage.
+`;
+
+class UsageError extends Error {}
+
+/** Loads and checks the definition; reports diagnostics on stderr. */
+const loadChecked = async (file: string, typecheck: boolean, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
+  const { loaded, diagnostics, exit } = await loadAndCheck(file, { typecheck });
+  if (diagnostics.length) io.err(formatText(diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] }));
+  return { loaded, exit };
+};
+
+const common = { 'no-typecheck': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
+
+/** parseArgs with the options every command has; its errors are usage errors. */
+const parse = <O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) => {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...common, ...options } });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+};
+
+const oneFile = (positionals: string[], command: string): string => {
+  const rest = positionals[0] === command ? positionals.slice(1) : positionals;
+  if (!rest[0]) throw new UsageError(`imgc ${command} needs a definition file, e.g. imgc ${command} examples/node-image-debian.ts`);
+  if (rest.length > 1) throw new UsageError(`unexpected argument '${rest[1]}'`);
+  return rest[0];
+};
+
+const guardUsage = async (io: Io, body: () => Promise<number>): Promise<number> => {
+  try {
+    return await body();
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.err(`imgc: ${e.message}\n\n${buildUsage}`);
+      return 2;
+    }
+    throw e;
+  }
+};
+
+/** `imgc build FILE …` (argv may start with "build"). */
+export const buildCommand = (argv: string[], io: Io): Promise<number> =>
+  guardUsage(io, async () => {
+    const { values: v, positionals } = parse(argv, {
+      target: { type: 'string', short: 't' },
+      out: { type: 'string', short: 'o' },
+      'from-tar': { type: 'string' },
+      'from-dir': { type: 'string' },
+      'no-cache': { type: 'boolean' },
+      'keep-root': { type: 'boolean' },
+    });
+    if (v.help) {
+      io.out(buildUsage);
+      return 0;
+    }
+    const file = oneFile(positionals, 'build');
+    const target = (v.target as string | undefined) ?? 'shell';
+    if (target !== 'shell' && target !== 'ansible') throw new UsageError(`--target must be shell or ansible (got '${target}'); Packer builds are 'packer build' on the output of imgc compile --target packer`);
+    if (v['from-tar'] && v['from-dir']) throw new UsageError('--from-tar and --from-dir exclude each other');
+    const { loaded, exit } = await loadChecked(file, !v['no-typecheck'], io);
+    if (!loaded.ir || exit !== 0) return exit;
+    const ir = loaded.ir;
+    try {
+      const { exitCode } = await buildImage(
+        ir,
+        {
+          target,
+          outDir: path.resolve((v.out as string | undefined) ?? path.join('out', ir.name, 'build')),
+          ...(v['from-tar'] ? { fromTar: v['from-tar'] as string } : {}),
+          ...(v['from-dir'] ? { fromDir: v['from-dir'] as string } : {}),
+          noCache: Boolean(v['no-cache']),
+          keepRoot: Boolean(v['keep-root']),
+          definitionDir: loaded.dir,
+        },
+        io,
+      );
+      return exitCode;
+    } catch (e) {
+      if (e instanceof CompileError) {
+        io.err(formatText(e.diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] }));
+        return 1;
+      }
+      throw e;
+    }
+  });
+
+/** Where to extract an image for verification: beside it, unless /tmp has room. */
+const scratchFor = (image: string): string => {
+  const t = tmpdir();
+  return freeBytes(t) > 8 * 1024 ** 3 ? t : path.dirname(path.resolve(image));
+};
+
+/** `imgc verify FILE --root DIR | --image FILE` (argv may start with "verify"). */
+export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
+  guardUsage(io, async () => {
+    const { values: v, positionals } = parse(argv, {
+      root: { type: 'string' },
+      image: { type: 'string' },
+      format: { type: 'string' },
+    });
+    if (v.help) {
+      io.out(buildUsage);
+      return 0;
+    }
+    const file = oneFile(positionals, 'verify');
+    const root = v.root as string | undefined;
+    const image = v.image as string | undefined;
+    if (!root === !image) throw new UsageError('imgc verify needs exactly one of --root DIR or --image FILE');
+    const format = (v.format as string | undefined) ?? 'text';
+    if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json (got '${format}')`);
+    const { loaded, exit } = await loadChecked(file, !v['no-typecheck'], io);
+    if (!loaded.ir || exit === 2) return exit;
+    let result;
+    try {
+      result = root ? verifyRoot(loaded.ir, root) : await verifyImage(loaded.ir, image!, scratchFor(image!));
+    } catch (e) {
+      io.err(`imgc verify: ${(e as Error).message}\n`);
+      return 2;
+    }
+    const ctx = { dir: loaded.dir, cwd: process.cwd() };
+    io.out(format === 'json' ? verifyJson(result, ctx) : formatVerify(result, { ...ctx, color: io.isTTY && !process.env['NO_COLOR'] }));
+    return result.failures.length ? 1 : 0;
+  });

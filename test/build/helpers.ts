@@ -1,0 +1,68 @@
+// Shared by the build tests: whether real builds can run here, and running
+// `imgc build` / `imgc verify` as separate processes (they need root, mount
+// things and handle signals, so they do not run inside the test worker).
+import { execa, type ResultPromise } from 'execa';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { repoRoot } from '../helpers/cli.js';
+import { freeBytes, type BuildSummary } from '../../src/build/index.js';
+
+const isRoot = process.getuid?.() === 0;
+const haveDebootstrap = ['/usr/sbin/debootstrap', '/usr/bin/debootstrap'].some(existsSync);
+const cliModule = path.join(repoRoot, 'dist', 'src', 'cli', 'main.js');
+const imgcBin = path.join(repoRoot, 'bin', 'imgc.js');
+
+/** Why real builds cannot run here, or undefined when they can. */
+export const cannotBuild: string | undefined = !isRoot
+  ? 'imgc build needs root (chroot, mount): run the tests as root'
+  : !haveDebootstrap
+    ? 'debootstrap is not installed (apt-get install debootstrap)'
+    : !existsSync(cliModule)
+      ? 'dist/ is missing: run npm run build first'
+      : undefined;
+
+if (cannotBuild) console.warn(`build tests skipped: ${cannotBuild}`);
+
+/** Runs `imgc build …` or `imgc verify …` (the real CLI) in a child process; the result has all output. */
+export const imgcRun = (args: string[], opts: { env?: Record<string, string> } = {}): ResultPromise<{ all: true; reject: false }> =>
+  execa('node', [imgcBin, ...args], {
+    cwd: repoRoot,
+    reject: false,
+    all: true,
+    env: { CI: 'true', ...opts.env },
+  }) as unknown as ResultPromise<{ all: true; reject: false }>;
+
+const created: string[] = [];
+
+/** A fresh directory for a build's output, on the disk that has room; removed by `removeOutDirs`. */
+export const outDir = (name: string): string => {
+  const dir = mkdtempSync(path.join(scratchParent(), `imgc-${name}-`));
+  created.push(dir);
+  return dir;
+};
+
+/** Removes this file's build outputs (gigabytes of images) unless IMGC_KEEP_TEST_OUTPUT is set. */
+export const removeOutDirs = (): void => {
+  if (process.env['IMGC_KEEP_TEST_OUTPUT']) return;
+  // Never while something is still mounted below (rm would reach into /dev).
+  for (const dir of created.splice(0)) if (mountsContaining(dir).length === 0) rmSync(dir, { recursive: true, force: true });
+};
+
+/** $IMGC_TEST_DIR, else the temp dir when it has room for a few images, else the repo's (ignored) out/. */
+const scratchParent = (): string => {
+  const base = process.env['IMGC_TEST_DIR'] ?? (freeBytes(tmpdir()) > 20 * 1024 ** 3 ? tmpdir() : path.join(repoRoot, 'out', 'test'));
+  mkdirSync(base, { recursive: true });
+  return base;
+};
+
+export const summaryOf = (out: string): BuildSummary => JSON.parse(readFileSync(path.join(out, 'logs', 'build.json'), 'utf8')) as BuildSummary;
+
+/** Mount points whose path contains `fragment` (e.g. a build's work directory). */
+export const mountsContaining = (fragment: string): string[] =>
+  readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => (l.split(' ')[4] ?? '').replace(/\\040/g, ' '))
+    .filter((mp) => mp.includes(fragment));
+
+export const read = (file: string): string => readFileSync(file, 'utf8');

@@ -1,0 +1,106 @@
+// The reference node image, built for real with each target: debootstrap
+// (cached), both root phases in a chroot, all four artifacts, verify; the
+// facts are then read straight off the disk, and a second run of the same
+// target on the built root must change nothing.
+import { execa } from 'execa';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { imgc } from '../helpers/cli.js';
+import { cannotBuild, imgcRun, mountsContaining, outDir, read, removeOutDirs, summaryOf } from './helpers.js';
+
+const example = 'examples/node-image-debian.ts';
+
+afterAll(removeOutDirs);
+
+describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s of examples/node-image-debian.ts', (target) => {
+  const out = outDir(`node-${target}`);
+  let build: Awaited<ReturnType<typeof imgcRun>>;
+
+  beforeAll(async () => {
+    // --no-cache: run the phases even if an earlier run cached them (the base tarball is reused).
+    build = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', out, '--no-cache']);
+  }, 1_800_000);
+
+  it('builds every artifact and verifies the facts', () => {
+    expect(build.exitCode, build.all).toBe(0);
+    const s = summaryOf(out);
+    expect(s.ok).toBe(true);
+    expect(s.artifacts.map((a) => [a.output, a.format])).toEqual([
+      ['rootfs', 'dir'],
+      ['rootfs.tar.zst', 'tar'],
+      ['disk.raw', 'raw'],
+      ['disk.qcow2', 'qcow2'],
+    ]);
+    expect(s.verify?.failed).toBe(0);
+    expect(s.verify?.checked).toBeGreaterThan(150);
+    expect(build.all).toMatch(/artifact\.5\.cloudImage: cloudImage 'qemu' \(qemu\) is Packer's: skipped/);
+    if (target === 'ansible') expect(build.all).toMatch(/installing python3/);
+    expect(mountsContaining('.imgc-work-k8s-node-debian-')).toEqual([]);
+  });
+
+  it('writes a manifest whose checksums match the files and whose definition hash is the IR\'s', async () => {
+    const manifest = JSON.parse(read(path.join(out, 'manifest.json')));
+    const sums = await execa('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out, reject: false });
+    expect(sums.exitCode, sums.stdout + sums.stderr).toBe(0);
+    expect(sums.stdout.split('\n').sort()).toEqual(['disk.qcow2: OK', 'disk.raw: OK', 'rootfs.tar.zst: OK']);
+    const ir = await imgc(['ir', '--no-typecheck', example]);
+    // execa strips the final newline `imgc ir` prints.
+    expect(manifest.definition.sha256).toBe(createHash('sha256').update(`${ir.stdout}\n`).digest('hex'));
+    for (const a of manifest.artifacts) if (a.format !== 'dir') expect(read(path.join(out, 'SHA256SUMS'))).toContain(`${a.sha256}  ${a.output}`);
+    expect(manifest.facts).toEqual(expect.arrayContaining([{ kind: 'user', key: 'ops' }, { kind: 'package', key: 'containerd' }, { kind: 'sysctl', key: 'net.ipv4.ip_forward' }]));
+  });
+
+  it('has the promised facts on disk', () => {
+    const root = path.join(out, 'rootfs');
+    expect(read(path.join(root, 'etc/passwd'))).toMatch(/^ops:x:\d+:\d+:[^:]*:\/home\/ops:\/bin\/bash$/m);
+    expect(read(path.join(root, 'etc/group'))).toMatch(/^admins:x:\d+:ops$/m);
+    const status = read(path.join(root, 'var/lib/dpkg/status'));
+    for (const pkg of ['openssh-server', 'containerd', 'runc', 'containernetworking-plugins', 'conntrack', 'socat', 'kubernetes-client', 'systemd']) {
+      expect(status, pkg).toMatch(new RegExp(`^Package: ${pkg}\\n(?:[^\\n]+\\n)*?Status: install ok installed$`, 'm'));
+    }
+    expect(read(path.join(root, 'etc/sysctl.d/99-kubernetes.conf')).split('\n').filter(Boolean).sort()).toEqual([
+      'net.bridge.bridge-nf-call-ip6tables = 1',
+      'net.bridge.bridge-nf-call-iptables = 1',
+      'net.ipv4.ip_forward = 1',
+    ]);
+    expect(read(path.join(root, 'etc/modules-load.d/k8s.conf')).split('\n').filter(Boolean)).toEqual(['overlay', 'br_netfilter']);
+    const swap = read(path.join(root, 'etc/fstab'))
+      .split('\n')
+      .filter((l) => !l.trim().startsWith('#') && l.trim().split(/\s+/)[2] === 'swap');
+    expect(swap).toEqual([]);
+    expect(read(path.join(root, 'etc/apt/sources.list'))).toMatch(/^deb \S+ bookworm main$/m);
+  });
+
+  it('made a real ext4 raw image and a qcow2 of it', async () => {
+    const passwd = await execa('debugfs', ['-R', 'cat /etc/passwd', path.join(out, 'disk.raw')], { reject: false });
+    expect(passwd.stdout).toMatch(/^ops:x:/m);
+    const info = JSON.parse((await execa('qemu-img', ['info', '--output=json', path.join(out, 'disk.qcow2')])).stdout);
+    expect(info.format).toBe('qcow2');
+    expect(info['virtual-size']).toBe(4 * 1024 ** 3);
+  });
+
+  it('imgc verify holds on the raw image', async () => {
+    const r = await imgcRun(['verify', example, '--no-typecheck', '--image', path.join(out, 'disk.raw')]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stdout).toMatch(/facts checked, all hold/);
+  });
+
+  it('a second run of the same target on the built root changes nothing', async () => {
+    const again = outDir(`node-${target}-again`);
+    const r = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', again, '--from-dir', path.join(out, 'rootfs'), '--no-cache']);
+    expect(r.exitCode, r.all).toBe(0);
+    const s = summaryOf(again);
+    const root = s.phases.filter((p) => p.kind === 'root');
+    expect(root.map((p) => p.name)).toEqual(['customize', 'provision']);
+    for (const p of root) {
+      if (target === 'shell') {
+        expect(p.steps.length).toBeGreaterThan(5);
+        expect(p.steps.filter((x) => x.status !== 'unchanged'), p.name).toEqual([]);
+      } else {
+        expect(p.recap, p.name).toMatchObject({ changed: 0, failed: 0 });
+      }
+      expect(p.changed, p.name).toBe(0);
+    }
+  }, 1_200_000);
+});

@@ -1,0 +1,313 @@
+// Unit tests of the build's small parts: cache keys, the progress parsers,
+// mountinfo reading, the display, and the verify readers on a fake root.
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { resolveBase } from '../../src/build/base.js';
+import { baseKey, phaseKey, RootCache, stableJson, withCacheLock, withoutLocations } from '../../src/build/cache.js';
+import { Display } from '../../src/build/display.js';
+import { mountsUnder } from '../../src/build/mounts.js';
+import { phaseKind } from '../../src/build/phases.js';
+import { AnsibleProgress, parseShellLine, type ProgressEvent } from '../../src/build/progress.js';
+import type { Image, Phase } from '../../src/ir/schema.js';
+import { parseDebugfsStat, DirView } from '../../src/verify/rootview.js';
+import { activeSwapLines, enablementLinks, findCommand, readDpkgStatus, isInstalled, sysctlSettings } from '../../src/verify/readers.js';
+import { irOf } from '../helpers/cli.js';
+
+const phase = (over: Partial<Phase> = {}): Phase => ({
+  name: 'customize',
+  runtime: false,
+  pre: [],
+  post: [],
+  steps: [{ id: 'customize.1.group', kind: 'group', name: 'admins', system: false, provides: [], requires: [], removes: [], loc: { file: 'a.ts', line: 3, column: 5 } }],
+  ...over,
+});
+
+describe('cache keys', () => {
+  const base = { distro: 'debian', suite: 'bookworm', variant: 'minbase', include: ['b', 'a'], packageManager: 'apt' } as const;
+
+  it('key the base by suite, variant, package set (any order), mirror and architecture', () => {
+    const k = baseKey({ base, mirror: 'http://m.example/debian', arch: 'amd64' });
+    expect(k).toMatch(/^[0-9a-f]{64}$/);
+    expect(baseKey({ base: { ...base, include: ['a', 'b'] }, mirror: 'http://m.example/debian', arch: 'amd64' })).toBe(k);
+    expect(baseKey({ base: { ...base, include: ['a'] }, mirror: 'http://m.example/debian', arch: 'amd64' })).not.toBe(k);
+    expect(baseKey({ base: { ...base, suite: 'trixie' }, mirror: 'http://m.example/debian', arch: 'amd64' })).not.toBe(k);
+    expect(baseKey({ base: { ...base, variant: 'buildd' }, mirror: 'http://m.example/debian', arch: 'amd64' })).not.toBe(k);
+    expect(baseKey({ base, mirror: 'http://other.example/debian', arch: 'amd64' })).not.toBe(k);
+    expect(baseKey({ base, mirror: 'http://m.example/debian', arch: 'arm64' })).not.toBe(k);
+  });
+
+  it('key a phase by the previous key, its IR without source locations, and the target', () => {
+    const p = phase();
+    const k = phaseKey('prev', p, 'shell');
+    const moved = phase({ loc: { file: 'b.ts', line: 9, column: 1 }, steps: p.steps.map((s) => ({ ...s, loc: { file: 'a.ts', line: 40, column: 2 } })) });
+    expect(phaseKey('prev', moved, 'shell')).toBe(k);
+    expect(phaseKey('other', p, 'shell')).not.toBe(k);
+    expect(phaseKey('prev', p, 'ansible')).not.toBe(k);
+    const changed = phase({ steps: [{ ...p.steps[0]!, name: 'wheel' } as Phase['steps'][number]] });
+    expect(phaseKey('prev', changed, 'shell')).not.toBe(k);
+  });
+
+  it('chain: editing only the artifact phase leaves every root phase key as it was', async () => {
+    const ir = await irOf('examples/node-image-debian.ts');
+    const keys = (img: Image) => {
+      let prev = 'base';
+      return img.phases.filter((p) => phaseKind(p) === 'root').map((p) => (prev = phaseKey(prev, p, 'shell')));
+    };
+    const edited: Image = JSON.parse(JSON.stringify(ir));
+    const art = edited.phases.find((p) => p.name === 'artifact')!;
+    art.steps = art.steps.filter((s) => !(s.kind === 'artifact' && s.format === 'qcow2'));
+    expect(keys(edited)).toEqual(keys(ir));
+    const custom = edited.phases.find((p) => p.name === 'customize')!;
+    custom.steps = custom.steps.slice(1);
+    const after = keys(edited);
+    expect(after[0]).not.toBe(keys(ir)[0]);
+    expect(after[1]).not.toBe(keys(ir)[1]); // provision starts from another root now
+  });
+
+  it('stableJson sorts keys at every level; withoutLocations drops loc everywhere', () => {
+    expect(stableJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: 2 } })).toBe('{"a":{"c":2,"d":[{"y":2,"z":1}]},"b":1}');
+    expect(withoutLocations({ loc: 1, a: [{ loc: 2, b: 3 }] })).toEqual({ a: [{ b: 3 }] });
+  });
+});
+
+describe('shell progress lines', () => {
+  it('parse starts, results and the phase line', () => {
+    expect(parseShellLine('imgc-step customize.2.user start')).toEqual({ type: 'start', step: 'customize.2.user' });
+    expect(parseShellLine('imgc-step customize.2.user changed')).toEqual({ type: 'end', step: 'customize.2.user', status: 'changed' });
+    expect(parseShellLine('imgc-step my-phase.12.aptRepository unchanged')).toEqual({ type: 'end', step: 'my-phase.12.aptRepository', status: 'unchanged' });
+    expect(parseShellLine('imgc-step verify.pre1.hook failed')).toEqual({ type: 'end', step: 'verify.pre1.hook', status: 'failed' });
+    expect(parseShellLine('imgc-phase provision done changed=7')).toEqual({ type: 'phase-done', phase: 'provision', changed: 7 });
+  });
+
+  it('ignore everything else, including near misses', () => {
+    for (const l of ['', 'Setting up openssh-server', 'imgc-step customize.2.user', 'imgc-step customize.2.user done', 'imgc-step  customize.2.user start', 'xx imgc-step customize.2.user start', 'imgc-phase provision done', 'imgc: step customize.2.user failed (exit status 3)']) {
+      expect(parseShellLine(l)).toBeUndefined();
+    }
+  });
+});
+
+describe('ansible progress', () => {
+  const feed = (text: string): ProgressEvent[] => {
+    const p = new AnsibleProgress();
+    return [...text.split('\n').flatMap((l) => p.feed(l)), ...p.flush()];
+  };
+
+  it('turns tasks into steps: several tasks of one step make one, changed if any changed', () => {
+    const out = feed(`
+PLAY [customize] ***************************************************************
+
+TASK [customize.1.group: group admins] *****************************************
+changed: [/tmp/root]
+
+TASK [customize.2.user: user ops (create)] *************************************
+ok: [/tmp/root]
+
+TASK [customize.2.user: user ops (groups)] *************************************
+changed: [/tmp/root] => (item=admins)
+
+TASK [customize.3.command | run once] ******************************************
+skipping: [/tmp/root]
+
+TASK [Directory /etc/cni (provision.12.directory, node-image.ts:44)] ***********
+ok: [/tmp/root]
+
+PLAY RECAP *********************************************************************
+/tmp/root                  : ok=3    changed=2    unreachable=0    failed=0    skipped=1    rescued=0    ignored=0
+`);
+    expect(out).toEqual([
+      { type: 'start', step: 'customize.1.group' },
+      { type: 'end', step: 'customize.1.group', status: 'changed' },
+      { type: 'start', step: 'customize.2.user' },
+      { type: 'end', step: 'customize.2.user', status: 'changed' },
+      { type: 'start', step: 'customize.3.command' },
+      { type: 'end', step: 'customize.3.command', status: 'unchanged' },
+      { type: 'start', step: 'provision.12.directory' },
+      { type: 'end', step: 'provision.12.directory', status: 'unchanged' },
+      { type: 'recap', ok: 3, changed: 2, unreachable: 0, failed: 0 },
+    ]);
+  });
+
+  it('reports a fatal task as a failed step, unless its error is ignored', () => {
+    const out = feed(`TASK [customize.1.command: exit 3] ****
+fatal: [/tmp/root]: FAILED! => {"changed": true, "rc": 3}
+
+TASK [customize.2.command: probe] ****
+fatal: [/tmp/root]: FAILED! => {"rc": 1}
+...ignoring
+
+PLAY RECAP ****
+/tmp/root : ok=1 changed=0 unreachable=0 failed=1 skipped=0`);
+    expect(out.filter((e) => e.type === 'end')).toEqual([
+      { type: 'end', step: 'customize.1.command', status: 'failed' },
+      { type: 'end', step: 'customize.2.command', status: 'unchanged' },
+    ]);
+    expect(out.at(-1)).toEqual({ type: 'recap', ok: 1, changed: 0, unreachable: 0, failed: 1 });
+  });
+
+  it('ignores tasks that belong to no step (handlers, fact gathering)', () => {
+    const out = feed('TASK [Gathering Facts] ****\nok: [/r]\nRUNNING HANDLER [restart ssh] ****\nchanged: [/r]\n');
+    expect(out).toEqual([]);
+  });
+});
+
+describe('mountsUnder', () => {
+  it('decodes mountinfo escapes and matches only the directory and below', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-mi-'));
+    const fake = path.join(dir, 'mountinfo');
+    writeFileSync(
+      fake,
+      [
+        `22 1 0:21 / /proc rw - proc proc rw`,
+        `30 22 0:5 / /w/ro\\040ot/proc rw - proc proc rw`,
+        `31 22 0:5 / /w/ro\\040ot/dev/pts rw - devpts devpts rw`,
+        `32 22 0:5 / /w/ro\\040ot2/proc rw - proc proc rw`,
+        '',
+      ].join('\n'),
+    );
+    expect(mountsUnder('/w/ro ot', fake)).toEqual(['/w/ro ot/proc', '/w/ro ot/dev/pts']);
+  });
+});
+
+describe('display', () => {
+  const capture = (isTTY: boolean, env: NodeJS.ProcessEnv) => {
+    let out = '';
+    const d = new Display({ out: (s) => (out += s), err: () => {}, isTTY }, env);
+    d.phaseStart('customize', 2);
+    d.stepStart('customize.1.group');
+    d.stepEnd('customize.1.group', 'changed');
+    d.stepStart('customize.2.user');
+    d.stepEnd('customize.2.user', 'unchanged');
+    d.phaseDone('2 steps, 1 changed');
+    return out;
+  };
+
+  it('rewrites one line with ANSI on a terminal', () => {
+    const out = capture(true, {});
+    expect(out).toContain('\r\u001b[2K');
+    expect(out).toContain('1/2');
+    expect(out).toContain('customize.2.user');
+  });
+
+  it('prints plain lines when not a terminal, or when CI=true', () => {
+    for (const out of [capture(false, {}), capture(true, { CI: 'true' })]) {
+      expect(out).not.toContain('\u001b[');
+      expect(out).toContain('[1/2] customize.1.group changed\n');
+      expect(out).toContain('[2/2] customize.2.user ok\n');
+    }
+  });
+});
+
+describe('verify readers', () => {
+  const root = () => {
+    const r = mkdtempSync(path.join(tmpdir(), 'imgc-root-'));
+    for (const d of ['etc/systemd/system/multi-user.target.wants', 'lib/systemd/system', 'usr/bin', 'var/lib/dpkg', 'etc/sysctl.d']) mkdirSync(path.join(r, d), { recursive: true });
+    return r;
+  };
+
+  it('reads dpkg status, multi-arch included', () => {
+    const r = root();
+    writeFileSync(
+      path.join(r, 'var/lib/dpkg/status'),
+      'Package: a\nStatus: install ok installed\n\nPackage: b\nStatus: deinstall ok config-files\n\nPackage: c\nArchitecture: i386\nStatus: install ok installed\n\nPackage: c\nArchitecture: amd64\nStatus: deinstall ok config-files\n',
+    );
+    const s = readDpkgStatus(new DirView(r));
+    expect(isInstalled(s.get('a'))).toBe(true);
+    expect(isInstalled(s.get('b'))).toBe(false);
+    expect(isInstalled(s.get('c'))).toBe(true);
+    expect(isInstalled(s.get('zz'))).toBe(false);
+  });
+
+  it('finds enablement links, through an alias, and commands through symlinks inside the root', () => {
+    const r = root();
+    writeFileSync(path.join(r, 'lib/systemd/system/ssh.service'), '[Unit]\n');
+    symlinkSync('/lib/systemd/system/ssh.service', path.join(r, 'etc/systemd/system/multi-user.target.wants/ssh.service'));
+    symlinkSync('/lib/systemd/system/ssh.service', path.join(r, 'etc/systemd/system/sshd.service'));
+    const v = new DirView(r);
+    expect(enablementLinks(v, 'ssh')).toEqual(['/etc/systemd/system/multi-user.target.wants/ssh.service']);
+    expect(enablementLinks(v, 'sshd')).toHaveLength(1);
+    expect(enablementLinks(v, 'containerd')).toEqual([]);
+    writeFileSync(path.join(r, 'usr/bin/real'), '#!/bin/sh\n', { mode: 0o755 });
+    symlinkSync('/usr/bin/real', path.join(r, 'usr/bin/alias')); // absolute: must resolve inside the root
+    symlinkSync('usr/bin', path.join(r, 'bin'));
+    expect(findCommand(v, 'alias')).toBe('/usr/bin/alias');
+    expect(findCommand(v, 'sh')).toBeUndefined(); // the host has /bin/sh; the root does not
+  });
+
+  it('reads sysctl settings and active swap lines', () => {
+    const r = root();
+    writeFileSync(path.join(r, 'etc/sysctl.d/99-x.conf'), '# c\nnet.ipv4.ip_forward=1\n  vm.swappiness = 10 \n; other\n');
+    writeFileSync(path.join(r, 'etc/fstab'), '/dev/sda1 / ext4 defaults 0 1\n#/swapfile none swap sw 0 0\nUUID=x none swap sw 0 0\n');
+    const v = new DirView(r);
+    expect([...sysctlSettings(v, '/etc/sysctl.d/99-x.conf')]).toEqual([
+      ['net.ipv4.ip_forward', '1'],
+      ['vm.swappiness', '10'],
+    ]);
+    expect(activeSwapLines(v)).toEqual(['UUID=x none swap sw 0 0']);
+  });
+
+  it('parses debugfs stat output, setuid bits included', () => {
+    const text = 'Inode: 498   Type: regular    Mode:  04755   Flags: 0x80000\nGeneration: 0    Version: 0x00000000:00000000\nUser:     0   Group:    42   Project:     0   Size: 68248\n';
+    expect(parseDebugfsStat(text)).toEqual({ type: 'file', mode: 0o4755, uid: 0, gid: 42 });
+    expect(parseDebugfsStat('stat: File not found by ext2_lookup')).toBeUndefined();
+  });
+});
+
+describe('base resolution', () => {
+  const debian = { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm', variant: 'minbase', packageManager: 'apt', include: [], provides: [] } as const;
+  const env = { IMGC_MIRROR: 'http://mirror.example/debian' };
+
+  it('refuses Ubuntu bases clearly, pointing at --from-tar/--from-dir', async () => {
+    const ubuntu = { ...debian, name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' } as const;
+    await expect(resolveBase(ubuntu, { env })).rejects.toThrow(/ubuntu jammy: it cannot be debootstrapped from this machine's Debian mirror.*--from-tar FILE or --from-dir DIR/);
+  });
+
+  it('keys debootstrap by the mirror, a tarball by its content, and a directory not at all', async () => {
+    const a = await resolveBase(debian, { env });
+    const b = await resolveBase(debian, { env: { IMGC_MIRROR: 'http://other.example/debian' } });
+    expect(a.kind).toBe('debootstrap');
+    expect(a.key).not.toBe(b.key);
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-base-'));
+    writeFileSync(path.join(dir, 'one.tar'), 'one');
+    writeFileSync(path.join(dir, 'two.tar'), 'two');
+    const t1 = await resolveBase(debian, { fromTar: path.join(dir, 'one.tar') });
+    expect(t1.kind).toBe('tar');
+    expect((await resolveBase(debian, { fromTar: path.join(dir, 'one.tar') })).key).toBe(t1.key);
+    expect((await resolveBase(debian, { fromTar: path.join(dir, 'two.tar') })).key).not.toBe(t1.key);
+    mkdirSync(path.join(dir, 'root/etc'), { recursive: true });
+    mkdirSync(path.join(dir, 'root/usr'));
+    expect(await resolveBase(debian, { fromDir: path.join(dir, 'root') })).toMatchObject({ kind: 'dir', key: undefined });
+    await expect(resolveBase(debian, { fromDir: dir })).rejects.toThrow(/not a root filesystem/);
+    await expect(resolveBase(debian, { fromTar: path.join(dir, 'missing.tar') })).rejects.toThrow(/no such file/);
+  });
+});
+
+describe('cache lock', () => {
+  it('serialises holders and takes over a lock whose process is gone', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-lock-'));
+    const order: string[] = [];
+    const hold = (name: string, ms: number) =>
+      withCacheLock(dir, 'base-x', async () => {
+        order.push(`${name}+`);
+        await new Promise((r) => setTimeout(r, ms));
+        order.push(`${name}-`);
+      });
+    await Promise.all([hold('a', 300), new Promise((r) => setTimeout(r, 50)).then(() => hold('b', 10))]);
+    expect(order).toEqual(['a+', 'a-', 'b+', 'b-']);
+    mkdirSync(path.join(dir, 'base-y.lock'));
+    writeFileSync(path.join(dir, 'base-y.lock', 'pid'), '999999999');
+    await expect(withCacheLock(dir, 'base-y', async () => 'taken over')).resolves.toBe('taken over');
+  });
+});
+
+describe('cache pruning', () => {
+  it('drops phase roots unused for two weeks and keeps bases and recent roots', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-prune-'));
+    const old = new Date(Date.now() - 15 * 86_400_000);
+    for (const f of ['phase-aa.tar.zst', 'phase-aa.json', 'phase-bb.tar.zst', 'base-cc.tar.zst']) writeFileSync(path.join(dir, f), '');
+    for (const f of ['phase-aa.tar.zst', 'base-cc.tar.zst']) utimesSync(path.join(dir, f), old, old);
+    new RootCache(dir).prune();
+    expect(readdirSync(dir).sort()).toEqual(['base-cc.tar.zst', 'phase-bb.tar.zst']);
+  });
+});
