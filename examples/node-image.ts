@@ -1,6 +1,5 @@
-// A Kubernetes node image on Debian 12: the reference example.
-// `npx imgc check examples/node-image.ts` proves its phase contracts;
-// `npx imgc compile examples/node-image.ts --target packer|ansible|shell` emits it.
+// A Kubernetes node image on Debian 12, the reference example: `npx imgc check examples/node-image.ts`
+// proves its phase contracts; `npx imgc compile examples/node-image.ts --target packer|ansible|shell` emits it.
 import {
   containerd,
   debian12,
@@ -11,6 +10,7 @@ import {
   kubernetesNetworking,
   sshHardening,
   type KubernetesSource,
+  defineModule, variable, z,
 } from 'imgc';
 
 /** The node, parameterised by where kubelet/kubeadm/kubectl come from. */
@@ -42,7 +42,7 @@ export const nodeImage = (name: string, k8s: KubernetesSource) =>
         .use(containerd())
         .use(kubernetes(k8s))
         .directory('/etc/cni', { mode: '0755' })
-        .directory('/etc/cni/net.d', { mode: '0755' })
+        .directory('/etc/cni/net.d', { mode: '0755' }).use(joinToken(k8s))
         .post(event('stdout')),
     )
     .artifact((a) =>
@@ -57,4 +57,25 @@ export const nodeImage = (name: string, k8s: KubernetesSource) =>
     )
     .verify((v) => v.facts().checksums().manifest());
 
-export default nodeImage('k8s-node', { source: 'upstream', minor: '1.30' });
+/** Variables: imgc.toml's [vars], IMGC_VAR_<NAME> or --var at compile time. */
+const k8sMinor = variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), {
+  default: '1.30',
+  description: 'Kubernetes minor version of the upstream packages (pkgs.k8s.io)',
+});
+/** Sensitive: never in the IR or an output; the build takes it at run time (IMGC_VAR_JOIN_TOKEN, -e, -var). */
+const bootstrapToken = variable('join_token', z.string().regex(/^[a-z0-9]{6}\.[a-z0-9]{16}$/), {
+  sensitive: true,
+  description: 'kubeadm bootstrap token (abcdef.0123456789abcdef) the node joins its cluster with',
+});
+
+/** The bootstrap token for `kubeadm join`, on nodes with the upstream packages (kubeadm) only. */
+const joinToken = (k8s: KubernetesSource) =>
+  defineModule<{ path: '/etc/kubernetes' | '/etc/kubernetes/bootstrap-token' }>((p) =>
+    k8s.source === 'upstream'
+      ? p
+          .directory('/etc/kubernetes', { mode: '0755' })
+          .file('/etc/kubernetes/bootstrap-token', { mode: '0600', content: `${bootstrapToken}\n` })
+      : p,
+  );
+
+export default nodeImage('k8s-node', { source: 'upstream', minor: k8sMinor });

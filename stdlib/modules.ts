@@ -1,6 +1,7 @@
 // Kubernetes node modules: what kubernetes-sigs/image-builder's node roles do,
 // as imgc modules. Each is `p.use(name(options))` in a phase.
 import { defineModule } from '../src/dsl/module.js';
+import type { Variable } from '../src/dsl/variables.js';
 
 /** Sysctls a Kubernetes node needs for pod networking. */
 export const kubernetesSysctls = {
@@ -51,7 +52,7 @@ export type KubernetesSource =
   /** Debian's own packages: kubectl only (Debian ships no kubelet/kubeadm). */
   | { source: 'debian' }
   /** The upstream apt repository at pkgs.k8s.io for one minor version. */
-  | { source: 'upstream'; minor: `${number}.${number}` };
+  | { source: 'upstream'; minor: `${number}.${number}` | Variable<string> };
 
 /** kubelet, kubeadm and kubectl (or kubectl alone from Debian), plus the tools kubeadm preflight wants. */
 export const kubernetes = (k8s: KubernetesSource) =>

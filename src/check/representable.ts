@@ -6,6 +6,7 @@
 // to run on them.
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
+import { variableDiagnostics } from './variables.js';
 
 // eslint-disable-next-line no-control-regex
 const forbidden = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
@@ -29,9 +30,10 @@ const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: 
   }
 };
 
-/** A diagnostic for every unrepresentable string in the IR. */
+/** A diagnostic for every unrepresentable string in the IR, and every misplaced or undeclared variable reference. */
 export const unrepresentable = (ir: Image): Diagnostic[] => {
   const out: Diagnostic[] = [];
   walk(ir, '', undefined, out);
+  out.push(...variableDiagnostics(ir));
   return out;
 };

@@ -17,6 +17,8 @@ export const ProjectConfig = z
       })
       .strict()
       .default({}),
+    /** Values of the definition's variables (below --var and IMGC_VAR_<NAME>). */
+    vars: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: 'a variable\'s value is a string, number or boolean' })).default({}),
   })
   .strict();
 export type ProjectConfig = z.infer<typeof ProjectConfig>;
@@ -45,7 +47,7 @@ const lineOf = (text: string, keyPath: readonly PropertyKey[]): number | undefin
 };
 
 /** Reads DIR/imgc.toml; undefined when there is none. */
-export const readProjectConfig = (dir: string): { file: string; config: ProjectConfig } | undefined => {
+export const readProjectConfig = (dir: string): { file: string; config: ProjectConfig; lineOf?: (keyPath: readonly string[]) => number | undefined } | undefined => {
   const file = path.join(dir, 'imgc.toml');
   if (!existsSync(file)) return undefined;
   const text = readFileSync(file, 'utf8');
@@ -65,5 +67,5 @@ export const readProjectConfig = (dir: string): { file: string; config: ProjectC
     });
     throw new ConfigError(msgs.join('\n'));
   }
-  return { file, config: parsed.data };
+  return { file, config: parsed.data, lineOf: (keyPath) => lineOf(text, keyPath) };
 };

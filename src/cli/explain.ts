@@ -11,6 +11,10 @@ export const explainText = (ir: Image): string => {
     `  phase 0 base: ${ir.base.name} (${ir.base.distro} ${ir.base.release} ${ir.base.suite}, ${ir.base.variant}${ir.base.include.length ? `, +${ir.base.include.join(' ')}` : ''})`,
     `      provides ${ir.base.provides.length} facts`,
   ];
+  for (const v of ir.variables ?? []) {
+    const value = v.sensitive ? '<sensitive>' : JSON.stringify(v.value);
+    lines.push(`  variable ${v.name} (${v.type}) = ${value}${v.description ? `: ${v.description.replace(/\s+/g, ' ')}` : ''}`);
+  }
   ir.phases.forEach((p, i) => {
     lines.push(`  phase ${i + 1} ${p.name}${p.runtime ? ' (may run at runtime on existing hosts)' : ''}`);
     for (const s of [...p.pre, ...p.steps, ...p.post]) {

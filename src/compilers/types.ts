@@ -9,6 +9,10 @@ export interface CompileOptions {
   provisioner?: 'shell' | 'ansible';
   /** Packer: also emit the JSON form of the template. */
   json?: boolean;
+  /** Shell, ansible: the runtime phases for existing hosts, with a preflight of the host contract (provision.sh / runtime.yml). */
+  runtime?: boolean;
+  /** Shell, ansible: the inverse of the runtime phases, undoing what the host's record lists (decommission.sh / decommission.yml). */
+  decommission?: boolean;
 }
 
 export interface Compiler {

@@ -271,6 +271,23 @@ export const Base = z
   .strict();
 export type Base = z.infer<typeof Base>;
 
+/**
+ * A variable of the definition. Strings reference it by marker (see
+ * ./variables.ts); `value` is its resolved value, absent when sensitive: the IR
+ * never holds a secret.
+ */
+export const Variable = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'variable names are lower-case letters, digits and "_", starting with a letter'),
+    type: z.enum(['string', 'number', 'boolean']),
+    description: z.string().optional(),
+    sensitive: z.boolean(),
+    value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  })
+  .strict()
+  .refine((v) => !(v.sensitive && v.value !== undefined), { message: 'a sensitive variable has no value in the IR', path: ['value'] });
+export type Variable = z.infer<typeof Variable>;
+
 export const Image = z
   .object({
     irVersion: z.literal(IR_VERSION),
@@ -279,6 +296,8 @@ export const Image = z
     source: z.string(),
     base: Base,
     phases: z.array(Phase),
+    /** The variables the phases reference (omitted when none). */
+    variables: z.array(Variable).optional(),
   })
   .strict()
   .superRefine((ir, ctx) => {

@@ -12,6 +12,9 @@ import { validateImage } from '../check/validate.js';
 import { setDefinitionDir } from '../dsl/location.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
+import { resolveVariables, type GivenValue } from './variables.js';
+
+export type { GivenValue } from './variables.js';
 
 export interface LoadedDefinition {
   ir?: Image;
@@ -24,6 +27,8 @@ export interface LoadedDefinition {
 export interface LoadOptions {
   /** Run the TypeScript type-check (default true). */
   typecheck?: boolean;
+  /** Values of the definition's variables, highest precedence first (see ./variables.ts). */
+  vars?: readonly GivenValue[];
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -206,6 +211,9 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   } catch (err) {
     return { dir, diagnostics: [...diagnostics, diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err, dir) })] };
   }
+  const resolved = resolveVariables((raw as { phases?: unknown } | null)?.phases, opts.vars ?? []);
+  if (resolved.diagnostics.length) return { dir, diagnostics: [...diagnostics, ...resolved.diagnostics] };
+  if (resolved.variables?.length && typeof raw === 'object' && raw !== null) raw = { ...raw, variables: resolved.variables };
   const { ir, diagnostics: invalid } = validateImage(raw);
   if (!ir) return { dir, diagnostics: [...diagnostics, ...invalid] };
   return { dir, ir, ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}), diagnostics };

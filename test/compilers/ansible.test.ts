@@ -96,7 +96,9 @@ describe.each(goodExamples())('ansible backend on %s', (file) => {
       expect(files['site.yml']).toContain(`#   ${p.name}:`);
       for (const s of p.steps) expect(files['site.yml']).toContain(`#     ${s.id}: `);
     }
-    expect(parseYaml(files['group_vars/all.yml']!)).toEqual({ imgc_image: ir.name, imgc_base: ir.base.name, imgc_source: ir.source });
+    // Then the non-sensitive variables' values (the example's k8s_minor); sensitive ones never.
+    const defaults = Object.fromEntries((ir.variables ?? []).filter((v) => !v.sensitive).map((v) => [v.name, String(v.value)]));
+    expect(parseYaml(files['group_vars/all.yml']!)).toEqual({ imgc_image: ir.name, imgc_base: ir.base.name, imgc_source: ir.source, ...defaults });
   });
 
   it('names every step in task names (unique per play) and uses fully qualified modules', () => {

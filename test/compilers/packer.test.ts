@@ -175,13 +175,14 @@ describe('packer backend: a definition without cloudImage steps', () => {
     expect(text).not.toContain('post-processor "checksum"');
     const parsed = await parseHcl(text);
     expect(parsed['variable']['existing_host_ssh_password'][0]['sensitive']).toBe(true);
-    expect(requiredVars(parsed)).toEqual(['-var', 'existing_host_ssh_host=example']);
+    // join_token: the example's sensitive variable (no default).
+    expect(requiredVars(parsed)).toEqual(['-var', 'existing_host_ssh_host=example', '-var', 'join_token=example']);
     const dir = writeOut(files, 'packer-existing');
     // The null builder insists on one way to log in: password or key.
-    const none = await packer(['validate', '-var', 'existing_host_ssh_host=node1.example.com', `${ir.name}.pkr.hcl`], dir);
+    const none = await packer(['validate', '-var', 'existing_host_ssh_host=node1.example.com', '-var', 'join_token=example', `${ir.name}.pkr.hcl`], dir);
     expect(none.code, none.out).not.toBe(0);
     expect(none.out).toMatch(/authentication method/);
-    const vars = ['-var', 'existing_host_ssh_host=node1.example.com', '-var', 'existing_host_ssh_password=secret'];
+    const vars = ['-var', 'existing_host_ssh_host=node1.example.com', '-var', 'existing_host_ssh_password=secret', '-var', 'join_token=example'];
     await expectValid(dir, `${ir.name}.pkr.hcl`, vars);
     await expectValid(dir, `${ir.name}.pkr.json`, vars);
   });

@@ -12,13 +12,16 @@
 // keeps ansible-lint's line limit) or place `# noqa` comments on a task's line.
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { assertCompilable } from '../representable.js';
-import type { CompiledFiles, Compiler } from '../types.js';
+import type { CompiledFiles, CompileOptions, Compiler } from '../types.js';
 import { hookTasks } from './hooks.js';
 import { labelName, labelText } from './names.js';
 import { bool, ident, unsafe, label, word } from './quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { taskItem, type Task } from './tasks.js';
+import { guardSensitive, variableDefaults } from './variables.js';
 import { document, map, seq } from './yaml.js';
+import { ansibleRuntime } from './runtime.js';
+import { ansibleDecommission } from './decommission.js';
 
 /** Role directory of a phase: ansible-lint's role-name wants [a-z][a-z0-9_]*; phase names never hold `_`. */
 export const roleName = (phase: string): string => phase.replace(/-/g, '_');
@@ -56,7 +59,7 @@ const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
     else tasks.push(...stepTasks(s as RootStep, ctx, phase.name === 'verify'));
   }
   tasks.push(...phase.post.flatMap((h) => hookTasks(h, phase.name)));
-  return { phase, tasks, notes: [...ctx.notes], skipped };
+  return { phase, tasks: guardSensitive(ir, tasks), notes: [...ctx.notes], skipped };
 };
 
 const tasksFile = (ir: Image, c: CompiledPhase): string =>
@@ -97,17 +100,21 @@ const siteFile = (ir: Image, played: CompiledPhase[], empty: CompiledPhase[]): s
     ],
   );
 
-const groupVars = (ir: Image): string =>
+export const groupVars = (ir: Image): string =>
   document(
     map({
       imgc_image: unsafe(ir.name),
       imgc_base: unsafe(ir.base.name),
       imgc_source: unsafe(ir.source),
+      ...variableDefaults(ir),
     }),
-    ['The definition\'s names, for hooks (imgc_image is in every event) and your own tasks.'],
+    [
+      'The definition\'s names, for hooks (imgc_image is in every event) and your own tasks.',
+      ...(ir.variables?.length ? ['Then its variables\' values (-e overrides them); sensitive ones are not here: give them with -e or a vault file.'] : []),
+    ],
   );
 
-const ansibleCfg = [
+export const ansibleCfg = [
   '# Written by imgc: settings for running site.yml from this directory. Nothing here',
   '# needs network; no collection or role is fetched.',
   '[defaults]',
@@ -146,10 +153,15 @@ const inventoryExample = (ir: Image): string => {
 export const ansibleCompiler: Compiler = {
   target: 'ansible',
   description: 'Ansible playbook: site.yml, one role per phase (ansible-core 2.14; runs on a chroot or an SSH host)',
-  compile(ir: Image): CompiledFiles {
+  compile(ir: Image, opts: CompileOptions = {}): CompiledFiles {
     // The schema and unrepresentable strings; Ansible itself can express
     // every step kind on apt and dnf bases, so nothing is refused below.
     assertCompilable(ir);
+    // --runtime / --decommission: playbooks for existing hosts instead of the build (./runtime.ts).
+    if (opts.runtime || opts.decommission) {
+      const host = { ...(opts.runtime ? ansibleRuntime(ir) : {}), ...(opts.decommission ? ansibleDecommission(ir) : {}) };
+      return Object.fromEntries(Object.entries(host).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    }
     const compiled = ir.phases.map((p) => compilePhase(ir, p));
     const played = compiled.filter((c) => c.tasks.length > 0);
     const empty = compiled.filter((c) => c.tasks.length === 0);

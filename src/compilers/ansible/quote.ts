@@ -18,11 +18,16 @@
 // template delimiters); the one deliberate Jinja expression kind is
 // `template()`.
 
+import { displayMarkers, hasMarker, referencedIn, splitMarkers } from '../../ir/variables.js';
+import { escapeChar, hex, mustEscape, singleQuoted } from '../yaml-text.js';
+
 /** A rendered YAML scalar; `render` gets where it starts and the indentation for continuation lines. */
 export interface Scalar {
   readonly kind: 'scalar';
   /** The string value, for user data (the renderer scans it, e.g. for tabs). */
   readonly value?: string;
+  /** The variables a user-data scalar references (see `unsafe`). */
+  readonly variables?: readonly string[];
   render(at: ScalarPosition): string;
 }
 
@@ -41,52 +46,6 @@ const HARD_WIDTH = 160;
 
 const TAG = '!unsafe';
 
-/** Characters that are never written raw. */
-const mustEscape = (cp: number): boolean =>
-  cp < 0x20 ||
-  cp === 0x7f ||
-  (cp >= 0x80 && cp <= 0x9f) ||
-  cp === 0xa0 ||
-  cp === 0xad ||
-  cp === 0x061c ||
-  (cp >= 0x200b && cp <= 0x200f) ||
-  (cp >= 0x2028 && cp <= 0x202e) ||
-  (cp >= 0x2060 && cp <= 0x2064) ||
-  (cp >= 0x2066 && cp <= 0x2069) ||
-  cp === 0xfeff ||
-  cp === 0xfffe ||
-  cp === 0xffff ||
-  (cp >= 0xd800 && cp <= 0xdfff);
-
-const hex = (cp: number, width: number): string => cp.toString(16).toUpperCase().padStart(width, '0');
-
-const escapeCodePoint = (ch: string): string => {
-  switch (ch) {
-    case '\\':
-      return '\\\\';
-    case '"':
-      return '\\"';
-    case '\t':
-      return '\\t';
-    case '\n':
-      return '\\n';
-    case '\r':
-      return '\\r';
-    case '\u0085':
-      return '\\N';
-    case '\u00a0':
-      return '\\_';
-    case '\u2028':
-      return '\\L';
-    case '\u2029':
-      return '\\P';
-  }
-  const cp = ch.codePointAt(0)!;
-  if (!mustEscape(cp)) return ch;
-  if (cp <= 0xff) return `\\x${hex(cp, 2)}`;
-  return `\\u${hex(cp, 4)}`;
-};
-
 const codePoints = (s: string): string[] => [...s];
 const width = (s: string): number => codePoints(s).length;
 
@@ -95,7 +54,7 @@ const rawPrintable = (s: string): boolean => codePoints(s).every((ch) => ch !== 
 
 /** A double-quoted scalar, folded at escaped line breaks to stay within WIDTH. */
 const doubleQuoted = (s: string, column: number, indent: number, oneLine = false): string => {
-  const units = codePoints(s).map(escapeCodePoint);
+  const units = codePoints(s).map(escapeChar);
   const lines: string[] = [];
   let line = '"';
   let col = column + 1;
@@ -115,8 +74,6 @@ const doubleQuoted = (s: string, column: number, indent: number, oneLine = false
   lines.push(`${line}"`);
   return lines.join(`\n${' '.repeat(indent)}`);
 };
-
-const singleQuoted = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
  * A literal block scalar for `s`, or undefined when `s` cannot be one that
@@ -161,12 +118,52 @@ const scalarText = (s: string, at: ScalarPosition): string => {
   return doubleQuoted(s, at.column, at.indent);
 };
 
-/** User data: a `!unsafe` scalar that Ansible never templates and every YAML parser reads back exactly. */
-export const unsafe = (s: string): Scalar => ({
-  kind: 'scalar',
-  value: s,
-  render: (at) => `${TAG} ${scalarText(s, { ...at, column: at.column + TAG.length + 1 })}`,
-});
+/**
+ * User data: a `!unsafe` scalar that Ansible never templates and every YAML
+ * parser reads back exactly. Text with variable references (see
+ * src/ir/variables.ts) is instead the one Jinja expression of user data:
+ * `"{{ 'literal' ~ name ~ 'literal' }}"`, its literal parts Jinja string
+ * literals (see `jinjaString`), so nothing of the user's text is evaluated.
+ */
+export const unsafe = (s: string): Scalar =>
+  hasMarker(s)
+    ? {
+        kind: 'scalar',
+        value: displayMarkers(s),
+        variables: referencedIn(s),
+        render: (at) => scalarText(variableExpression(s), { ...at, mappingValue: false }),
+      }
+    : {
+        kind: 'scalar',
+        value: s,
+        render: (at) => `${TAG} ${scalarText(s, { ...at, column: at.column + TAG.length + 1 })}`,
+      };
+
+/**
+ * A Jinja string literal whose value is `s`. Jinja decodes a literal with
+ * Python's unicode-escape (after turning CR and CRLF into LF), so the
+ * backslash, the quote and every character outside printable ASCII are
+ * written as escapes; the result is plain ASCII.
+ */
+export const jinjaString = (s: string): string =>
+  `'${[...s]
+    .map((ch) => {
+      if (ch === '\\') return '\\\\';
+      if (ch === "'") return "\\'";
+      if (ch === '\n') return '\\n';
+      if (ch === '\t') return '\\t';
+      if (ch === '\r') return '\\r';
+      const cp = ch.codePointAt(0)!;
+      if (cp >= 0x20 && cp < 0x7f) return ch;
+      return cp <= 0xff ? `\\x${hex(cp, 2).toLowerCase()}` : cp <= 0xffff ? `\\u${hex(cp, 4).toLowerCase()}` : `\\U${hex(cp, 8).toLowerCase()}`;
+    })
+    .join('')}'`;
+
+/** The Jinja expression (with its `{{ }}`) that concatenates a string's literal parts and variables. */
+const variableExpression = (s: string): string =>
+  `{{ ${splitMarkers(s)
+    .map((p) => (typeof p === 'string' ? jinjaString(p) : p.variable))
+    .join(' ~ ')} }}`;
 
 /**
  * A label (task or play name). Ansible templates names when it prints them, and
@@ -177,7 +174,7 @@ export const unsafe = (s: string): Scalar => ({
  * `# noqa` comment can follow it.
  */
 export const label = (s: string): Scalar => {
-  const text = defuse(s);
+  const text = defuse(displayMarkers(s));
   assertConstant(text);
   const quoted = plainSafe(text) ? text : rawPrintable(text) ? singleQuoted(text) : doubleQuoted(text, 0, 0, true);
   return { kind: 'scalar', value: text, render: () => quoted };
@@ -242,7 +239,7 @@ export const int = (n: number): Scalar => {
 
 /** A YAML comment line's text: one line, no control characters, no trailing blanks. */
 export const comment = (text: string): string => {
-  const flat = codePoints(text)
+  const flat = codePoints(displayMarkers(text))
     .map((ch) => (/[\r\n\t]/.test(ch) || mustEscape(ch.codePointAt(0)!) ? ' ' : ch))
     .join('')
     .replace(/ +$/, '');

@@ -9,10 +9,12 @@ import type { Image, Phase, Step, StepOf } from '../../ir/schema.js';
 import { ansibleCompiler } from '../ansible/index.js';
 import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
+import { summary, type Wording } from '../summary.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
+import { irVariables, withVariables } from './variables.js';
 
 type Provisioner = 'shell' | 'ansible';
 
@@ -43,45 +45,20 @@ const clip = (s: string, n = 60): string => {
   return chars.length > n || s.includes('\n') ? `${chars.slice(0, n).join('')}…` : line;
 };
 
-/** One line per step for the comments: what it does, in a few words. */
-const summary = (s: Step): string => {
-  switch (s.kind) {
-    case 'user':
-      return `user ${s.name}`;
-    case 'group':
-      return `group ${s.name}`;
-    case 'directory':
-      return `directory ${s.path}`;
-    case 'file':
-      return `file ${s.path}`;
-    case 'symlink':
-      return `symlink ${s.path} -> ${s.target}`;
-    case 'packages':
-      return `${s.action} ${s.names.join(' ')}`;
-    case 'aptRepository':
-      return `apt repository ${s.name}`;
-    case 'service':
-      return `${s.enabled ? 'enable' : 'disable'} ${s.name}`;
-    case 'sysctl':
-      return `sysctl ${s.key} = ${s.value}`;
-    case 'kernelModule':
-      return `kernel module ${s.name}`;
-    case 'swapOff':
-      return 'swap off';
-    case 'command':
-      return `command: ${clip(s.run)}`;
-    case 'hook':
-      return s.action.type === 'script' ? `script hook: ${clip(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`;
-    case 'artifact':
-      return `${s.format} ${s.output}`;
-    case 'cloudImage':
-      return `${s.builder} source ${s.name}`;
-    case 'verify':
-      return `verify ${s.check}`;
-  }
+/** The shared step summary, with the template's terser wording for some kinds. */
+const wording: Wording = {
+  aptRepository: (s) => `apt repository ${s.name}`,
+  sysctl: (s) => `sysctl ${s.key} = ${s.value}`,
+  kernelModule: (s) => `kernel module ${s.name}`,
+  swapOff: () => 'swap off',
+  command: (s) => `command: ${clip(s.run)}`,
+  hook: (s) =>
+    s.action.type === 'script' ? `script hook: ${clip(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`,
+  artifact: (s) => `${s.format} ${s.output}`,
+  cloudImage: (s) => `${s.builder} source ${s.name}`,
 };
 
-const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s)}`;
+const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, wording)}`;
 
 /** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
 const templateDiagnostics = (ir: Image): Diagnostic[] => {
@@ -260,7 +237,8 @@ const template = (ir: Image, provisioner: Provisioner, json: boolean, file: stri
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
   const cloudSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
   const sources = sourcesFor(cloudSteps, ir.name, ir.base);
-  const variables = uniqueVariables(sources);
+  const own = irVariables(ir);
+  const variables = [...own, ...uniqueVariables(sources).filter((v) => !own.some((o) => o.name === v.name))];
   const required = variables.filter((v) => v.default === undefined);
   const notPacker = ir.phases.flatMap((p) => p.steps.filter((s) => s.kind === 'artifact' || s.kind === 'verify'));
 
@@ -319,6 +297,7 @@ export const packerCompiler: Compiler = {
       embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
       provisioners = ansibleProvisioners(ir);
     }
+    provisioners = withVariables(ir, provisioners, embedded);
     const hclFile = `${ir.name}.pkr.hcl`;
     const jsonFile = `${ir.name}.pkr.json`;
     const files: CompiledFiles = { [hclFile]: writeHcl(template(ir, provisioner, opts.json ?? false, hclFile, provisioners, parts)) };

@@ -13,6 +13,7 @@
 // - every string HCL (and cty, Packer's value model) produces is normalized to
 //   Unicode NFC, so a value that is not in NFC cannot come out as written;
 // - a lone UTF-16 surrogate has no UTF-8 encoding.
+import { displayMarkers, hasMarker, splitMarkers } from '../../ir/variables.js';
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -96,9 +97,16 @@ const nativeLiteral = (s: string): string => {
 
 /** A quoted HCL native-syntax string whose value is exactly `s`. */
 export const hclString = (s: string): string => {
+  if (hasMarker(s)) return hclTemplate(variableParts(s));
   check(s);
   return `"${nativeLiteral(s)}"`;
 };
+
+/**
+ * A string with variable references (src/ir/variables.ts) as template parts:
+ * each reference is `${var.NAME}`, the variable block of the same name.
+ */
+const variableParts = (s: string): TemplatePart[] => splitMarkers(s).map((p) => (typeof p === 'string' ? p : { expr: `var.${p.variable}` }));
 
 /** A part of a template: literal text, or an expression interpolated with `${…}`. */
 export type TemplatePart = string | { readonly expr: string };
@@ -172,6 +180,7 @@ const utf16Escapes = (ch: string): string => {
 
 /** A JSON string (with quotes) whose value, read by HCL JSON syntax, is exactly `s`. */
 export const jsonString = (s: string): string => {
+  if (hasMarker(s)) return jsonTemplate(variableParts(s));
   check(s);
   return `"${jsonLiteralText(s)}"`;
 };
@@ -193,7 +202,7 @@ export const jsonTemplateText = (s: string): string => escapeTemplateMarkers(s);
  */
 export const hclCommentText = (s: string): string => {
   let out = '';
-  for (const ch of s) {
+  for (const ch of displayMarkers(s)) {
     const cp = ch.codePointAt(0) ?? 0;
     if (ch === '\n' || ch === '\r' || ch === '\t') out += ' ';
     else if (invisible.test(ch) || (cp >= 0xd800 && cp <= 0xdfff)) out += `\\u{${hex(cp)}}`;

@@ -380,6 +380,16 @@ const helpers: Record<HelperName, Helper> = {
 
 const order = Object.keys(helpers) as HelperName[];
 
+/**
+ * One helper's own dependencies and code, for another backend's script that
+ * runs the same functions (cloud-init's runcmd). With `dirty: false` the
+ * `imgc_dirty=1` lines go: a script that does not report changes.
+ */
+export const helper = (h: HelperName, opts: { readonly dirty: boolean }): { deps: readonly HelperName[]; code: string[] } => ({
+  deps: helpers[h].deps,
+  code: helpers[h].code.split('\n').filter((l) => opts.dirty || l.trim() !== 'imgc_dirty=1'),
+});
+
 /** The code of `used` and everything they call, in this file's order. */
 export const helperCode = (used: Iterable<HelperName>): string[] => {
   const want = new Set<HelperName>();

@@ -4,7 +4,8 @@
 import type { Image, StepOf } from '../../ir/schema.js';
 import type { PhaseFile } from './phase.js';
 import { literalNote, where } from './phase.js';
-import { comment, json, word, words } from './quote.js';
+import { comment, json, variablePrologue, word, words } from './quote.js';
+import { variablesIn } from '../../ir/variables.js';
 import { summary } from './steps.js';
 
 type Hook = StepOf<'hook'>;
@@ -100,6 +101,7 @@ export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks
     '# IMGC_ROOT is the image root (unset or / on a live host); script hooks run inside it.',
     '# stdout carries only the lines of event hooks; everything else goes to stderr.',
     'set -eu',
+    ...variablePrologue(variablesIn(ir, hooks)),
     '',
     'imgc_hook=',
     'imgc_exit() {',

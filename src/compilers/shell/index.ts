@@ -7,11 +7,13 @@ import { buildScript } from './build.js';
 import { hooksScript } from './hooks.js';
 import { packageManagerOf, type PackageManager } from './package-managers.js';
 import { phaseScript, type PhaseFile } from './phase.js';
+import { shellRuntime } from './runtime.js';
+import { shellDecommission } from './decommission.js';
 
 export const shellCompiler: Compiler = {
   target: 'shell',
   description: 'POSIX sh scripts: build.sh, one idempotent script per phase, hook scripts',
-  compile: (ir) => {
+  compile: (ir, opts = {}) => {
     // Schema and unrepresentable strings; what is left to refuse here is a
     // base whose package manager this backend does not drive (IMGC2002).
     assertCompilable(ir);
@@ -25,6 +27,9 @@ export const shellCompiler: Compiler = {
       index: i + 1,
       stem: `${String(i + 1).padStart(width, '0')}-${phase.name}`,
     }));
+    // --runtime / --decommission: files for existing hosts instead of the build (./runtime.ts).
+    if (opts.runtime || opts.decommission)
+      return { ...(opts.runtime ? shellRuntime(ir, { pm: packageManager, stems: phases }) : {}), ...(opts.decommission ? shellDecommission(ir) : {}) };
     const files: CompiledFiles = { 'build.sh': buildScript(ir, phases) };
     for (const f of phases) {
       files[`phases/${f.stem}.sh`] = phaseScript(ir, f, packageManager);

@@ -2,7 +2,8 @@
 // as root. One function per step, each reported on stdout by imgc_run.
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { helperCode, type HelperName } from './helpers.js';
-import { comment, hasExpansionChars, word } from './quote.js';
+import { comment, hasExpansionChars, variablePrologue, word } from './quote.js';
+import { variablesIn } from '../../ir/variables.js';
 import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
 import type { PackageManager } from './package-managers.js';
 
@@ -24,7 +25,7 @@ const protocol = (phase: string): string[] => [
   comment(`  imgc-phase ${phase} done changed=N`),
 ];
 
-const runtime = [
+export const runtime = [
   '# --- runtime ---------------------------------------------------------------',
   '',
   '# Progress lines go to fd 3, a copy of stdout; the steps run with stdout on stderr.',
@@ -104,6 +105,7 @@ export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): 
     'umask 022',
     'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     'export PATH',
+    ...variablePrologue(variablesIn(ir, emitted)),
   ];
   if (skipped.length) {
     out.push('', '# Not run here (imgc build and Packer own these steps):', ...skipped.map((s) => comment(`  ${s.id}${where(s.loc)}: ${summary(s)}`)));

@@ -9,11 +9,39 @@
 // are never put in double quotes, heredocs or `echo`; file bodies are written
 // with `printf '%s' WORD`, which adds nothing (no trailing newline).
 
+import { displayMarkers, envName, hasMarker, splitMarkers, type IRVariable } from '../../ir/variables.js';
+
 /** Characters that mean nothing to the shell anywhere in a word (no glob, tilde, `=`, space, quote). */
 const bare = /^[A-Za-z0-9_@%+:,./-]+$/;
 
-/** One POSIX shell word the shell reads back as exactly `value`: bare when that is safe, else single-quoted. */
-export const word = (value: string): string => (bare.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+const literalWord = (value: string): string => (bare.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+/**
+ * One POSIX shell word the shell reads back as exactly `value`: bare when that
+ * is safe, else single-quoted. Variable references in `value` (see
+ * src/ir/variables.ts) become `"${IMGC_VAR_NAME}"` between the quoted literal
+ * parts: the word reads back as the text with each variable's value in place.
+ */
+export const word = (value: string): string =>
+  hasMarker(value) ? splitMarkers(value).map((p) => (typeof p === 'string' ? literalWord(p) : `"\${${envName(p.variable)}}"`)).join('') : literalWord(value);
+
+/**
+ * The lines after `set -eu` of a script that uses variables: a non-sensitive
+ * variable defaults to its value at compile time; a sensitive one must be in
+ * the environment (its value is never written here).
+ */
+export const variablePrologue = (vars: readonly IRVariable[]): string[] =>
+  vars.length
+    ? [
+        '# Variables: the environment overrides the values given at compile time; a sensitive',
+        '# variable has none here and must be set.',
+        ...vars.map((v) =>
+          v.sensitive
+            ? `: "\${${envName(v.name)}:?set ${envName(v.name)} (sensitive variable ${v.name})}"`
+            : `${envName(v.name)}=\${${envName(v.name)}:-${literalWord(String(v.value))}}`,
+        ),
+      ]
+    : [];
 
 /** Several words, separated by spaces. */
 export const words = (values: readonly string[]): string => values.map(word).join(' ');
@@ -22,7 +50,7 @@ export const words = (values: readonly string[]): string => values.map(word).joi
  * A `# ...` comment line. Comments end at a newline, so line breaks in `text`
  * (a description, a file name) become spaces: text never escapes into code.
  */
-export const comment = (text: string): string => `# ${text.replace(/[\r\n]+/g, ' ')}`.trimEnd();
+export const comment = (text: string): string => `# ${displayMarkers(text).replace(/[\r\n]+/g, ' ')}`.trimEnd();
 
 /** JSON text of a value (a JSON string is always valid JSON, whatever it holds); wrap it in `word` to emit it. */
 export const json = (value: unknown): string => JSON.stringify(value);

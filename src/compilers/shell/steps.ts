@@ -123,50 +123,5 @@ export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
   }
 };
 
-/** The first line of a script, shortened, for a comment. */
-const gist = (run: string): string => {
-  const [first = ''] = run.trim().split('\n');
-  const cut = first.slice(0, 60);
-  return cut === run.trim() ? cut : `${cut} ...`;
-};
-
-/** A few words on what a step does, for the comment above it. */
-export const summary = (s: Step): string => {
-  switch (s.kind) {
-    case 'user':
-      return `user ${s.name}`;
-    case 'group':
-      return `group ${s.name}`;
-    case 'directory':
-      return `directory ${s.path}`;
-    case 'file':
-      return `file ${s.path}`;
-    case 'symlink':
-      return `symlink ${s.path} -> ${s.target}`;
-    case 'packages':
-      return `${s.action} ${s.names.join(' ')}`;
-    case 'aptRepository':
-      return `apt source ${s.name}`;
-    case 'service':
-      return `${s.enabled ? 'enable' : 'disable'} ${s.name}`;
-    case 'sysctl':
-      return `sysctl ${s.key} = ${s.value} in ${s.file}`;
-    case 'kernelModule':
-      return `kernel module ${s.name} in ${s.file}`;
-    case 'swapOff':
-      return 'swap off (swap entries of /etc/fstab commented out)';
-    case 'command':
-      return `${s.description ?? `run ${gist(s.run)}`}${s.creates !== undefined ? ` (unless ${s.creates} exists)` : ''}`;
-    case 'hook':
-      return (
-        s.description ??
-        (s.action.type === 'script' ? `script in the root: ${gist(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`)
-      );
-    case 'artifact':
-      return `${s.format} artifact ${s.output}`;
-    case 'cloudImage':
-      return `Packer source ${s.builder} ${s.name}`;
-    case 'verify':
-      return `verify ${s.check}`;
-  }
-};
+/** What a step does, in the shared wording (the shell backend's comments use it as is). */
+export { summary } from '../summary.js';

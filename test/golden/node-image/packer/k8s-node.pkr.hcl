@@ -5,9 +5,9 @@
 #
 # Debian's packer 1.6.6 has these builders and provisioners built in: no `packer init`.
 # From this directory (name the file: the .pkr.hcl and .pkr.json are the same template, and `.` would load both):
-#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node.pkr.hcl
-#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node.pkr.hcl
-# Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
+#   packer validate -var join_token=… -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node.pkr.hcl
+#   packer build -var join_token=… -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node.pkr.hcl
+# Required variables: join_token, qemu_iso_checksum, qemu_ssh_password; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
 #   artifact.1.artifact (node-image.ts:50): dir rootfs
@@ -17,6 +17,18 @@
 #   verify.1.verify (node-image.ts:58): verify facts
 #   verify.2.verify (node-image.ts:58): verify checksums
 #   verify.3.verify (node-image.ts:58): verify manifest
+
+variable "k8s_minor" {
+  type        = string
+  description = "Kubernetes minor version of the upstream packages (pkgs.k8s.io)"
+  default     = "1.30"
+}
+
+variable "join_token" {
+  type        = string
+  description = "kubeadm bootstrap token (abcdef.0123456789abcdef) the node joins its cluster with"
+  sensitive   = true
+}
 
 variable "qemu_iso_url" {
   type        = string
@@ -140,9 +152,15 @@ build {
   #   provision.14.service (node-image.ts:43): enable kubelet
   #   provision.15.directory (node-image.ts:44): directory /etc/cni
   #   provision.16.directory (node-image.ts:45): directory /etc/cni/net.d
+  #   provision.17.directory (node-image.ts:76): directory /etc/kubernetes
+  #   provision.18.file (node-image.ts:77): file /etc/kubernetes/bootstrap-token
   provisioner "shell" {
-    script          = "${path.root}/shell/phases/02-provision.sh"
-    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+    script = "${path.root}/shell/phases/02-provision.sh"
+    environment_vars = [
+      "IMGC_VAR_K8S_MINOR=${var.k8s_minor}",
+      "IMGC_VAR_JOIN_TOKEN=${var.join_token}",
+    ]
+    execute_command = "if [ $(id -u) -eq 0 ]; then env {{ .Vars }} sh '{{ .Path }}'; else sudo env {{ .Vars }} sh '{{ .Path }}'; fi"
   }
 
   # provision: post hooks, where packer runs:

@@ -14,6 +14,10 @@ set -eu
 umask 022
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
+# Variables: the environment overrides the values given at compile time; a sensitive
+# variable has none here and must be set.
+IMGC_VAR_K8S_MINOR=${IMGC_VAR_K8S_MINOR:-1.30}
+: "${IMGC_VAR_JOIN_TOKEN:?set IMGC_VAR_JOIN_TOKEN (sensitive variable join_token)}"
 
 # This phase's hooks run on the machine driving the build: hooks/02-provision-pre.sh and hooks/02-provision-post.sh.
 
@@ -308,10 +312,10 @@ imgc_run provision.11.packages step_11
 
 # provision.12.aptRepository (node-image.ts:43): apt source kubernetes
 step_12() {
-  imgc_fetch https://pkgs.k8s.io/core:/stable:/v1.30/deb/Release.key /etc/apt/keyrings/kubernetes.asc
+  imgc_fetch https://pkgs.k8s.io/core:/stable:/v"${IMGC_VAR_K8S_MINOR}"/deb/Release.key /etc/apt/keyrings/kubernetes.asc
   imgc_file /etc/apt/sources.list.d/kubernetes.sources 0644 '' '' \
     'Types: deb
-URIs: https://pkgs.k8s.io/core:/stable:/v1.30/deb/
+URIs: https://pkgs.k8s.io/core:/stable:/v'"${IMGC_VAR_K8S_MINOR}"'/deb/
 Suites: /
 Signed-By: /etc/apt/keyrings/kubernetes.asc
 '
@@ -344,5 +348,19 @@ step_16() {
   imgc_dir /etc/cni/net.d 0755 '' ''
 }
 imgc_run provision.16.directory step_16
+
+# provision.17.directory (node-image.ts:76): directory /etc/kubernetes
+step_17() {
+  imgc_dir /etc/kubernetes 0755 '' ''
+}
+imgc_run provision.17.directory step_17
+
+# provision.18.file (node-image.ts:77): file /etc/kubernetes/bootstrap-token
+step_18() {
+  imgc_file /etc/kubernetes/bootstrap-token 0600 '' '' \
+    "${IMGC_VAR_JOIN_TOKEN}"'
+'
+}
+imgc_run provision.18.file step_18
 
 printf 'imgc-phase %s done changed=%s\n' provision "$imgc_changed" >&3

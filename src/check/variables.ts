@@ -1,0 +1,73 @@
+// Where variable references may stand. A marker (src/ir/variables.ts) is
+// rendered by each backend as a run-time reference, which only makes sense in
+// a value the target reads as text: a file's content, a command, a script
+// hook, an apt repository's or webhook's URL, a cloud image setting. Anywhere
+// else (names, paths, fact keys) the image's shape would depend on the value:
+// IMGC0011. A marker that names no declared variable is refused (IMGC2001).
+import type { Image, SourceLocation, Step } from '../ir/schema.js';
+import { hasMarker, MARK_CLOSE, MARK_OPEN, referencedIn, splitMarkers } from '../ir/variables.js';
+import { diagnostic, type Diagnostic } from './diagnostic.js';
+
+/** Fields (dotted paths from the step; `*` any key) that may hold references. */
+const allowed: Partial<Record<Step['kind'], readonly string[]>> = {
+  file: ['content'],
+  command: ['run'],
+  hook: ['action.run', 'action.url'],
+  aptRepository: ['uri', 'keyUrl'],
+  cloudImage: ['settings.*'],
+};
+
+const fields = (value: unknown, at: string, out: [string, string][]): void => {
+  if (typeof value === 'string') out.push([at, value]);
+  else if (Array.isArray(value)) value.forEach((v, i) => fields(v, `${at}[${i}]`, out));
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'loc') continue;
+      const key = at ? `${at}.${k}` : k;
+      out.push([`${key} (key)`, k]);
+      fields(v, key, out);
+    }
+};
+
+const isAllowed = (kind: Step['kind'], at: string): boolean =>
+  (allowed[kind] ?? []).some((f) => (f.endsWith('.*') ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)') : at === f));
+
+/** IMGC0011 for references where a literal is needed, IMGC2001 for markers of no declared variable. */
+export const variableDiagnostics = (ir: Image): Diagnostic[] => {
+  const declared = new Set((ir.variables ?? []).map((v) => v.name));
+  const out: Diagnostic[] = [];
+  const visit = (value: unknown, kind: Step['kind'] | undefined, id: string, loc: SourceLocation | undefined) => {
+    const found: [string, string][] = [];
+    fields(value, '', found);
+    for (const [at, s] of found) {
+      if (!hasMarker(s)) continue;
+      const where = `${id}${id && at ? '.' : ''}${at}`;
+      const names = referencedIn(s);
+      const rest = splitMarkers(s).filter((p): p is string => typeof p === 'string').join('');
+      if (kind === undefined || !isAllowed(kind, at)) {
+        out.push(
+          diagnostic('IMGC0011', `${where} uses ${names.length ? `variable ${names.map((n) => `'${n}'`).join(', ')}` : 'a variable marker'} where a literal is needed`, {
+            loc,
+            ...(kind ? { stepId: id } : {}),
+            hint: 'variables may stand in file contents, commands, script hooks, apt repository and webhook URLs and cloud image settings',
+          }),
+        );
+      } else if (rest.includes(MARK_OPEN) || rest.includes(MARK_CLOSE) || names.some((n) => !declared.has(n))) {
+        const unknown = names.filter((n) => !declared.has(n));
+        out.push(
+          diagnostic('IMGC2001', `${where} ${unknown.length ? `references undeclared variable ${unknown.map((n) => `'${n}'`).join(', ')}` : 'contains a private-use character U+E000/U+E001 that is not a variable reference'}`, {
+            loc,
+            stepId: id,
+            hint: 'declare the variable with variable(...) and use it as `${v}`; U+E000 and U+E001 are reserved for variable references',
+          }),
+        );
+      }
+    }
+  };
+  visit({ name: ir.name, source: ir.source, base: { ...ir.base, loc: undefined } }, undefined, '', ir.base.loc);
+  for (const p of ir.phases) {
+    visit({ name: p.name }, undefined, `phase ${p.name}`, p.loc);
+    for (const s of [...p.pre, ...p.steps, ...p.post]) visit(s, s.kind, s.id, s.loc);
+  }
+  return out;
+};

@@ -1,0 +1,163 @@
+// --decommission: decommission.yml, the inverse of the runtime phases on hosts
+// runtime.yml provisioned. It reads the host's record (../runtime.ts) and
+// undoes only what it lists, in reverse order, then removes the record.
+import type { Image, Step } from '../../ir/schema.js';
+import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
+import type { CompiledFiles } from '../types.js';
+import { ansibleCfg, groupVars } from './index.js';
+import { labelName, labelText, taskName } from './names.js';
+import { packageManagers } from './packages.js';
+import { bool, label, str, template, unsafe, word } from './quote.js';
+import { lineRegexp, probeCommand, recorded } from './runtime.js';
+import { task, taskItem, type Task } from './tasks.js';
+import { document, entry, map, seq } from './yaml.js';
+
+const when = (expr: string) => entry('when', str(expr));
+
+const undoTasks = (c: Creation, step: Step, ir: Image, n: number): Task[] => {
+  const name = (what: string) => taskName(`Undo: ${what}`, step.id, step.loc);
+  const rec = recorded(c.token);
+  switch (c.kind) {
+    case 'service':
+      return [
+        task({
+          name: name(`stop ${labelText(c.unit)} (booted hosts only, not a chroot)`),
+          module: 'ansible.builtin.systemd_service',
+          args: map({ name: unsafe(c.unit), state: word('stopped') }),
+          keywords: [when(`${rec} and imgc_live`)],
+        }),
+        task({
+          name: name(`disable ${labelText(c.unit)}`),
+          module: 'ansible.builtin.systemd_service',
+          args: map({ name: unsafe(c.unit), enabled: bool(false) }),
+          keywords: [when(rec)],
+        }),
+      ];
+    case 'package': {
+      const pm = packageManagers[ir.base.packageManager];
+      const args = pm.remove([c.name]);
+      return [
+        task({
+          name: name(`purge ${labelText(c.name)}`),
+          module: pm.module,
+          args: ir.base.packageManager === 'apt' ? map([...args.entries, entry('purge', bool(true))]) : args,
+          keywords: [when(rec)],
+        }),
+      ];
+    }
+    case 'path':
+      if (c.type === 'directory')
+        return [
+          probeCommand(name(`remove directory ${labelText(c.path)} when empty`), [word('rmdir'), str('--ignore-fail-on-non-empty'), str('--'), unsafe(c.path)], `imgc_un_${n}`, [
+            'Only an empty directory goes (file state=absent would remove what others put in it).',
+          ], ['deprecated-command-syntax']),
+        ].map((t) => ({ ...t, keywords: [...(t.keywords ?? []), when(rec)] }));
+      if (c.type === 'lineFile')
+        return [
+          task({ name: name(`look at ${labelText(c.path)}`), module: 'ansible.builtin.stat', args: map({ path: unsafe(c.path), get_checksum: bool(false) }), keywords: [entry('register', word(`imgc_un_${n}`)), when(rec)] }),
+          task({
+            name: name(`remove ${labelText(c.path)} when no line is left`),
+            module: 'ansible.builtin.file',
+            args: map({ path: unsafe(c.path), state: word('absent') }),
+            keywords: [when(`${rec} and imgc_un_${n}.stat.exists and imgc_un_${n}.stat.size == 0`)],
+          }),
+        ];
+      return [task({ name: name(`remove ${labelText(c.path)}`), module: 'ansible.builtin.file', args: map({ path: unsafe(c.path), state: word('absent') }), keywords: [when(rec)] })];
+    case 'line':
+      return [
+        task({
+          name: name(`remove the line ${labelText(c.key)} of ${labelText(c.file)}`),
+          module: 'ansible.builtin.lineinfile',
+          args: map({ path: unsafe(c.file), regexp: unsafe(lineRegexp(c)), state: word('absent') }),
+          keywords: [when(rec)],
+        }),
+      ];
+    case 'user':
+      return [
+        task({
+          name: name(`delete user ${labelText(c.name)}${c.home ? ' (and the home it made)' : ''}`),
+          module: 'ansible.builtin.user',
+          args: map({ name: unsafe(c.name), state: word('absent'), remove: c.home ? template(recorded(c.home.token)) : undefined }),
+          keywords: [when(rec)],
+        }),
+      ];
+    case 'group':
+      return [task({ name: name(`delete group ${labelText(c.name)}`), module: 'ansible.builtin.group', args: map({ name: unsafe(c.name), state: word('absent') }), keywords: [when(rec)] })];
+  }
+};
+
+export const ansibleDecommission = (ir: Image): CompiledFiles => {
+  const plan = runtimePlan(ir);
+  const tasks: Task[] = [
+    task({
+      name: 'Decommission: read the record of what provisioning created',
+      module: 'ansible.builtin.slurp',
+      args: map({ src: template('imgc_record_file') }),
+      keywords: [entry('register', word('imgc_record')), entry('failed_when', bool(false))],
+    }),
+    task({
+      name: 'Decommission: the recorded tokens',
+      module: 'ansible.builtin.set_fact',
+      args: map({ imgc_created: template("(imgc_record.content | default('') | b64decode).splitlines()") }),
+    }),
+    task({
+      name: 'Decommission: nothing recorded, nothing to undo',
+      module: 'ansible.builtin.debug',
+      args: map({ msg: template("'imgc: no record at ' ~ imgc_record_file ~ ': nothing to undo'") }),
+      keywords: [when('imgc_created | length == 0')],
+    }),
+    probeCommand('Decommission: chroot or booted host', [word('systemd-detect-virt'), str('--quiet'), str('--chroot')], 'imgc_chroot'),
+    task({ name: 'Decommission: is systemd running', module: 'ansible.builtin.stat', args: map({ path: word('/run/systemd/system'), get_checksum: bool(false) }), keywords: [entry('register', word('imgc_systemd'))] }),
+    task({ name: 'Decommission: stop services only on a booted host', module: 'ansible.builtin.set_fact', args: map({ imgc_live: template('imgc_systemd.stat.exists and imgc_chroot.rc != 0') }) }),
+  ];
+  const order = undoOrder(plan);
+  let purged: string[] = [];
+  order.forEach(({ step, creation }, i) => {
+    if (creation.kind === 'package') purged.push(creation.token);
+    tasks.push(...undoTasks(creation, step, ir, i + 1));
+    const next = order[i + 1];
+    if (purged.length && (next === undefined || next.creation.kind !== 'package' || next.step.id !== step.id)) {
+      if (ir.base.packageManager === 'apt')
+        tasks.push(
+          task({
+            name: taskName('Undo: autoremove what only the purged packages needed', step.id, step.loc),
+            module: 'ansible.builtin.apt',
+            args: map({ autoremove: bool(true), purge: bool(true) }),
+            keywords: [when(purged.map((t) => `(${recorded(t)})`).join(' or '))],
+          }),
+        );
+      purged = [];
+    }
+  });
+  tasks.push(
+    task({ name: 'Decommission: remove the record', module: 'ansible.builtin.file', args: map({ path: unsafe(plan.recordFile), state: word('absent') }) }),
+    ...[plan.recordDir, plan.recordDir.replace(/\/[^/]+$/, '')].map((d, i) =>
+      ({
+        ...probeCommand(`Decommission: remove ${labelText(d)} when empty`, [word('rmdir'), str('--ignore-fail-on-non-empty'), str('--'), unsafe(d)], `imgc_rd_${i}`, ['Only when empty (file state=absent would remove it whatever it holds).'], ['deprecated-command-syntax']),
+      }),
+    ),
+  );
+  const kept = keptEffects(plan);
+  const play = map({
+    name: label(labelName(`Decommission ${labelText(ir.name)}`)),
+    hosts: word('all'),
+    gather_facts: bool(false),
+    vars: map({ imgc_record_file: unsafe(plan.recordFile) }),
+    tasks: seq(tasks.map(taskItem), { spaced: true }),
+  });
+  const text = document(seq([{ value: play }], { spaced: true }), [
+    `${ir.name}: decommission, the inverse of the runtime phases (${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}), written by imgc`,
+    `from ${labelText(ir.source)} (imgc compile --target ansible --decommission); edit the definition, not this file.`,
+    '',
+    '  ansible-playbook -i inventory decommission.yml',
+    '',
+    `Undoes only what runtime.yml recorded in ${plan.recordFile} (one token a line, written`,
+    'when a step itself created the thing on that host), in reverse order, then removes the',
+    'record: services disabled (stopped on booted hosts), packages purged then autoremoved,',
+    'files and links removed, directories only when empty, users (with the home they made)',
+    'and groups deleted, sysctl/module lines deleted (their file when empty and created).',
+    'Left as they are: apt\'s lists and caches, logs,',
+    ...(kept.length ? ["and these steps' effects:", ...kept.map((k) => `  ${k.step.id}: ${k.why}`)] : ['and nothing else.']),
+  ]);
+  return { 'decommission.yml': text, 'ansible.cfg': ansibleCfg, 'group_vars/all.yml': groupVars(ir) };
+};

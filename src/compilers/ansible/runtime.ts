@@ -1,0 +1,233 @@
+// --runtime: runtime.yml, the runtime phases for an inventory of existing
+// hosts. The first play is a preflight of the host contract (../runtime.ts):
+// read-only checks (changed_when: false) collected into one list, then
+// ansible.builtin.fail with it, before any play changes anything. The steps
+// record what they created on each host (a lineinfile of the record file),
+// which decommission.yml reads.
+import type { Image, Step } from '../../ir/schema.js';
+import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
+import type { CompiledFiles } from '../types.js';
+import { hookTasks } from './hooks.js';
+import { ansibleCfg, groupVars } from './index.js';
+import { labelName, labelText, taskName } from './names.js';
+import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from './quote.js';
+import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
+import { task, taskItem, type Task } from './tasks.js';
+import { document, entry, map, seq, type Node } from './yaml.js';
+
+const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
+
+/** A read-only command (argv form) whose result is registered as `reg`. */
+export const probeCommand = (name: string, argv: Node[], reg: string, comments?: string[], noqa?: string[]): Task =>
+  task({
+    name,
+    module: 'ansible.builtin.command',
+    args: map({ argv: seq(argv) }),
+    keywords: [entry('register', word(reg)), ...quiet],
+    ...(comments ? { comments } : {}),
+    ...(noqa ? { noqa } : {}),
+  });
+
+const statTask = (name: string, path: string, reg: string): Task =>
+  task({ name, module: 'ansible.builtin.stat', args: map({ path: unsafe(path), get_checksum: bool(false) }), keywords: [entry('register', word(reg))] });
+
+/** The registered result of a package query, per package manager: [argv, "is installed" expression of `reg`]. */
+const packageQuery: Record<Image['base']['packageManager'], (name: string) => Node[]> = {
+  apt: (n) => [word('dpkg-query'), str('-W'), str('-f=${Status}'), unsafe(n)],
+  dnf: (n) => [word('rpm'), str('-q'), str('--quiet'), unsafe(n)],
+};
+const packageInstalled: Record<Image['base']['packageManager'], (reg: string) => string> = {
+  apt: (reg) => `${reg}.stdout == 'install ok installed'`,
+  dnf: (reg) => `${reg}.rc == 0`,
+};
+
+/** A check of one fact: the task(s) and the expression that is true when the fact holds. */
+const check = (f: { kind: string; key: string }, reg: string, pm: Image['base']['packageManager'], what: string): { tasks: Task[]; holds: string } => {
+  switch (f.kind) {
+    case 'user':
+    case 'group':
+      return { tasks: [probeCommand(what, [word('getent'), word(f.kind === 'user' ? 'passwd' : 'group'), unsafe(f.key)], reg)], holds: `${reg}.rc == 0` };
+    case 'package':
+      return { tasks: [probeCommand(what, packageQuery[pm](f.key), reg)], holds: packageInstalled[pm](reg) };
+    case 'path':
+      return { tasks: [statTask(what, f.key, reg)], holds: `${reg}.stat.exists` };
+    case 'repo':
+      return { tasks: [statTask(what, `/etc/apt/sources.list.d/${f.key}.sources`, reg)], holds: `${reg}.stat.exists` };
+    case 'command':
+      return { tasks: [commandCheck(what, f.key, reg)], holds: `${reg}.rc == 0` };
+    case 'service': {
+      const unit = f.key.includes('.') ? f.key : `${f.key}.service`;
+      return {
+        tasks: [probeCommand(what, [word('systemctl'), word('list-unit-files'), str('--no-legend'), str('--no-pager'), unsafe(unit)], reg, ['Reads unit files only: works offline and in a chroot.'], ['command-instead-of-module'])],
+        holds: `${reg}.rc == 0 and ${reg}.stdout != ''`,
+      };
+    }
+    default:
+      throw new Error(`internal: no check for ${f.kind}`);
+  }
+};
+
+/** `command -v NAME` with NAME as a positional parameter of sh -c (no quoting of user data in a script). */
+const commandCheck = (what: string, name: string, reg: string): Task =>
+  probeCommand(what, [word('/bin/sh'), str('-c'), str('command -v "$1"'), word('sh'), unsafe(name)], reg, ['`command -v` is a shell builtin: the name is $1 of sh -c, never part of the script.']);
+
+const preflightPlay = (ir: Image, plan: RuntimePlan): Node => {
+  const pm = ir.base.packageManager;
+  const tasks: Task[] = [
+    probeCommand('Preflight: distribution (/etc/os-release ID and VERSION_ID)', [word('/bin/sh'), str('-c'), str('. /etc/os-release && printf "%s %s" "$ID" "$VERSION_ID"')], 'imgc_pf_os'),
+  ];
+  const checks: { label: string; holds: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];
+  plan.contract.facts.forEach((f: ContractFact, i) => {
+    const reg = `imgc_pf_${i + 1}`;
+    const what = labelName(`Preflight: ${labelText(f.label)}`);
+    const c = check(f, reg, pm, what);
+    tasks.push(...c.tasks);
+    checks.push({ label: f.label, holds: c.holds });
+  });
+  tasks.push(
+    task({
+      name: 'Preflight: collect what is missing',
+      module: 'ansible.builtin.set_fact',
+      args: map({ imgc_missing: template("imgc_checks | rejectattr('ok') | map(attribute='label') | list") }),
+      keywords: [
+        entry(
+          'vars',
+          map({
+            imgc_want_os: unsafe(`${plan.contract.distro} ${plan.contract.release}`),
+            imgc_checks: seq(checks.map((c) => map({ label: unsafe(c.label), ok: template(`'yes' if (${c.holds}) else ''`) }))),
+          }),
+        ),
+      ],
+    }),
+    task({
+      name: 'Preflight: stop when the host contract is not met (nothing was changed)',
+      module: 'ansible.builtin.fail',
+      args: map({ msg: template(`'imgc: preflight: missing ' ~ (imgc_missing | join(', ')) ~ '; nothing was changed'`) }),
+      keywords: [entry('when', str('imgc_missing | length > 0'))],
+    }),
+  );
+  return map({
+    name: label(labelName(`Preflight: host contract of ${labelText(ir.name)}`)),
+    hosts: word('all'),
+    gather_facts: bool(false),
+    // One host missing something stops the run everywhere, before any change.
+    any_errors_fatal: bool(true),
+    tasks: seq(tasks.map(taskItem), { spaced: true }),
+  });
+};
+
+/** A probe of "does this creation exist yet?" before its step: tasks and the expression true when it was absent. */
+const absentBefore = (c: Creation, reg: string, step: Step, pm: Image['base']['packageManager']): { tasks: Task[]; absent: string } => {
+  const what = taskName(`Record: is ${labelText(describe(c))} there already`, step.id, step.loc);
+  switch (c.kind) {
+    case 'user':
+    case 'group':
+    case 'package': {
+      const k = check({ kind: c.kind, key: c.name }, reg, pm, what);
+      return { tasks: k.tasks, absent: `not (${k.holds})` };
+    }
+    case 'path':
+      return { tasks: [statTask(what, c.path, reg)], absent: `not ${reg}.stat.exists` };
+    case 'service':
+      return {
+        tasks: [
+          probeCommand(what, [word('systemctl'), word('is-enabled'), str('--quiet'), unsafe(c.unit)], reg, ['A read-only query (systemd_service would need a running systemd to report it).'], ['command-instead-of-module']),
+        ],
+        absent: `${reg}.rc != 0`,
+      };
+    case 'line':
+      return {
+        tasks: [
+          task({
+            name: what,
+            module: 'ansible.builtin.lineinfile',
+            comments: ['Check mode: reports changed when a line with this key is there; changes nothing.'],
+            args: map({ path: unsafe(c.file), regexp: unsafe(lineRegexp(c)), state: word('absent') }),
+            keywords: [entry('check_mode', bool(true)), entry('register', word(reg)), entry('changed_when', bool(false))],
+          }),
+        ],
+        absent: `(${reg}.found | default(0)) == 0`,
+      };
+  }
+};
+
+export const lineRegexp = (c: Extract<Creation, { kind: 'line' }>): string =>
+  c.sep === '=' ? `^\\s*${pythonRegexLiteral(c.key)}\\s*=` : `^\\s*${pythonRegexLiteral(c.key)}\\s*$`;
+
+export const describe = (c: Creation): string => {
+  switch (c.kind) {
+    case 'user':
+    case 'group':
+    case 'package':
+      return `${c.kind} ${c.name}`;
+    case 'path':
+      return c.path;
+    case 'service':
+      return `enabled ${c.unit}`;
+    case 'line':
+      return `${c.key} in ${c.file}`;
+  }
+};
+
+/** Whether a token is in the host's record, as a `when` expression (tokens are step ids plus `#N`: no quotes). */
+export const recorded = (token: string): string => {
+  if (!/^[A-Za-z0-9._#-]+$/.test(token)) throw new Error(`internal: token ${token}`);
+  return `'${token}' in imgc_created`;
+};
+
+const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step): Task =>
+  task({
+    name: taskName(`Record: created ${labelText(token)}`, step.id, step.loc),
+    module: 'ansible.builtin.lineinfile',
+    args: map({ path: unsafe(plan.recordFile), line: unsafe(token), create: bool(true), mode: mode('0644') }),
+    keywords: [entry('when', str(absent))],
+  });
+
+export const ansibleRuntime = (ir: Image): CompiledFiles => {
+  const plan = runtimePlan(ir);
+  const pm = ir.base.packageManager;
+  const plays: Node[] = [preflightPlay(ir, plan)];
+  let n = 0;
+  for (const rp of plan.phases) {
+    const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
+    const tasks: Task[] = [];
+    for (const rs of rp.steps) {
+      const s = rs.step;
+      const probes = rs.creations.flatMap((c) => [
+        { token: c.token, c },
+        ...(c.kind === 'user' && c.home ? [{ token: c.home.token, c: { token: c.home.token, kind: 'path', path: c.home.path, type: 'directory' } as Creation }] : []),
+      ]);
+      const before = probes.map((p) => {
+        n += 1;
+        return { ...p, ...absentBefore(p.c, `imgc_pr_${n}`, s, pm) };
+      });
+      tasks.push(...before.flatMap((b) => b.tasks));
+      if (s.kind === 'hook') tasks.push(...hookTasks(s, rp.phase.name));
+      else if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
+      else tasks.push(...stepTasks(s as RootStep, ctx));
+      tasks.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
+    }
+    plays.push(
+      map({
+        name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),
+        hosts: word('all'),
+        gather_facts: bool(false),
+        tags: seq([unsafe(rp.phase.name)]),
+        tasks: seq(tasks.map(taskItem), { spaced: true }),
+      }),
+    );
+  }
+  const runtimeYml = document(seq(plays.map((value) => ({ value })), { spaced: true }), [
+    `${ir.name}: runtime provisioning of existing hosts (phases ${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}), written by imgc`,
+    `from ${labelText(ir.source)} (imgc compile --target ansible --runtime); edit the definition, not this file.`,
+    '',
+    '  ansible-playbook -i inventory runtime.yml        (become root: ansible_become=true)',
+    '',
+    'The first play checks the host contract (what phases 0-1 give an image built by imgc)',
+    'and fails, listing everything missing, before any change. The record: each step notes',
+    `what it created on the host in ${plan.recordFile}, one token (STEP-ID or STEP-ID#N)`,
+    'a line, only when the step itself created it there; decommission.yml undoes the',
+    'recorded things only, in reverse order, then removes the record.',
+  ]);
+  return { 'runtime.yml': runtimeYml, 'ansible.cfg': ansibleCfg, 'group_vars/all.yml': groupVars(ir) };
+};

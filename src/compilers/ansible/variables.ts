@@ -1,0 +1,54 @@
+// The definition's variables in the playbook. Non-sensitive ones are role
+// defaults in group_vars/all.yml (`-e` overrides them); sensitive ones are
+// expected from `-e` or a vault: each play that uses one first asserts they
+// are defined, and every task whose arguments hold one has `no_log: true`.
+import type { Image } from '../../ir/schema.js';
+import { bool, str, unsafe, type Scalar } from './quote.js';
+import { task, type Task } from './tasks.js';
+import { entry, map, seq, type Node } from './yaml.js';
+
+const referenced = (n: Node | undefined, out: Set<string>): Set<string> => {
+  if (!n) return out;
+  if (n.kind === 'scalar') for (const v of (n as Scalar).variables ?? []) out.add(v);
+  else if (n.kind === 'map') for (const e of n.entries) referenced(e.value, out);
+  else for (const i of n.items) referenced(i.value, out);
+  return out;
+};
+
+const taskVariables = (t: Task): Set<string> => {
+  const out = referenced(t.args, new Set());
+  for (const k of t.keywords ?? []) if (k) referenced(k.value, out);
+  return out;
+};
+
+/** group_vars/all.yml entries: the non-sensitive variables with their values. */
+export const variableDefaults = (ir: Image): Record<string, Scalar> =>
+  Object.fromEntries((ir.variables ?? []).filter((v) => !v.sensitive).map((v) => [v.name, unsafe(String(v.value))]));
+
+/** A phase's tasks with `no_log` where a sensitive variable is used, after an assert that they are given. */
+export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
+  const sensitive = new Set((ir.variables ?? []).filter((v) => v.sensitive).map((v) => v.name));
+  if (!sensitive.size) return [...tasks];
+  const used = new Set<string>();
+  const guarded = tasks.map((t) => {
+    const names = [...taskVariables(t)].filter((n) => sensitive.has(n));
+    if (!names.length) return t;
+    names.forEach((n) => used.add(n));
+    return { ...t, keywords: [...(t.keywords ?? []), entry('no_log', bool(true))] };
+  });
+  if (!used.size) return guarded;
+  const names = [...used].sort();
+  return [
+    task({
+      name: `Sensitive variables are given: ${names.join(', ')} (-e NAME=VALUE or a vault file)`,
+      module: 'ansible.builtin.assert',
+      args: map({
+        that: seq(names.map((n) => ({ value: str(`${n} is defined`) }))),
+        fail_msg: str(`set the sensitive variable${names.length > 1 ? 's' : ''} ${names.join(', ')} with -e or a vault file`),
+        quiet: bool(true),
+      }),
+      keywords: [entry('no_log', bool(true))],
+    }),
+    ...guarded,
+  ];
+};

@@ -1,0 +1,341 @@
+// The shell functions runcmd (and bootcmd) entries call. cloud-init writes
+// all runcmd entries into one /bin/sh script (a string entry as is, a list
+// entry as words it single-quotes itself), so the first entry defines these
+// functions and every later entry is a list `[imgc_x, ARG…]`: values from the
+// IR only ever travel as arguments, never inside this code. Static POSIX sh,
+// no IR values in here; every helper checks before it acts, so a second run
+// changes nothing. Helper variables are globals prefixed imgc_.
+
+import { helper as shellHelper, type HelperName as ShellHelperName } from '../shell/helpers.js';
+
+/** The shell backend's helpers but aptRemove (runcmd purges), and runcmd's own. */
+export type HelperName =
+  | Exclude<ShellHelperName, 'aptRemove'>
+  | 'aptPurge'
+  | 'aptChanged'
+  | 'creates'
+  | 'body'
+  | 'event'
+  | 'webhook'
+  | 'once';
+
+interface Helper {
+  readonly deps: readonly HelperName[];
+  readonly code: readonly string[];
+}
+
+/**
+ * A function the shell backend's phase scripts define too, taken from there
+ * without its change tracking (imgc_dirty): runcmd reports no changes.
+ */
+const fromShell = (h: Exclude<ShellHelperName, 'aptRemove'>): Helper => shellHelper(h, { dirty: false }) as Helper;
+
+const helpers: Record<HelperName, Helper> = {
+  attrs: {
+    deps: [],
+    code: [
+      '# imgc_attrs PATH MODE OWNER GROUP: sets the attributes given (an empty one is left',
+      '# alone). Owner first: chown clears set-user-ID bits. MODE has 4 octal digits;',
+      '# chmod gets a 5th leading 0 so that it also clears a directory\'s set-group-ID bit.',
+      'imgc_attrs() {',
+      '  if [ -n "$3" ]; then',
+      '    chown -- "$3" "$1"',
+      '  fi',
+      '  if [ -n "$4" ]; then',
+      '    chgrp -- "$4" "$1"',
+      '  fi',
+      '  if [ -n "$2" ]; then',
+      '    chmod "0$2" "$1"',
+      '  fi',
+      '}',
+    ],
+  },
+  file: {
+    deps: ['attrs'],
+    code: [
+      '# imgc_file PATH MODE OWNER GROUP CONTENT: PATH is a regular file holding exactly',
+      '# CONTENT. A changed file keeps its old mode and owner unless given; a new one is',
+      '# 0644 root:root unless given. Written to a temporary file, then renamed.',
+      'imgc_file() {',
+      '  if [ -d "$1" ] && [ ! -h "$1" ]; then',
+      '    printf \'imgc: %s is a directory, not a file\\n\' "$1" >&2',
+      '    return 1',
+      '  fi',
+      '  if ! { [ -f "$1" ] && [ ! -h "$1" ] && printf \'%s\' "$5" | cmp -s - "$1"; }; then',
+      '    imgc_tmp=$(mktemp "$1.imgc-XXXXXX")',
+      '    printf \'%s\' "$5" >"$imgc_tmp"',
+      '    if [ -f "$1" ]; then',
+      '      chown --reference="$1" -- "$imgc_tmp"',
+      '      chmod --reference="$1" -- "$imgc_tmp"',
+      '    else',
+      '      chmod 0644 "$imgc_tmp"',
+      '    fi',
+      '    mv -f -- "$imgc_tmp" "$1"',
+      '  fi',
+      '  imgc_attrs "$1" "$2" "$3" "$4"',
+      '}',
+    ],
+  },
+  parent: fromShell('parent'),
+  dir: fromShell('dir'),
+  symlink: fromShell('symlink'),
+  line: fromShell('line'),
+  sysctl: fromShell('sysctl'),
+  module: fromShell('module'),
+  swapoff: {
+    deps: ['file'],
+    code: [
+      '# imgc_swapoff FSTAB: comments out the swap entries of FSTAB, then turns swap off',
+      '# now (cloud-init runs this on the live machine, not in a chroot).',
+      'imgc_swapoff() {',
+      '  if [ -f "$1" ]; then',
+      '    imgc_want=$(LC_ALL=C awk \'$0 !~ /^[ \\t]*#/ && $3 == "swap" { print "#" $0; next } { print }\' "$1" && printf x)',
+      '    imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
+      '  fi',
+      '  swapoff -a',
+      '}',
+    ],
+  },
+  group: {
+    deps: [],
+    code: [
+      '# imgc_group NAME [groupadd options]: creates group NAME unless it exists.',
+      'imgc_group() {',
+      '  imgc_name=$1',
+      '  shift',
+      '  if ! getent group "$imgc_name" >/dev/null; then',
+      '    groupadd "$@" "$imgc_name"',
+      '  fi',
+      '}',
+    ],
+  },
+  user: fromShell('user'),
+  member: {
+    deps: [],
+    code: [
+      '# imgc_member USER GROUP: USER is a member of GROUP.',
+      'imgc_member() {',
+      '  case " $(id -nG "$1") " in',
+      '    *" $2 "*) ;;',
+      '    *) usermod --append --groups "$2" "$1" ;;',
+      '  esac',
+      '}',
+    ],
+  },
+  userShell: {
+    deps: [],
+    code: [
+      '# imgc_user_shell USER SHELL: USER logs in with SHELL.',
+      'imgc_user_shell() {',
+      '  if [ "$(getent passwd "$1" | cut -d: -f7)" != "$2" ]; then',
+      '    usermod --shell "$2" "$1"',
+      '  fi',
+      '}',
+    ],
+  },
+  enable: {
+    deps: [],
+    code: [
+      '# imgc_enable UNIT: UNIT is enabled at boot (nothing is started now).',
+      'imgc_enable() {',
+      '  if ! systemctl is-enabled --quiet "$1" 2>/dev/null; then',
+      '    systemctl enable "$1"',
+      '  fi',
+      '}',
+    ],
+  },
+  disable: {
+    deps: [],
+    code: [
+      '# imgc_disable UNIT: UNIT is not enabled at boot (nothing is stopped now).',
+      'imgc_disable() {',
+      '  if [ "$(systemctl is-enabled "$1" 2>/dev/null || :)" = enabled ]; then',
+      '    systemctl disable "$1"',
+      '  fi',
+      '}',
+    ],
+  },
+  fetch: {
+    deps: ['parent'],
+    code: [
+      '# imgc_fetch URL PATH: downloads URL to PATH unless PATH exists and is not empty.',
+      'imgc_fetch() {',
+      '  if [ -s "$2" ]; then',
+      '    return 0',
+      '  fi',
+      '  imgc_parent "$2"',
+      '  imgc_tmp=$(mktemp "$2.imgc-XXXXXX")',
+      '  curl -fsSL --retry 3 -o "$imgc_tmp" --url "$1"',
+      '  chmod 0644 "$imgc_tmp"',
+      '  mv -f -- "$imgc_tmp" "$2"',
+      '}',
+    ],
+  },
+  aptState: fromShell('aptState'),
+  aptInstalled: {
+    deps: [],
+    code: [
+      '# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, or name=version) installed.',
+      'imgc_apt_installed() {',
+      '  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields',
+      '  case $1 in',
+      '    *=*) [ "$(dpkg-query -W -f=\'${Status} ${Version}\' "${1%%=*}" 2>/dev/null || :)" = "install ok installed ${1#*=}" ] ;;',
+      '    *) [ "$(dpkg-query -W -f=\'${Status}\' "$1" 2>/dev/null || :)" = \'install ok installed\' ] ;;',
+      '  esac',
+      '}',
+    ],
+  },
+  aptInstall: {
+    deps: ['aptState', 'aptInstalled'],
+    code: [
+      '# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without',
+      '# recommends; updates the package lists first, once per run (again after an apt',
+      '# source changed).',
+      'imgc_apt_install() {',
+      '  for imgc_p in "$@"; do',
+      '    shift',
+      '    if ! imgc_apt_installed "$imgc_p"; then',
+      '      set -- "$@" "$imgc_p"',
+      '    fi',
+      '  done',
+      '  if [ "$#" -eq 0 ]; then',
+      '    return 0',
+      '  fi',
+      '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
+      '    apt-get update',
+      '    imgc_apt_fresh=1',
+      '  fi',
+      '  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\',
+      '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
+      '}',
+    ],
+  },
+  aptPurge: {
+    deps: ['aptInstalled'],
+    code: [
+      '# imgc_apt_purge PACKAGE...: purges the PACKAGEs that are installed.',
+      'imgc_apt_purge() {',
+      '  for imgc_p in "$@"; do',
+      '    shift',
+      '    if imgc_apt_installed "$imgc_p"; then',
+      '      set -- "$@" "$imgc_p"',
+      '    fi',
+      '  done',
+      '  if [ "$#" -eq 0 ]; then',
+      '    return 0',
+      '  fi',
+      '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
+      '}',
+    ],
+  },
+  aptChanged: {
+    deps: ['aptState'],
+    code: ['# imgc_apt_changed: an apt source changed; the next install updates the package lists.', 'imgc_apt_changed() {', '  imgc_apt_fresh=0', '}'],
+  },
+  creates: {
+    deps: [],
+    code: [
+      '# imgc_creates PATH COMMAND...: runs COMMAND unless PATH exists (it ran already).',
+      'imgc_creates() {',
+      '  if [ -e "$1" ]; then',
+      '    return 0',
+      '  fi',
+      '  shift',
+      '  "$@"',
+      '}',
+    ],
+  },
+  body: {
+    deps: [],
+    code: [
+      '# imgc_body PREFIX SUFFIX: the JSON body of a hook, PREFIX "now (UTC)" SUFFIX.',
+      'imgc_body() {',
+      '  printf \'%s"%s"%s\' "$1" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$2"',
+      '}',
+    ],
+  },
+  event: {
+    deps: ['body'],
+    code: [
+      '# imgc_event stdout|FILE PREFIX SUFFIX: prints the body as one line on stdout (it',
+      '# goes to /var/log/cloud-init-output.log), or appends it to FILE.',
+      'imgc_event() {',
+      '  imgc_json=$(imgc_body "$2" "$3")',
+      '  if [ "$1" = stdout ]; then',
+      '    printf \'%s\\n\' "$imgc_json"',
+      '  else',
+      '    printf \'%s\\n\' "$imgc_json" >>"$1"',
+      '  fi',
+      '}',
+    ],
+  },
+  webhook: {
+    deps: ['body'],
+    code: [
+      '# imgc_webhook URL TIMEOUT RETRIES fail|warn PREFIX SUFFIX: POSTs the body to URL,',
+      '# trying 1 + RETRIES times, each for at most TIMEOUT seconds; then fails (and',
+      '# runcmd stops), or warns and goes on.',
+      'imgc_webhook() {',
+      '  imgc_json=$(imgc_body "$5" "$6")',
+      '  imgc_try=0',
+      '  while :; do',
+      '    imgc_try=$((imgc_try + 1))',
+      '    if printf \'%s\' "$imgc_json" | curl -fsS --max-time "$2" -X POST -H \'Content-Type: application/json\' \\',
+      '      --data-binary @- -o /dev/null --url "$1"; then',
+      '      return 0',
+      '    fi',
+      '    if [ "$imgc_try" -gt "$3" ]; then',
+      '      break',
+      '    fi',
+      '    sleep 1',
+      '  done',
+      '  if [ "$4" = warn ]; then',
+      '    printf \'imgc: warning: webhook %s failed %s times; going on\\n\' "$1" "$imgc_try" >&2',
+      '    return 0',
+      '  fi',
+      '  printf \'imgc: webhook %s failed %s times\\n\' "$1" "$imgc_try" >&2',
+      '  return 1',
+      '}',
+    ],
+  },
+  once: {
+    deps: [],
+    code: [
+      '# imgc_once ID COMMAND...: runs COMMAND on the first boot of this instance only',
+      '# (bootcmd runs on every boot), like cloud-init-per instance, which cannot call',
+      '# a shell function.',
+      'imgc_once() {',
+      '  imgc_sem=/var/lib/cloud/instance/sem/imgc-bootcmd.$1',
+      '  if [ -e "$imgc_sem" ]; then',
+      '    return 0',
+      '  fi',
+      '  shift',
+      '  "$@"',
+      '  mkdir -p /var/lib/cloud/instance/sem',
+      '  : >"$imgc_sem"',
+      '}',
+    ],
+  },
+};
+
+const order = Object.keys(helpers) as HelperName[];
+
+/**
+ * The first entry of runcmd or bootcmd: `set -eu` (cloud-init runs the entries
+ * as one script and would otherwise go on after a failed one) and the code of
+ * `used` and what it calls, in this file's order.
+ */
+export const helperScript = (used: Iterable<HelperName>): string => {
+  const want = new Set<HelperName>();
+  const add = (h: HelperName): void => {
+    if (want.has(h)) return;
+    want.add(h);
+    helpers[h].deps.forEach(add);
+  };
+  for (const h of used) add(h);
+  const code = order.filter((h) => want.has(h)).map((h) => helpers[h].code.join('\n'));
+  return `${['# imgc: stop at the first failed entry (cloud-init would run the rest).', 'set -eu', ...code].join('\n')}\n`;
+};
+
+/** The shell function a helper defines. */
+export const fn = (h: HelperName): string => `imgc_${h.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;

@@ -1,0 +1,37 @@
+// Variables in user-data. A booting machine has no one to ask for a value, so
+// each reference is replaced by the variable's value at compile time; a
+// sensitive variable has no value there (it must never be written into a
+// file), so an image that uses one is refused for this target.
+import { diagnostic } from '../../check/diagnostic.js';
+import type { Image } from '../../ir/schema.js';
+import { substitute } from '../../ir/variables.js';
+import { CompileError } from '../types.js';
+
+const mapStrings = (value: unknown, f: (s: string) => string): unknown =>
+  typeof value === 'string'
+    ? f(value)
+    : Array.isArray(value)
+      ? value.map((v) => mapStrings(v, f))
+      : typeof value === 'object' && value !== null
+        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'loc' ? v : mapStrings(v, f)]))
+        : value;
+
+/** The image with every variable reference replaced by its value; CompileError (IMGC2002) for a sensitive one. */
+export const substituteVariables = (ir: Image): Image => {
+  const vars = ir.variables ?? [];
+  if (!vars.length) return ir;
+  const sensitive = vars.filter((v) => v.sensitive);
+  if (sensitive.length)
+    throw new CompileError(
+      sensitive.map((v) =>
+        diagnostic(
+          'IMGC2002',
+          `cloud-init cannot take sensitive variable '${v.name}': user-data is read by a booting machine that cannot ask for a value, and a sensitive value is never written into an output file`,
+          { hint: 'compile this image for shell, ansible or packer (they take sensitive values at run time), or make the value a non-sensitive variable' },
+        ),
+      ),
+    );
+  const values = new Map(vars.map((v) => [v.name, v.value as string | number | boolean]));
+  const { variables: _, ...rest } = ir;
+  return { ...(mapStrings(rest, (s) => substitute(s, values)) as Image) };
+};

@@ -1,0 +1,176 @@
+// Runtime provisioning and decommissioning, backend-neutral: computed once
+// from the IR (pure), rendered by the shell and ansible backends.
+//
+// - The host contract: what an existing host must already have for the
+//   runtime phases (`runtime: true`) to run there — the requirements of their
+//   steps and hooks that `factFlow` says come from the base or from a step of
+//   a phase that is not run at runtime (requirements met inside the runtime
+//   phases are not preconditions), plus the base's distro and release.
+// - Creations: what a runtime step may create on a host (a user, a group, a
+//   path, a package, an enabled service, a line of a sysctl/modules-load.d
+//   file). Each has a token `STEP-ID` or `STEP-ID#N`, written to the host's
+//   record (recordFile) when the step actually created it there. Decommission
+//   undoes recorded creations only, in reverse order, so nothing that existed
+//   before — on that host, or in the base and the build phases — is touched.
+import { factFlow, runOrder } from '../check/checker.js';
+import { describeFact, factId } from '../ir/facts.js';
+import type { Fact, Image, Phase, Step } from '../ir/schema.js';
+
+/** The kinds of facts a preflight checks on a host (sysctl and kernelModule values, artifacts: not checkable before the run). */
+export const contractKinds = ['user', 'group', 'package', 'path', 'command', 'service', 'repo'] as const;
+export type ContractKind = (typeof contractKinds)[number];
+
+export interface ContractFact {
+  readonly kind: ContractKind;
+  readonly key: string;
+  /** e.g. "user 'kube'": what the preflight prints when it is missing. */
+  readonly label: string;
+}
+
+export interface HostContract {
+  /** /etc/os-release ID and VERSION_ID the host must have. */
+  readonly distro: string;
+  readonly release: string;
+  readonly facts: readonly ContractFact[];
+}
+
+export const runtimePhases = (ir: Image): Phase[] => ir.phases.filter((p) => p.runtime);
+
+/** Whether the image has anything to run at runtime. */
+export const hasRuntime = (ir: Image): boolean => runtimePhases(ir).length > 0;
+
+/** The host contract of the runtime phases, in a stable order (kind order, then first use). */
+export const hostContract = (ir: Image): HostContract => {
+  const runtimeIds = new Set(runOrder(ir).filter((p) => ir.phases[p.phaseIndex]!.runtime).map((p) => p.step.id));
+  const seen = new Set<string>();
+  const facts: ContractFact[] = [];
+  for (const edge of factFlow(ir)) {
+    if (!runtimeIds.has(edge.to) || runtimeIds.has(edge.from)) continue;
+    if (!(contractKinds as readonly string[]).includes(edge.fact.kind)) continue;
+    const id = factId(edge.fact);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    facts.push({ kind: edge.fact.kind as ContractKind, key: edge.fact.key, label: describeFact(edge.fact) });
+  }
+  const rank = (k: ContractKind) => contractKinds.indexOf(k);
+  facts.sort((a, b) => rank(a.kind) - rank(b.kind));
+  return { distro: ir.base.distro, release: ir.base.release, facts };
+};
+
+/** A bare unit name means a .service. */
+export const unitOf = (n: string): string =>
+  /\.(service|socket|timer|target|path|mount|automount|swap|slice|scope|device)$/.test(n) ? n : `${n}.service`;
+
+/** A package spec without its `=version`. */
+export const packageName = (spec: string): string => spec.replace(/=.*$/, '');
+
+export type Creation =
+  /** A user; `home` is set when the step makes its home: a recorded home is removed with the user (userdel --remove). */
+  | { readonly token: string; readonly kind: 'user'; readonly name: string; readonly home?: { readonly token: string; readonly path: string } }
+  | { readonly token: string; readonly kind: 'group'; readonly name: string }
+  | { readonly token: string; readonly kind: 'path'; readonly path: string; readonly type: 'file' | 'directory' | 'symlink' | 'lineFile' }
+  | { readonly token: string; readonly kind: 'package'; readonly name: string }
+  | { readonly token: string; readonly kind: 'service'; readonly unit: string }
+  /** The line of `file` whose key is `key` (text before `sep`; the whole line when sep is ''). */
+  | { readonly token: string; readonly kind: 'line'; readonly file: string; readonly sep: '=' | ''; readonly key: string };
+
+export interface RuntimeStep {
+  readonly step: Step;
+  /** What the step may create, in the order it creates them. */
+  readonly creations: readonly Creation[];
+  /** Why part of what the step does is not undone by decommission, if so. */
+  readonly kept?: string;
+}
+
+export interface RuntimePhase {
+  readonly phase: Phase;
+  readonly steps: readonly RuntimeStep[];
+}
+
+export interface RuntimePlan {
+  readonly contract: HostContract;
+  readonly phases: readonly RuntimePhase[];
+  /** The host's record of what provisioning created, one token a line. */
+  readonly recordFile: string;
+  readonly recordDir: string;
+}
+
+export const recordDirOf = (ir: Image): string => `/var/lib/imgc/${ir.name}`;
+
+const creationsOf = (s: Step, before: Set<string>): { creations: Creation[]; kept?: string } => {
+  const mine = (f: Fact) => !before.has(factId(f));
+  const path = (p: string, type: 'file' | 'directory' | 'symlink' | 'lineFile', n?: number): Creation[] =>
+    mine({ kind: 'path', key: p }) ? [{ token: n === undefined ? s.id : `${s.id}#${n}`, kind: 'path', path: p, type }] : [];
+  switch (s.kind) {
+    case 'group':
+      return { creations: mine({ kind: 'group', key: s.name }) ? [{ token: s.id, kind: 'group', name: s.name }] : [] };
+    case 'user': {
+      if (!mine({ kind: 'user', key: s.name })) return { creations: [] };
+      const own: Creation[] = s.primaryGroup === undefined && mine({ kind: 'group', key: s.name }) ? [{ token: `${s.id}#group`, kind: 'group', name: s.name }] : [];
+      const home = s.home !== undefined && mine({ kind: 'path', key: s.home }) ? { home: { token: `${s.id}#home`, path: s.home } } : {};
+      return { creations: [...own, { token: s.id, kind: 'user', name: s.name, ...home }] };
+    }
+    case 'directory':
+      return { creations: path(s.path, 'directory') };
+    case 'file':
+      return { creations: path(s.path, 'file') };
+    case 'symlink':
+      return { creations: path(s.path, 'symlink') };
+    case 'aptRepository': {
+      const key = s.keyPath ?? (s.key !== undefined || s.keyUrl !== undefined ? `/etc/apt/keyrings/${s.name}.asc` : undefined);
+      return { creations: [...(key !== undefined ? path(key, 'file', 0) : []), ...path(`/etc/apt/sources.list.d/${s.name}.sources`, 'file', 1)] };
+    }
+    case 'packages':
+      if (s.action === 'remove') return { creations: [], kept: 'a removal is not undone (decommission never installs)' };
+      return {
+        creations: s.names
+          .map((n, i) => ({ n: packageName(n), i }))
+          .filter(({ n }) => mine({ kind: 'package', key: n }))
+          .map(({ n, i }) => ({ token: `${s.id}#${i}`, kind: 'package' as const, name: n })),
+      };
+    case 'service':
+      return s.enabled ? { creations: [{ token: s.id, kind: 'service', unit: unitOf(s.name) }] } : { creations: [], kept: 'a disable is not undone' };
+    case 'sysctl':
+    case 'kernelModule': {
+      const key = s.kind === 'sysctl' ? s.key : s.name;
+      return {
+        creations: [...path(s.file, 'lineFile', 0), { token: s.id, kind: 'line', file: s.file, sep: s.kind === 'sysctl' ? '=' : '', key }],
+        kept: 'a line that was there before (with another value) keeps the value provisioning gave it',
+      };
+    }
+    case 'swapOff':
+      return { creations: [], kept: 'commented-out swap entries stay commented out' };
+    case 'command':
+      return { creations: [], kept: 'a raw command cannot be inverted: what it did stays' };
+    case 'hook':
+      return s.action.type === 'script' ? { creations: [], kept: 'a hook script cannot be inverted' } : { creations: [] };
+    default:
+      return { creations: [] };
+  }
+};
+
+/** Everything the runtime and decommission outputs need, from the IR alone. */
+export const runtimePlan = (ir: Image): RuntimePlan => {
+  // Facts the base or a non-runtime phase provides are not the runtime phases' to create or undo.
+  const before = new Set<string>(ir.base.provides.map(factId));
+  for (const p of ir.phases) if (!p.runtime) for (const s of [...p.pre, ...p.steps, ...p.post]) s.provides.forEach((f) => before.add(factId(f)));
+  const phases = runtimePhases(ir).map((phase) => ({
+    phase,
+    steps: [...phase.pre, ...phase.steps, ...phase.post].map((step) => {
+      const c = creationsOf(step, before);
+      return { step, creations: c.creations, ...(c.kept !== undefined ? { kept: c.kept } : {}) };
+    }),
+  }));
+  const recordDir = recordDirOf(ir);
+  return { contract: hostContract(ir), phases, recordDir, recordFile: `${recordDir}/created` };
+};
+
+/** Every creation of the plan, in reverse run order: the order decommission undoes them. */
+export const undoOrder = (plan: RuntimePlan): { step: Step; creation: Creation }[] =>
+  plan.phases
+    .flatMap((p) => p.steps.flatMap((s) => s.creations.map((creation) => ({ step: s.step, creation }))))
+    .reverse();
+
+/** Steps whose effect decommission leaves in place, and why. */
+export const keptEffects = (plan: RuntimePlan): { step: Step; why: string }[] =>
+  plan.phases.flatMap((p) => p.steps.filter((s) => s.kept !== undefined).map((s) => ({ step: s.step, why: s.kept! })));

@@ -1,0 +1,250 @@
+// --decommission: decommission.sh, the inverse of the runtime phases on a host
+// that provision.sh (imgc compile --target shell --runtime) provisioned. It
+// undoes only what the host's record lists (see ../runtime.ts), in reverse
+// order, then removes the record.
+import type { Image } from '../../ir/schema.js';
+import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
+import type { CompiledFiles } from '../types.js';
+import { helperCode, type HelperName } from './helpers.js';
+import { runtime as stepRuntime, where } from './phase.js';
+import { comment, word, words } from './quote.js';
+import { summary } from './steps.js';
+import { recordNote, runtimeHelpers } from './runtime.js';
+
+const lines = (...ls: string[]): string => ls.join('\n');
+
+const undoHelpers = {
+  recorded: lines(
+    '# imgc_recorded TOKEN: the record lists TOKEN.',
+    'imgc_recorded() {',
+    '  grep -qxF -- "$1" "$imgc_record_file"',
+    '}',
+    '# imgc_forget TOKEN: drops TOKEN from the record.',
+    'imgc_forget() {',
+    '  imgc_tmp=$(mktemp "$imgc_record_file.imgc-XXXXXX")',
+    '  grep -vxF -- "$1" "$imgc_record_file" >"$imgc_tmp" || :',
+    '  mv -f -- "$imgc_tmp" "$imgc_record_file"',
+    '  imgc_tmp=',
+    '}',
+  ),
+  live: lines(
+    '# 1 when this is a booted systemd host (not a chroot): only then are services stopped.',
+    'imgc_live=0',
+    'if [ -d /run/systemd/system ] && ! systemd-detect-virt --quiet --chroot 2>/dev/null; then',
+    '  imgc_live=1',
+    'fi',
+  ),
+  service: lines(
+    '# imgc_undo_service UNIT: stops (on a live host) and disables UNIT.',
+    'imgc_undo_service() {',
+    '  if [ "$imgc_live" -eq 1 ]; then',
+    '    systemctl stop "$1" || :',
+    '  fi',
+    '  if systemctl is-enabled --quiet "$1" 2>/dev/null; then',
+    '    systemctl disable "$1"',
+    '  fi',
+    '  imgc_dirty=1',
+    '}',
+  ),
+  purge: lines(
+    '# imgc_purge PACKAGE...: purges the PACKAGEs still installed, then what only they needed.',
+    'imgc_purge() {',
+    '  for imgc_p in "$@"; do',
+    '    shift',
+    '    if imgc_apt_installed "$imgc_p"; then',
+    '      set -- "$@" "$imgc_p"',
+    '    fi',
+    '  done',
+    '  if [ "$#" -eq 0 ]; then',
+    '    return 0',
+    '  fi',
+    '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
+    '  DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y',
+    '  imgc_dirty=1',
+    '}',
+  ),
+  path: lines(
+    '# imgc_undo_path PATH: removes PATH: a file or symbolic link, or a directory when empty.',
+    'imgc_undo_path() {',
+    '  if [ -h "$1" ] || [ -f "$1" ]; then',
+    '    rm -f -- "$1"',
+    '    imgc_dirty=1',
+    '  elif [ -d "$1" ]; then',
+    '    if rmdir -- "$1" 2>/dev/null; then',
+    '      imgc_dirty=1',
+    '    else',
+    "      printf 'imgc: keeping %s: not empty\\n' \"$1\" >&2",
+    '    fi',
+    '  fi',
+    '}',
+  ),
+  lineFile: lines(
+    '# imgc_undo_line_file FILE: removes FILE when no line is left in it.',
+    'imgc_undo_line_file() {',
+    '  if [ -f "$1" ] && [ ! -s "$1" ]; then',
+    '    rm -f -- "$1"',
+    '    imgc_dirty=1',
+    '  elif [ -e "$1" ]; then',
+    "    printf 'imgc: keeping %s: it has other lines\\n' \"$1\" >&2",
+    '  fi',
+    '}',
+  ),
+  dropLine: lines(
+    '# imgc_drop_line FILE SEP KEY: FILE without the lines whose key is KEY.',
+    'imgc_drop_line() {',
+    '  if ! imgc_has_line "$1" "$2" "$3"; then',
+    '    return 0',
+    '  fi',
+    '  imgc_want=$(IMGC_SEP=$2 IMGC_KEY=$3 LC_ALL=C awk \'',
+    '    BEGIN { sep = ENVIRON["IMGC_SEP"]; key = ENVIRON["IMGC_KEY"] }',
+    '    {',
+    '      k = $0',
+    '      if (sep != "") {',
+    '        i = index(k, sep)',
+    '        if (i == 0) { print; next }',
+    '        k = substr(k, 1, i - 1)',
+    '      }',
+    '      sub(/^[ \\t]+/, "", k)',
+    '      sub(/[ \\t]+$/, "", k)',
+    '      if (k != key) print',
+    '    }',
+    '  \' "$1" && printf x)',
+    '  imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
+    '}',
+  ),
+  user: lines(
+    '# imgc_undo_user NAME HOME_TOO: deletes user NAME (and its home when HOME_TOO is 1).',
+    'imgc_undo_user() {',
+    '  if ! getent passwd "$1" >/dev/null; then',
+    '    return 0',
+    '  fi',
+    '  if [ "$2" -eq 1 ]; then',
+    '    userdel --remove "$1" 2>/dev/null || userdel --remove "$1"',
+    '  else',
+    '    userdel "$1"',
+    '  fi',
+    '  imgc_dirty=1',
+    '}',
+  ),
+  group: lines(
+    '# imgc_undo_group NAME: deletes group NAME (userdel may have done it already).',
+    'imgc_undo_group() {',
+    '  if getent group "$1" >/dev/null; then',
+    '    groupdel "$1"',
+    '    imgc_dirty=1',
+    '  fi',
+    '}',
+  ),
+};
+type UndoHelper = keyof typeof undoHelpers;
+
+/** The undo lines of one creation, guarded by the record. */
+const undo = (c: Creation, need: Set<UndoHelper>, used: Set<HelperName>): string[] => {
+  const guard = (token: string, body: string[]) => [`if imgc_recorded ${word(token)}; then`, ...body.map((l) => `  ${l}`), `  imgc_forget ${word(token)}`, 'fi'];
+  switch (c.kind) {
+    case 'service':
+      need.add('service');
+      need.add('live');
+      return guard(c.token, [`imgc_undo_service ${word(c.unit)}`]);
+    case 'package':
+      // collected per step by the caller
+      return [];
+    case 'path':
+      if (c.type === 'lineFile') {
+        need.add('lineFile');
+        return guard(c.token, [`imgc_undo_line_file ${word(c.path)}`]);
+      }
+      need.add('path');
+      return guard(c.token, [`imgc_undo_path ${word(c.path)}`]);
+    case 'line':
+      need.add('dropLine');
+      used.add('file');
+      return guard(c.token, [`imgc_drop_line ${words([c.file, c.sep, c.key])}`]);
+    case 'user':
+      need.add('user');
+      if (!c.home) return guard(c.token, [`imgc_undo_user ${word(c.name)} 0`]);
+      return [
+        'imgc_home=0',
+        `if imgc_recorded ${word(c.home.token)}; then`,
+        '  imgc_home=1',
+        'fi',
+        ...guard(c.token, [`imgc_undo_user ${word(c.name)} "$imgc_home"`]),
+        `if imgc_recorded ${word(c.home.token)}; then`,
+        `  imgc_forget ${word(c.home.token)}`,
+        'fi',
+      ];
+    case 'group':
+      need.add('group');
+      return guard(c.token, [`imgc_undo_group ${word(c.name)}`]);
+  }
+};
+
+export const shellDecommission = (ir: Image): CompiledFiles => {
+  const plan = runtimePlan(ir);
+  const need = new Set<UndoHelper>(['recorded']);
+  const used = new Set<HelperName>();
+  const body: string[] = [];
+  // Reverse run order, one function per step, its creations reversed.
+  const bySteps: { id: string; step: (typeof plan.phases)[number]['steps'][number]['step']; items: Creation[] }[] = [];
+  for (const { step, creation } of undoOrder(plan)) {
+    const last = bySteps[bySteps.length - 1];
+    if (last && last.id === step.id) last.items.push(creation);
+    else bySteps.push({ id: step.id, step, items: [creation] });
+  }
+  bySteps.forEach(({ step, items }, i) => {
+    const lines: string[] = [];
+    const pkgs = items.filter((c): c is Extract<Creation, { kind: 'package' }> => c.kind === 'package');
+    if (pkgs.length) {
+      need.add('purge');
+      used.add('aptInstalled');
+      lines.push('set --', ...pkgs.flatMap((c) => [`if imgc_recorded ${word(c.token)}; then`, `  set -- "$@" ${word(c.name)}`, 'fi']), 'imgc_purge "$@"', ...pkgs.map((c) => `imgc_forget ${word(c.token)}`));
+    }
+    for (const c of items) lines.push(...undo(c, need, used));
+    if (need.has('dropLine')) need.add('lineFile');
+    body.push('', comment(`${step.id}${where(step.loc)}: undo ${summary(step)}`), `undo_${i + 1}() {`, ...lines.map((l) => `  ${l}`), '}', `imgc_run ${word(step.id)} undo_${i + 1}`);
+  });
+  const kept = keptEffects(plan);
+  const out: string[] = [
+    '#!/bin/sh',
+    comment(`Image ${ir.name}: decommission, the inverse of the runtime phases (${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}).`),
+    comment(`Generated by imgc from ${ir.source} (imgc compile --target shell --decommission): edit the definition, not this file.`),
+    '#',
+    '# Run as root on a host provision.sh provisioned:   ssh HOST sudo sh -s < decommission.sh',
+    '# or in a root directory:                          chroot ROOT /bin/sh -s < decommission.sh',
+    ...recordNote(plan),
+    '# Undone: recorded services are disabled (and stopped, on a booted host, not in a',
+    '# chroot); recorded packages purged (apt-get purge, then autoremove --purge); recorded',
+    '# files and symbolic links removed, directories only when empty; recorded users and',
+    '# groups deleted (a home the user step made goes with its user); recorded sysctl and',
+    '# module lines deleted, and their file when it is left empty and was created.',
+    '# Left as they are: the package lists and caches apt keeps, logs, and',
+    ...(kept.length ? ['# these steps\' effects:', ...kept.map((k) => comment(`  ${k.step.id}: ${k.why}`))] : ['# nothing else.']),
+    'set -eu',
+    'umask 022',
+    'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    'export PATH',
+    `imgc_record_dir=${word(plan.recordDir)}`,
+    'imgc_record_file=$imgc_record_dir/created',
+    'if [ ! -f "$imgc_record_file" ]; then',
+    `  printf 'imgc: no record at %s: nothing of %s to undo\\n' "$imgc_record_file" ${word(ir.name)} >&2`,
+    '  exit 0',
+    'fi',
+  ];
+  const own = [...(need.has('dropLine') ? [runtimeHelpers.hasLine] : [])];
+  const undoCode = (Object.keys(undoHelpers) as UndoHelper[]).filter((h) => need.has(h)).map((h) => undoHelpers[h]);
+  out.push('', ...helperCode(used).flatMap((h) => [h, '']), ...own.flatMap((h) => [h, '']), ...undoCode.flatMap((h) => [h, '']), ...stepRuntime, ...body);
+  out.push(
+    '',
+    '# The record: gone when everything in it was undone; kept (and reported) otherwise.',
+    'if [ -s "$imgc_record_file" ]; then',
+    "  printf 'imgc: the record %s still lists (not undone by this script):\\n' \"$imgc_record_file\" >&2",
+    '  cat -- "$imgc_record_file" >&2',
+    '  exit 1',
+    'fi',
+    'rm -f -- "$imgc_record_file"',
+    'rmdir -- "$imgc_record_dir" 2>/dev/null || :',
+    'rmdir -- "${imgc_record_dir%/*}" 2>/dev/null || :',
+    `printf 'imgc-phase %s done changed=%s\\n' decommission "$imgc_changed" >&3`,
+  );
+  return { 'decommission.sh': `${out.join('\n')}\n` };
+};

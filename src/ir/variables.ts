@@ -1,0 +1,70 @@
+// Variable references inside IR strings. A definition's `variable()` stands
+// in a string as an opaque marker, U+E000 "var:NAME" U+E001 (Unicode
+// private-use characters, which no real value holds); each backend renders a
+// string with markers as its own concatenation of quoted literal parts and
+// native references. The IR never holds a sensitive value: only the marker.
+import type { Image } from './schema.js';
+
+export const MARK_OPEN = '\uE000';
+export const MARK_CLOSE = '\uE001';
+export const variableName = /^[a-z][a-z0-9_]*$/;
+
+/** The marker of variable `name`. */
+export const marker = (name: string): string => `${MARK_OPEN}var:${name}${MARK_CLOSE}`;
+
+const markerRe = /\uE000var:([a-z][a-z0-9_]*)\uE001/g;
+
+/** A string split into literal text and variable references, in order (empty literals dropped). */
+export type Part = string | { readonly variable: string };
+
+export const splitMarkers = (s: string): Part[] => {
+  const out: Part[] = [];
+  let last = 0;
+  for (const m of s.matchAll(markerRe)) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    out.push({ variable: m[1]! });
+    last = m.index + m[0].length;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+};
+
+/** Whether `s` holds a private-use marker character (a reference, or a broken one). */
+export const hasMarker = (s: string): boolean => s.includes(MARK_OPEN) || s.includes(MARK_CLOSE);
+
+/** The names of the variables `s` references. */
+export const referencedIn = (s: string): string[] => [...s.matchAll(markerRe)].map((m) => m[1]!);
+
+/** Text for people (comments, task names): each marker as `${name}`. */
+export const displayMarkers = (s: string): string => s.replace(markerRe, (_, n: string) => `\${${n}}`);
+
+/** Every string in a value, depth first (object keys too), except `loc`. */
+export const stringsOf = (value: unknown, out: string[] = []): string[] => {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const v of value) stringsOf(v, out);
+  else if (typeof value === 'object' && value !== null)
+    for (const [k, v] of Object.entries(value)) {
+      if (k === 'loc') continue;
+      out.push(k);
+      stringsOf(v, out);
+    }
+  return out;
+};
+
+/** Names of the variables the image's phases reference, in first-use order. */
+export const usedVariables = (phases: unknown): string[] => [...new Set(stringsOf(phases).flatMap(referencedIn))];
+
+export type IRVariable = NonNullable<Image['variables']>[number];
+
+/** The IR's variables that `value` (a step, a phase, a script's steps) references. */
+export const variablesIn = (ir: Image, value: unknown): IRVariable[] => {
+  const used = new Set(usedVariables(value));
+  return (ir.variables ?? []).filter((v) => used.has(v.name));
+};
+
+/** Replaces every marker with the variable's resolved value (non-sensitive variables only). */
+export const substitute = (s: string, values: ReadonlyMap<string, string | number | boolean>): string =>
+  s.replace(markerRe, (m, n: string) => (values.has(n) ? String(values.get(n)) : m));
+
+/** The environment variable a shell script reads a variable from. */
+export const envName = (name: string): string => `IMGC_VAR_${name.toUpperCase()}`;

@@ -1,0 +1,76 @@
+// Shared by test/runtime.test.ts and test/decommission.test.ts: a real Debian
+// root (the build's cached debootstrap tarball, src/build/base.ts), running a
+// script in it with chroot, and a listing of the tree (type, mode, owner,
+// sha256 of every file) to prove what changed.
+import { execa } from 'execa';
+import { createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { layBase, resolveBase } from '../src/build/base.js';
+import { cacheDir, RootCache } from '../src/build/cache.js';
+import { chrootEnv } from '../src/build/chroot.js';
+import { mountsUnder } from '../src/build/mounts.js';
+import type { Image } from '../src/ir/schema.js';
+import { tempDir } from './helpers/cli.js';
+
+const haveDebootstrap = (() => {
+  try {
+    return lstatSync('/usr/sbin/debootstrap').isFile();
+  } catch {
+    return false;
+  }
+})();
+const isRoot = process.getuid?.() === 0;
+
+/** Why the chroot tests cannot run here, or undefined when they can. */
+export const cannotChroot: string | undefined = !isRoot ? 'needs root (chroot, mounts, apt in the root)' : !haveDebootstrap ? 'needs debootstrap' : undefined;
+
+/** A fresh root of `ir`'s base in a temp directory (from the build cache; debootstrapped into it on first use). */
+export const freshRoot = async (ir: Image, prefix: string): Promise<string> => {
+  const root = path.join(tempDir(prefix), 'root');
+  await execa('mkdir', ['-p', root]);
+  const src = await resolveBase(ir.base, {});
+  await layBase(ir.base, src, root, { cache: new RootCache(cacheDir()), run: {} });
+  return root;
+};
+
+/** Removes a root, refusing while anything is still mounted below it. */
+export const removeRoot = (root: string): void => {
+  const left = mountsUnder(root);
+  if (left.length) throw new Error(`still mounted below ${root}: ${left.join(', ')}`);
+  if (process.env['IMGC_KEEP_TMP'] !== '1') rmSync(path.dirname(root), { recursive: true, force: true });
+};
+
+/** Runs `script` as `chroot ROOT /bin/sh -s` (stdin), with a clean environment. */
+export const inRoot = (root: string, script: string) =>
+  execa('chroot', [root, '/bin/sh', '-s'], { input: script, env: chrootEnv(), extendEnv: false, reject: false });
+
+const skipTop = new Set(['proc', 'sys', 'dev']);
+
+/** path → "type mode uid:gid content" for every entry of the root (not below /proc, /sys, /dev). */
+export const listing = (root: string): Map<string, string> => {
+  const out = new Map<string, string>();
+  const walk = (rel: string) => {
+    const abs = path.join(root, rel);
+    const st = lstatSync(abs);
+    const head = `${(st.mode & 0o7777).toString(8)} ${st.uid}:${st.gid}`;
+    if (st.isSymbolicLink()) out.set(rel, `link ${head} ${readlinkSync(abs)}`);
+    else if (st.isFile()) out.set(rel, `file ${head} ${createHash('sha256').update(readFileSync(abs)).digest('hex')}`);
+    else if (st.isDirectory()) {
+      out.set(rel, `dir ${head}`);
+      if (rel === '' || !skipTop.has(rel))
+        for (const e of readdirSync(abs).sort()) walk(rel === '' ? e : `${rel}/${e}`);
+    } else out.set(rel, `other ${head} ${st.rdev}`);
+  };
+  walk('');
+  return out;
+};
+
+/** The entries that differ between two listings: added, removed, changed. */
+export const diffListings = (a: Map<string, string>, b: Map<string, string>): string[] => {
+  const out: string[] = [];
+  for (const [k, v] of a) if (!b.has(k)) out.push(`- ${k}`);
+  else if (b.get(k) !== v) out.push(`~ ${k} (${v} -> ${b.get(k)})`);
+  for (const k of b.keys()) if (!a.has(k)) out.push(`+ ${k}`);
+  return out.sort();
+};

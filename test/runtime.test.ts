@@ -1,0 +1,100 @@
+// --runtime: the host contract (computed from the IR) and the preflight that
+// checks it on a real Debian root, changing nothing when something is missing.
+import { describe, expect, it } from 'vitest';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { hostContract, runtimePlan } from '../src/compilers/runtime.js';
+import { shellCompiler } from '../src/compilers/shell/index.js';
+import { ansibleCompiler } from '../src/compilers/ansible/index.js';
+import { imgc, irOf, tempDir } from './helpers/cli.js';
+import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';
+import { cannotChroot, diffListings, freshRoot, inRoot, listing, removeRoot } from './runtime-support.js';
+
+const fixture = 'test/fixtures/runtime/round-trip.ts';
+
+describe('host contract', () => {
+  it('holds what the runtime phase needs from the base and phase 1, not what it makes itself', async () => {
+    const ir = await irOf(fixture);
+    const c = hostContract(ir);
+    const labels = c.facts.map((f) => f.label);
+    expect(c.distro).toBe('debian');
+    expect(c.release).toBe('12');
+    expect(labels).toContain("user 'ops'");
+    expect(labels).toContain("path '/etc/demo'");
+    expect(labels).toContain("command 'systemctl'");
+    // Made inside the runtime phase: not preconditions.
+    expect(labels).not.toContain("group 'demo'");
+    expect(labels).not.toContain("user 'svc'");
+    expect(labels).not.toContain("service 'imgc-demo'");
+  });
+
+  it('records only what the runtime phase creates (not facts of the base or phase 1)', async () => {
+    const ir = await irOf(fixture);
+    const tokens = runtimePlan(ir).phases.flatMap((p) => p.steps.flatMap((s) => s.creations.map((c) => c.token)));
+    expect(tokens).toContain('provision.1.packages#0');
+    expect(runtimePlan(ir).phases[0]!.steps.find((s) => s.step.id === 'provision.3.user')!.creations).toContainEqual(expect.objectContaining({ kind: 'user', home: { token: 'provision.3.user#home', path: '/home/svc' } }));
+    expect(tokens.some((t) => t.startsWith('customize.'))).toBe(false);
+  });
+
+  it('the node-image example compiles for both targets, shell output shellcheck-clean', async () => {
+    const ir = await irOf('examples/node-image.ts');
+    const files = shellCompiler.compile(ir, { runtime: true, decommission: true });
+    const dir = tempDir('runtime-sh');
+    for (const [rel, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+      writeFiles(dir, { [rel]: text });
+    }
+    const r = await execa('shellcheck', ['-s', 'sh', '-S', 'style', ...Object.keys(files)], { cwd: dir, reject: false });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(Object.keys(ansibleCompiler.compile(ir, { runtime: true, decommission: true }))).toEqual(expect.arrayContaining(['runtime.yml', 'decommission.yml']));
+  });
+
+  it('imgc compile --runtime on a target without it is a usage error naming the targets that have it', async () => {
+    const r = await imgc(['compile', '--no-typecheck', fixture, '--target', 'packer', '--runtime', '--out', tempDir('rt-packer')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/ansible, shell/);
+  });
+});
+
+describe.each(['examples/node-image.ts', fixture])('ansible --runtime --decommission of %s', (file) => {
+  it('passes ansible-playbook --syntax-check and ansible-lint --profile production', async () => {
+    const ir = await irOf(file);
+    const files = ansibleCompiler.compile(ir, { runtime: true, decommission: true });
+    const ws = workspace('runtime');
+    try {
+      writeFiles(ws.out, files);
+      const syntax = await ansibleRun('ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'runtime.yml', 'decommission.yml'], ws.out, ws.home);
+      expect(syntax.exitCode, syntax.all).toBe(0);
+      const lint = await ansibleRun('ansible-lint', ['--offline', '--profile', 'production', '--strict', '--nocolor', '-p', 'runtime.yml', 'decommission.yml'], ws.out, ws.home);
+      expect(lint.exitCode, lint.all).toBe(0);
+      // The preflight play comes first and fails with the list.
+      expect(files['runtime.yml']!.indexOf('Preflight: host contract')).toBeLessThan(files['runtime.yml']!.indexOf('(runtime)'));
+      expect(files['runtime.yml']).toContain('ansible.builtin.fail');
+    } finally {
+      ws.remove();
+    }
+  }, 180_000);
+});
+
+describe('preflight on a real root', () => {
+  it.skipIf(cannotChroot !== undefined)(`shell: a root without phase 1 stops with exit 3, names the user, changes nothing${cannotChroot ? ` (skipped: ${cannotChroot})` : ''}`, async () => {
+    const ir = await irOf(fixture);
+    const script = shellCompiler.compile(ir, { runtime: true })['provision.sh']!;
+    const root = await freshRoot(ir, 'preflight');
+    try {
+      const before = listing(root);
+      const r = await inRoot(root, script);
+      expect(r.exitCode, r.stderr).toBe(3);
+      expect(r.stderr).toContain("imgc: preflight: missing user 'ops'");
+      expect(r.stderr).toContain("missing path '/etc/demo'");
+      expect(r.stderr).toContain('nothing was changed');
+      expect(r.stderr).not.toContain("missing command 'systemctl'");
+      expect(r.stdout).toBe('');
+      expect(diffListings(before, listing(root))).toEqual([]);
+    } finally {
+      removeRoot(root);
+    }
+  }, 300_000);
+});
