@@ -153,6 +153,8 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         const { loaded, diagnostics, exit } = await loadChecked(fileArg(positionals, command), v);
         report(diagnostics, loaded, format, v, io, 'out');
         if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
+        // --verbose: what was checked, step by step, with the facts each provides and requires.
+        if (format === 'text' && v.verbose && loaded.ir) io.out(`\n${explainText(loaded.ir)}`);
         return exit;
       }
       case 'ir':

@@ -12,6 +12,7 @@
 //   record (recordFile) when the step actually created it there. Decommission
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
+import { aptSourcesPath } from '../ir/apt.js';
 import { factFlow, runOrder } from '../check/checker.js';
 import { describeFact, factId } from '../ir/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
@@ -118,7 +119,7 @@ const creationsOf = (s: Step, before: Set<string>): { creations: Creation[]; kep
       return { creations: path(s.path, 'symlink') };
     case 'aptRepository': {
       const key = s.keyPath ?? (s.key !== undefined || s.keyUrl !== undefined ? `/etc/apt/keyrings/${s.name}.asc` : undefined);
-      return { creations: [...(key !== undefined ? path(key, 'file', 0) : []), ...path(`/etc/apt/sources.list.d/${s.name}.sources`, 'file', 1)] };
+      return { creations: [...(key !== undefined ? path(key, 'file', 0) : []), ...path(aptSourcesPath(s.name), 'file', 1)] };
     }
     case 'packages':
       if (s.action === 'remove') return { creations: [], kept: 'a removal is not undone (decommission never installs)' };

@@ -4,6 +4,7 @@
 // step links to the previous one, so building is O(n) and nothing is mutated.
 import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/schema.js';
 import { IR_VERSION } from '../ir/schema.js';
+import { aptSourcesPath } from '../ir/apt.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
 import { packageFacts, packageProviding } from './catalog.js';
@@ -263,7 +264,7 @@ export class StepBuilder<
       ...(opts.key !== undefined ? { key: opts.key } : {}),
       ...(opts.keyUrl !== undefined ? { keyUrl: opts.keyUrl } : {}),
       ...(keyPath ? { keyPath } : {}),
-      provides: [fact('repo', name), fact('path', `/etc/apt/sources.list.d/${name}.sources`), ...(keyPath ? [fact('path', keyPath)] : [])],
+      provides: [fact('repo', name), fact('path', aptSourcesPath(name)), ...(keyPath ? [fact('path', keyPath)] : [])],
       requires: [
         fact('path', '/etc/apt/sources.list.d'),
         ...(keyPath ? [fact('path', '/etc/apt/keyrings')] : []),

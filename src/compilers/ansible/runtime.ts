@@ -4,6 +4,7 @@
 // ansible.builtin.fail with it, before any play changes anything. The steps
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
+import { aptSourcesPath } from '../../ir/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
@@ -52,7 +53,7 @@ const check = (f: { kind: string; key: string }, reg: string, pm: Image['base'][
     case 'path':
       return { tasks: [statTask(what, f.key, reg)], holds: `${reg}.stat.exists` };
     case 'repo':
-      return { tasks: [statTask(what, `/etc/apt/sources.list.d/${f.key}.sources`, reg)], holds: `${reg}.stat.exists` };
+      return { tasks: [statTask(what, aptSourcesPath(f.key), reg)], holds: `${reg}.stat.exists` };
     case 'command':
       return { tasks: [commandCheck(what, f.key, reg)], holds: `${reg}.rc == 0` };
     case 'service': {

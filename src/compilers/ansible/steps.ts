@@ -2,6 +2,7 @@
 // is idempotent on its own: the modules compare before they change, lines are
 // owned by a regexp, and raw commands are guarded by `creates` or declared
 // change-free.
+import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
 import type { Base, SourceLocation, StepOf } from '../../ir/schema.js';
 import { firstLine, labelText, taskName } from './names.js';
 import { packageManagers } from './packages.js';
@@ -67,15 +68,8 @@ const userTasks = (s: StepOf<'user'>): Task[] => {
 
 const aptRepositoryTasks = (s: StepOf<'aptRepository'>, ctx: PhaseContext): Task[] => {
   // The schema allows apt repositories on apt bases only, and keeps each field to one word.
-  const keyPath = s.key !== undefined || s.keyUrl !== undefined ? (s.keyPath ?? `/etc/apt/keyrings/${s.name}.asc`) : undefined;
-  const sources = [
-    'Types: deb',
-    `URIs: ${s.uri}`,
-    `Suites: ${s.suites.join(' ')}`,
-    ...(s.components.length ? [`Components: ${s.components.join(' ')}`] : []),
-    ...(keyPath ? [`Signed-By: ${keyPath}`] : []),
-    '',
-  ].join('\n');
+  const keyPath = aptKeyPath(s);
+  const sources = debSources(s);
   const repo = labelText(s.name);
   ctx.refresh = true;
   return [
@@ -101,7 +95,7 @@ const aptRepositoryTasks = (s: StepOf<'aptRepository'>, ctx: PhaseContext): Task
     task({
       name: name(`Apt repository ${repo}: sources`, s),
       module: 'ansible.builtin.copy',
-      args: map({ content: unsafe(sources), dest: unsafe(`/etc/apt/sources.list.d/${s.name}.sources`), mode: mode('0644') }),
+      args: map({ content: unsafe(sources), dest: unsafe(aptSourcesPath(s.name)), mode: mode('0644') }),
     }),
   ];
 };

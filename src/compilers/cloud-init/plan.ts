@@ -17,6 +17,7 @@
 // Within one stage the lists keep the definition's order, except `packages`,
 // which installs all its names in one apt-get call (so a step that depends on
 // an earlier one there goes further down).
+import { aptSourcesPath } from '../../ir/apt.js';
 import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
 
 export const stages = ['bootcmd', 'write_files', 'groups', 'users', 'packages', 'write_files_deferred', 'runcmd'] as const;
@@ -117,7 +118,7 @@ const factsOf = (s: Step): { needs: Fact[]; changes: Fact[] } => {
       changes.push(...s.names.map(pkg));
       break;
     case 'aptRepository':
-      changes.push(f('repo', s.name), f('path', `/etc/apt/sources.list.d/${s.name}.sources`), ...(s.keyPath !== undefined ? [f('path', s.keyPath)] : []));
+      changes.push(f('repo', s.name), f('path', aptSourcesPath(s.name)), ...(s.keyPath !== undefined ? [f('path', s.keyPath)] : []));
       break;
     case 'service':
       needs.push(...(s.package !== undefined ? [f('package', s.package)] : []));

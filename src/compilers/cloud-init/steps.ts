@@ -1,5 +1,6 @@
 // What each placed step becomes: an entry of its module's list, or runcmd
 // (bootcmd) entries `[imgc_helper, ARG…]`. Values go through quote.ts.
+import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
 import type { Image, SourceLocation, StepOf } from '../../ir/schema.js';
 import { fn, type HelperName } from './helpers.js';
 import type { Call, PackageManager } from './package-managers.js';
@@ -39,22 +40,6 @@ export interface StepContext {
   /** Whether a group of this name exists when the step runs (base facts and earlier steps). */
   groupExists(name: string): boolean;
 }
-
-export const defaultKeyPath = (name: string): string => `/etc/apt/keyrings/${name}.asc`;
-export const sourcesPath = (name: string): string => `/etc/apt/sources.list.d/${name}.sources`;
-
-/** The deb822 text of an apt source (the same file every backend writes). */
-export const debSources = (s: StepOf<'aptRepository'>): string => {
-  const signed = s.key !== undefined || s.keyUrl !== undefined || s.keyPath !== undefined;
-  return [
-    'Types: deb',
-    `URIs: ${s.uri}`,
-    `Suites: ${s.suites.join(' ')}`,
-    ...(s.components.length ? [`Components: ${s.components.join(' ')}`] : []),
-    ...(signed ? [`Signed-By: ${s.keyPath ?? defaultKeyPath(s.name)}`] : []),
-    '',
-  ].join('\n');
-};
 
 /** The JSON body of a hook around its run-time timestamp: [prefix, suffix] of `prefix "TIMESTAMP" suffix`. */
 export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string] => {
@@ -130,14 +115,14 @@ const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] =
       return [s.action === 'install' ? pm.install(s.names) : pm.remove(s.names)];
     }
     case 'aptRepository': {
-      const keyPath = s.keyPath ?? defaultKeyPath(s.name);
+      const keyPath = aptKeyPath(s) ?? '';
       const key: Call[] =
         s.key !== undefined
           ? [call([fn('parent'), keyPath], 'parent'), call([fn('file'), keyPath, '0644', '', '', s.key], 'file')]
           : s.keyUrl !== undefined
             ? [call([fn('fetch'), s.keyUrl, keyPath], 'fetch')]
             : [];
-      return [...key, call([fn('file'), sourcesPath(s.name), '0644', '', '', debSources(s)], 'file'), ctx.packageManager().sourcesChanged];
+      return [...key, call([fn('file'), aptSourcesPath(s.name), '0644', '', '', debSources(s)], 'file'), ctx.packageManager().sourcesChanged];
     }
     case 'service':
       return [s.enabled ? call([fn('enable'), s.name], 'enable') : call([fn('disable'), s.name], 'disable')];
@@ -222,8 +207,8 @@ export const emit = (p: Placed, ctx: StepContext, out: Emission): void => {
       else if (s.kind === 'aptRepository')
         first(
           [
-            ...(s.key !== undefined ? [writeFile(s.keyPath ?? defaultKeyPath(s.name), s.key, { mode: '0644' }, defer)] : []),
-            writeFile(sourcesPath(s.name), debSources(s), { mode: '0644' }, defer),
+            ...(s.key !== undefined ? [writeFile(aptKeyPath(s) ?? '', s.key, { mode: '0644' }, defer)] : []),
+            writeFile(aptSourcesPath(s.name), debSources(s), { mode: '0644' }, defer),
           ],
           list,
         );

@@ -5,6 +5,7 @@
 // Every step records what it created on the host (see ../runtime.ts), which
 // decommission.sh reads. Webhook and event hooks run on the machine driving
 // the run: hooks/NN-<phase>-{pre,post}.sh, as in the build output.
+import { aptSourcesPath } from '../../ir/apt.js';
 import type { Image } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
@@ -134,7 +135,7 @@ const contractTest = (f: ContractFact, pm: Image['base']['packageManager']): { t
     case 'service':
       return { test: `imgc_unit_exists ${word(f.key.includes('.') ? f.key : `${f.key}.service`)}`, helpers: [], own: ['unit'] };
     case 'repo':
-      return { test: `imgc_exists ${word(`/etc/apt/sources.list.d/${f.key}.sources`)}`, helpers: [], own: ['exists'] };
+      return { test: `imgc_exists ${word(aptSourcesPath(f.key))}`, helpers: [], own: ['exists'] };
   }
 };
 

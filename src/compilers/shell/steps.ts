@@ -1,6 +1,7 @@
 // One emitter per step kind that changes (or checks) the root: each returns
 // the body of the step's shell function and the helpers it calls. Values go
 // through quote.ts; checks-before-acts live in the helpers.
+import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
 import type { Step, StepOf } from '../../ir/schema.js';
 import type { Emitted } from './emitted.js';
 import type { PackageManager } from './package-managers.js';
@@ -39,21 +40,6 @@ export const normalMode = (mode: string | undefined): string => (mode === undefi
 const attrs = (s: { mode?: string | undefined; owner?: string | undefined; group?: string | undefined }): string =>
   words([normalMode(s.mode), s.owner ?? '', s.group ?? '']);
 
-export const defaultKeyPath = (name: string): string => `/etc/apt/keyrings/${name}.asc`;
-
-/** The deb822 text of an apt source. */
-export const debSources = (s: StepOf<'aptRepository'>): string => {
-  const signed = s.key !== undefined || s.keyUrl !== undefined || s.keyPath !== undefined;
-  return [
-    'Types: deb',
-    `URIs: ${s.uri}`,
-    `Suites: ${s.suites.join(' ')}`,
-    ...(s.components.length ? [`Components: ${s.components.join(' ')}`] : []),
-    ...(signed ? [`Signed-By: ${s.keyPath ?? defaultKeyPath(s.name)}`] : []),
-    '',
-  ].join('\n');
-};
-
 const one = (line: string, ...helpers: Emitted['helpers']): Emitted => ({ lines: [line], helpers });
 
 export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
@@ -89,7 +75,7 @@ export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
     case 'packages':
       return s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names);
     case 'aptRepository': {
-      const keyPath = s.keyPath ?? defaultKeyPath(s.name);
+      const keyPath = aptKeyPath(s) ?? '';
       const key: Emitted =
         s.key !== undefined
           ? { lines: [`imgc_parent ${word(keyPath)}`, `imgc_file ${word(keyPath)} ${attrs({ mode: '0644' })} \\\n    ${word(s.key)}`], helpers: ['parent', 'file'] }
@@ -98,7 +84,7 @@ export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
             : { lines: [], helpers: [] };
       const after = ctx.installsAfter(s) ? ctx.pm.repositoryChanged : { lines: [], helpers: [] };
       return {
-        lines: [...key.lines, `imgc_file ${word(`/etc/apt/sources.list.d/${s.name}.sources`)} ${attrs({ mode: '0644' })} \\\n    ${word(debSources(s))}`, ...after.lines],
+        lines: [...key.lines, `imgc_file ${word(aptSourcesPath(s.name))} ${attrs({ mode: '0644' })} \\\n    ${word(debSources(s))}`, ...after.lines],
         helpers: [...key.helpers, 'file', ...after.helpers],
       };
     }
