@@ -182,7 +182,8 @@ export const shellRunner: TargetRunner = {
             env: { IMGC_ROOT: ctx.root },
             log: ctx.log,
             onLine: (line, stream) => {
-              if (stream === 'stdout') ctx.passthrough(line);
+              // Events on stdout, and a warn-policy webhook's warning on stderr, are for the person watching.
+              if (stream === 'stdout' || /^imgc: warning: /.test(line)) ctx.passthrough(line);
               const m = /^imgc: hook (\S+) failed/.exec(line);
               if (m) failedHook = m[1];
             },

@@ -7,13 +7,14 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { loadAndCheck } from './load-check.js';
+import { ConfigError } from './config.js';
+import { givenVariables, loadAndCheck } from './load-check.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 
 export const buildUsage = `Usage:
   imgc build FILE [--target shell|ansible] [--out DIR] [--from-tar FILE | --from-dir DIR]
-                  [--no-cache] [--keep-root] [--no-typecheck]
+                  [--no-cache] [--keep-root] [--no-typecheck] [--var NAME=VALUE]
       Builds the image for real, as root: debootstrap (cached) or the given root,
       the phases in a chroot, the artifacts, then verifies the facts.
       --out defaults to out/<image>/build. Exit: 0 built, 1 failed, 2 usage.
@@ -25,13 +26,20 @@ export const buildUsage = `Usage:
 class UsageError extends Error {}
 
 /** Loads and checks the definition; reports diagnostics on stderr. */
-const loadChecked = async (file: string, typecheck: boolean, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
-  const { loaded, diagnostics, exit } = await loadAndCheck(file, { typecheck });
+const loadChecked = async (file: string, v: { 'no-typecheck'?: boolean; var?: string[] }, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
+  let vars;
+  try {
+    vars = givenVariables(v.var ?? []);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+  const { loaded, diagnostics, exit } = await loadAndCheck(file, { typecheck: !v['no-typecheck'], vars });
   if (diagnostics.length) io.err(formatText(diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] }));
   return { loaded, exit };
 };
 
-const common = { 'no-typecheck': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
+const common = { 'no-typecheck': { type: 'boolean' }, var: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
 
 /** parseArgs with the options every command has; its errors are usage errors. */
 const parse = <O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) => {
@@ -80,7 +88,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     const target = (v.target as string | undefined) ?? 'shell';
     if (target !== 'shell' && target !== 'ansible') throw new UsageError(`--target must be shell or ansible (got '${target}'); Packer builds are 'packer build' on the output of imgc compile --target packer`);
     if (v['from-tar'] && v['from-dir']) throw new UsageError('--from-tar and --from-dir exclude each other');
-    const { loaded, exit } = await loadChecked(file, !v['no-typecheck'], io);
+    const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit !== 0) return exit;
     const ir = loaded.ir;
     try {
@@ -131,7 +139,7 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
     if (!root === !image) throw new UsageError('imgc verify needs exactly one of --root DIR or --image FILE');
     const format = (v.format as string | undefined) ?? 'text';
     if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json (got '${format}')`);
-    const { loaded, exit } = await loadChecked(file, !v['no-typecheck'], io);
+    const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit === 2) return exit;
     let result;
     try {

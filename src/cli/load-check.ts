@@ -2,7 +2,9 @@
 // say what exit code the diagnostics mean.
 import { checkImage } from '../check/checker.js';
 import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
-import { loadDefinition, type LoadedDefinition, type LoadOptions } from '../load/index.js';
+import path from 'node:path';
+import { loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
+import { ConfigError, readProjectConfig } from './config.js';
 
 export const EXIT = { ok: 0, contract: 1, usage: 2 } as const;
 
@@ -20,4 +22,29 @@ export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Che
   const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
   const exit = loadFailed ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
   return { loaded, diagnostics, exit };
+};
+
+/**
+ * Variable values from every source, in precedence order: `--var NAME=VALUE`,
+ * then IMGC_VAR_<NAME>, then imgc.toml's [vars] (with its line, for errors).
+ * Throws ConfigError for a malformed --var or imgc.toml.
+ */
+export const givenVariables = (cliVars: readonly string[], env: NodeJS.ProcessEnv = process.env): GivenValue[] => {
+  const cli = cliVars.map((kv): GivenValue => {
+    const eq = kv.indexOf('=');
+    if (eq <= 0) throw new ConfigError(`--var takes NAME=VALUE (got '${kv.split('=')[0]}')`);
+    return { name: kv.slice(0, eq), value: kv.slice(eq + 1), from: '--var', text: true };
+  });
+  const fromEnv = Object.keys(env)
+    .filter((k) => k.startsWith('IMGC_VAR_') && k.length > 'IMGC_VAR_'.length)
+    .sort()
+    .map((k): GivenValue => ({ name: k.slice('IMGC_VAR_'.length).toLowerCase(), value: env[k] ?? '', from: k, text: true }));
+  const project = readProjectConfig(process.cwd());
+  const toml = project
+    ? Object.entries(project.config.vars).map(([name, value]): GivenValue => {
+        const line = project.lineOf?.(['vars', name]);
+        return { name, value, from: `${path.relative(process.cwd(), project.file) || 'imgc.toml'}${line ? `:${line}` : ''}` };
+      })
+    : [];
+  return [...cli, ...fromEnv, ...toml];
 };

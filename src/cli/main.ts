@@ -8,9 +8,9 @@ import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { compilers, CompileError } from '../compilers/index.js';
 import { imageJsonSchema, irToJson } from '../ir/index.js';
-import type { GivenValue, LoadedDefinition } from '../load/index.js';
+import type { LoadedDefinition } from '../load/index.js';
 import { buildCommand, buildUsage, verifyCommand } from './build.js';
-import { EXIT, loadAndCheck } from './load-check.js';
+import { EXIT, givenVariables, loadAndCheck } from './load-check.js';
 import { ConfigError, readProjectConfig, type ProjectConfig } from './config.js';
 import { stdlibReference } from './docs.js';
 import { explainText } from './explain.js';
@@ -76,27 +76,14 @@ interface Io {
 }
 
 /** Variable values, highest precedence first: --var, then IMGC_VAR_<NAME>, then imgc.toml's [vars]. */
-const givenVariables = (v: Values): GivenValue[] => {
-  const cli = ((v as { var?: string[] }).var ?? []).map((kv): GivenValue => {
-    const eq = kv.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--var takes NAME=VALUE (got '${kv.split('=')[0]}')`);
-    return { name: kv.slice(0, eq), value: kv.slice(eq + 1), from: '--var', text: true };
-  });
-  const env = Object.keys(process.env)
-    .filter((k) => k.startsWith('IMGC_VAR_') && k.length > 'IMGC_VAR_'.length)
-    .sort()
-    .map((k): GivenValue => ({ name: k.slice('IMGC_VAR_'.length).toLowerCase(), value: process.env[k] ?? '', from: k, text: true }));
-  const project = projectConfig();
-  const toml = project
-    ? Object.entries(project.config.vars).map(([name, value]): GivenValue => {
-        const line = project.lineOf?.(['vars', name]);
-        return { name, value, from: `${path.relative(process.cwd(), project.file) || 'imgc.toml'}${line ? `:${line}` : ''}` };
-      })
-    : [];
-  return [...cli, ...env, ...toml];
+const loadChecked = (file: string, v: Values) => {
+  try {
+    return loadAndCheck(file, { typecheck: !v['no-typecheck'], vars: givenVariables((v as { var?: string[] }).var ?? []) });
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
 };
-
-const loadChecked = (file: string, v: Values) => loadAndCheck(file, { typecheck: !v['no-typecheck'], vars: givenVariables(v) });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
