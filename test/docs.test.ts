@@ -1,7 +1,7 @@
 // The README's generated sections must equal what the code produces:
 // the stdlib reference, the diagnostic codes table and the example's graph.
 // Regenerate with UPDATE_DOCS=1.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { diagnosticCodes } from '../src/check/codes.js';
@@ -11,7 +11,7 @@ const readmePath = path.join(repoRoot, 'README.md');
 
 const codesTable = (): string => {
   const broken = (code: string) => {
-    const files = ['conflicting-file', 'never-provided', 'no-export', 'nul-in-file', 'owner-missing', 'provided-later', 'removed-then-required', 'service-without-package', 'syntax-error', 'throws', 'type-error', 'warnings'];
+    const files = readdirSync(path.join(repoRoot, 'examples/broken')).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
     const hit = files.find((f) => readFileSync(path.join(repoRoot, 'examples/broken', `${f}.ts`), 'utf8').includes(`// expect: ${code}`));
     return hit ? `[${hit}.ts](examples/broken/${hit}.ts)` : '—';
   };

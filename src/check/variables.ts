@@ -39,7 +39,10 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
   const visit = (value: unknown, kind: Step['kind'] | undefined, id: string, loc: SourceLocation | undefined) => {
     const found: [string, string][] = [];
     fields(value, '', found);
-    for (const [at, s] of found) {
+    // The derived facts repeat the step's own fields: report the field, once.
+    const ownFields = found.filter(([at]) => !/^(provides|requires|removes)\b/.test(at));
+    const reported = ownFields.some(([at, v]) => hasMarker(v) && !(kind !== undefined && isAllowed(kind, at)));
+    for (const [at, s] of reported ? ownFields : found) {
       if (!hasMarker(s)) continue;
       const where = `${id}${id && at ? '.' : ''}${at}`;
       const names = referencedIn(s);
