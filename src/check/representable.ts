@@ -6,6 +6,7 @@
 // to run on them.
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
+import { hasMarker } from '../ir/variables.js';
 import { variableDiagnostics } from './variables.js';
 
 // eslint-disable-next-line no-control-regex
@@ -13,10 +14,18 @@ const forbidden = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/**
+ * Whether every backend carries `s` as a literal: no refused control
+ * character, no lone surrogate, no variable-marker character (U+E000/U+E001
+ * stand only in references, see src/ir/variables.ts).
+ */
+export const isPlainText = (s: string): boolean => !forbidden.test(s) && !loneSurrogate.test(s) && !hasMarker(s);
+
 const hex = (c: string) => c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
 
 const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: Diagnostic[]): void => {
   if (typeof value === 'string') {
+    if (isPlainText(value)) return;
     const m = forbidden.exec(value);
     if (m) out.push(diagnostic('IMGC2001', `${at} contains the control character U+${hex(m[0])}, which no backend can carry safely`, { loc, hint: 'remove it from the value' }));
     const s = loneSurrogate.exec(value);

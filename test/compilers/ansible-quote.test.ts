@@ -12,6 +12,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bool, comment, defuse, label, unsafe, word } from '../../src/compilers/ansible/quote.js';
 import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
+import { marker } from '../../src/ir/variables.js';
 import { hostile, parseYaml, run, workspace, writeFiles } from './ansible-support.js';
 
 const RUNS = 10_000;
@@ -80,7 +81,7 @@ describe('ansible quote.ts with the yaml package', () => {
 });
 
 describe('ansible quote.ts with Ansible', () => {
-  it('ansible-playbook returns every value unchanged as task arguments (mapping values and list items)', async () => {
+  it('ansible-playbook returns every value unchanged as task arguments (mapping values, list items, beside a variable)', async () => {
     // The values fc.assert generated above (or, when this test runs alone, as many fresh ones).
     const values = [...new Set(collected.length ? collected : fc.sample(hostile, RUNS))];
     expect(values.length).toBeGreaterThan(RUNS / 2);
@@ -92,9 +93,11 @@ describe('ansible quote.ts with Ansible', () => {
       tasks.push(
         map({ name: label(`Map ${i}`), 'ansible.builtin.debug': map({ msg: map(Object.fromEntries(chunk.map((v, j) => [`v${j}`, unsafe(v)]))) }) }),
         map({ name: label(`List ${i}`), 'ansible.builtin.debug': map({ msg: seq(chunk.map(unsafe)) }) }),
+        // Beside a variable reference the text is a Jinja expression's literal parts instead.
+        map({ name: label(`Variable ${i}`), 'ansible.builtin.debug': map({ msg: seq(chunk.map((v) => unsafe(`${v}${marker('imgc_x')}${v}`))) }) }),
       );
     }
-    const playbook = document(seq([map({ name: label('Round trip'), hosts: word('all'), gather_facts: bool(false), tasks: seq(tasks, { spaced: true }) })]));
+    const playbook = document(seq([map({ name: label('Round trip'), hosts: word('all'), gather_facts: bool(false), vars: map({ imgc_x: unsafe('{{ x }}') }), tasks: seq(tasks, { spaced: true }) })]));
     writeFiles(ws.out, { 'play.yml': playbook });
     const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'play.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: 'json' });
     expect(r.exitCode, r.all).toBe(0);
@@ -106,6 +109,7 @@ describe('ansible quote.ts with Ansible', () => {
       const chunk = values.slice(i, i + BATCH);
       expect(got[k++]).toEqual(Object.fromEntries(chunk.map((v, j) => [`v${j}`, v])));
       expect(got[k++]).toEqual(chunk);
+      expect(got[k++]).toEqual(chunk.map((v) => `${v}{{ x }}${v}`));
     }
   }, 300_000);
 

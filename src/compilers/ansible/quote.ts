@@ -19,7 +19,7 @@
 // `template()`.
 
 import { displayMarkers, hasMarker, referencedIn, splitMarkers } from '../../ir/variables.js';
-import { escapeChar, hex, mustEscape, singleQuoted } from '../yaml-text.js';
+import { escapeChar, mustEscape, singleQuoted } from '../yaml-text.js';
 
 /** A rendered YAML scalar; `render` gets where it starts and the indentation for continuation lines. */
 export interface Scalar {
@@ -140,24 +140,31 @@ export const unsafe = (s: string): Scalar =>
       };
 
 /**
- * A Jinja string literal whose value is `s`. Jinja decodes a literal with
- * Python's unicode-escape (after turning CR and CRLF into LF), so the
- * backslash, the quote and every character outside printable ASCII are
- * written as escapes; the result is plain ASCII.
+ * A Jinja expression whose value is `s`, written without a backslash: Ansible
+ * doubles every backslash inside `{{ }}` before Jinja reads it (its
+ * `_escape_backslashes`), so an escape such as `\\u00e9` in a Jinja string
+ * literal would reach the target as six characters. Jinja also turns a raw CR
+ * in its source into LF. So runs of characters that are safe raw (LF and tab
+ * included) go in single-quoted literals, and every other character (quote,
+ * backslash, CR and other controls, Unicode line separators, invisible
+ * characters) is made by `'%c' | format(N)`.
  */
-export const jinjaString = (s: string): string =>
-  `'${[...s]
-    .map((ch) => {
-      if (ch === '\\') return '\\\\';
-      if (ch === "'") return "\\'";
-      if (ch === '\n') return '\\n';
-      if (ch === '\t') return '\\t';
-      if (ch === '\r') return '\\r';
-      const cp = ch.codePointAt(0)!;
-      if (cp >= 0x20 && cp < 0x7f) return ch;
-      return cp <= 0xff ? `\\x${hex(cp, 2).toLowerCase()}` : cp <= 0xffff ? `\\u${hex(cp, 4).toLowerCase()}` : `\\U${hex(cp, 8).toLowerCase()}`;
-    })
-    .join('')}'`;
+export const jinjaString = (s: string): string => {
+  const parts: string[] = [];
+  let run = '';
+  for (const ch of s) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === '\n' || ch === '\t' || (ch !== "'" && ch !== '\\' && !mustEscape(cp))) {
+      run += ch;
+      continue;
+    }
+    if (run) parts.push(`'${run}'`);
+    run = '';
+    parts.push(`('%c' | format(${cp}))`);
+  }
+  if (run || !parts.length) parts.push(`'${run}'`);
+  return parts.join(' ~ ');
+};
 
 /** The Jinja expression (with its `{{ }}`) that concatenates a string's literal parts and variables. */
 const variableExpression = (s: string): string =>
