@@ -158,13 +158,17 @@ export interface CommandOptions extends DeclaredFacts {
  * TypeScript's instantiation depth after a few dozen steps.
  */
 export class StepBuilder<
-  U extends string = never,
-  G extends string = never,
-  K extends string = never,
-  P extends string = never,
-  S extends string = never,
-  X extends string = never,
-  C extends PackageCatalog = PackageCatalog,
+  // `out`: a builder that knows more facts goes where fewer are required (a
+  // module's parameter type). Declared, so TypeScript does not compute it by
+  // comparing instantiations of this whole class on every `use()`, which was
+  // most of a definition's type-check time.
+  in out U extends string = never,
+  in out G extends string = never,
+  in out K extends string = never,
+  in out P extends string = never,
+  in out S extends string = never,
+  in out X extends string = never,
+  in out C extends PackageCatalog = PackageCatalog,
 > extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
     return new StepBuilder(this.catalog, last, hooks) as this;

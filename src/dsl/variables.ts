@@ -48,17 +48,29 @@ const typeOf = (schema: unknown): VariableType | undefined => {
   return t === 'string' || t === 'number' || t === 'boolean' ? t : undefined;
 };
 
-type Out<S> = S extends z.ZodType<infer O> ? (O extends Scalar ? O : never) : never;
+/**
+ * What `variable()` needs of a zod schema: its output type and `safeParse`.
+ * Not `z.ZodType<Scalar>`: checking a schema against zod's whole ZodType
+ * structure made TypeScript compute the variance of zod's generic types, two
+ * thirds of the reference example's type-check time.
+ */
+export interface ScalarSchema {
+  readonly _zod: { readonly output: Scalar };
+  safeParse(value: unknown): { readonly success: boolean };
+}
+
+type Out<S extends ScalarSchema> = S['_zod']['output'];
 
 /** Declares a variable: `variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), { default: '1.30' })`. */
-export const variable = <S extends z.ZodType<Scalar>>(name: string, schema: S, opts: VariableOptions<Out<S>> = {}): Variable<Out<S>> => {
+export const variable = <S extends ScalarSchema>(name: string, schema: S, opts: VariableOptions<Out<S>> = {}): Variable<Out<S>> => {
   if (!variableName.test(name)) throw new DefinitionError(`variable name '${name}' must be lower-case letters, digits and "_", starting with a letter`);
   if (name.startsWith('imgc_')) throw new DefinitionError(`variable name '${name}': names starting with imgc_ are imgc's own`);
   const type = typeOf(schema);
   if (!type) throw new DefinitionError(`variable '${name}': the schema must be a zod string, number or boolean schema (z.string(), z.number(), z.boolean())`);
   if (opts.sensitive && opts.default !== undefined) throw new DefinitionError(`variable '${name}' is sensitive: it cannot have a default (a default would be written into the outputs)`);
   if (opts.default !== undefined && !schema.safeParse(opts.default).success) throw new DefinitionError(`variable '${name}': its default does not match its schema`);
-  const v = new Variable<Out<S>>(name, type, schema, opts);
+  // typeOf() found a zod string/number/boolean schema's internals: it is a ZodType.
+  const v = new Variable<Out<S>>(name, type, schema as unknown as z.ZodType, opts);
   declaredVariables().set(name, v as Variable);
   return v;
 };
