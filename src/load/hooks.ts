@@ -5,13 +5,11 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
-import { readCached, sha256, writeCached } from '../util/cache.js';
+import { transpile } from './transpile.js';
 
 interface HookData {
   imgcEntry: string;
   stdlibEntry: string;
-  /** imgc's and TypeScript's versions: part of every cache key. */
-  cacheSalt: string;
 }
 let data: HookData | undefined;
 
@@ -50,26 +48,6 @@ interface LoadResult {
 export const load = async (url: string, context: { format?: string | null }, next: Next<[string, { format?: string | null }], LoadResult>): Promise<LoadResult> => {
   if (!/\.m?ts$/.test(url) || !url.startsWith('file:')) return next(url, context);
   const file = fileURLToPath(url);
-  return { format: 'module', source: await transpile(file, await readFile(file, 'utf8')), shortCircuit: true };
+  return { format: 'module', source: transpile(file, await readFile(file, 'utf8')), shortCircuit: true };
 };
 
-// Transpiled output is cached by content and path (the source map names the
-// file), so an unchanged definition loads without loading TypeScript at all.
-const transpile = async (file: string, text: string): Promise<string> => {
-  const key = `${sha256(`${data?.cacheSalt ?? ''}\0${file}\0${text}`)}.mjs`;
-  const hit = readCached('transpiled', key);
-  if (hit !== undefined) return hit;
-  const ts = (await import('typescript')).default;
-  const out = ts.transpileModule(text, {
-    fileName: file,
-    compilerOptions: {
-      module: ts.ModuleKind.ESNext,
-      target: ts.ScriptTarget.ES2022,
-      inlineSourceMap: true,
-      inlineSources: true,
-      verbatimModuleSyntax: false,
-    },
-  }).outputText;
-  writeCached('transpiled', key, out);
-  return out;
-};

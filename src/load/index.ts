@@ -2,11 +2,12 @@
 // evaluates it and turns its default export into IR. Every failure becomes a
 // diagnostic with a location; nothing here prints or exits.
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire, register } from 'node:module';
+import { register } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type ts from 'typescript';
 import { readCached, sha256, writeCached } from '../util/cache.js';
+import { cacheSalt, transpile, typescript } from './transpile.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { setDefinitionDir } from '../dsl/location.js';
@@ -48,12 +49,6 @@ const locOf = (dir: string, file: string, line: number, column: number): SourceL
   column,
 });
 
-const require = createRequire(import.meta.url);
-const versionOf = (pkgJson: string): string => (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
-const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resolve(srcRoot, '..', '..', 'package.json')].find(existsSync);
-/** What every cache entry of the loader depends on besides the user's files. */
-const cacheSalt = `imgc@${imgcPackageJson ? versionOf(imgcPackageJson) : '?'} typescript@${versionOf(require.resolve('typescript/package.json'))}`;
-
 const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
 const nodeTypesAvailable = typeRoots.some((r) => existsSync(path.join(r, 'node')));
 
@@ -78,8 +73,8 @@ const compilerOptions = (t: typeof ts, withNode: boolean): ts.CompilerOptions =>
 /** TS codes that mean "this file uses Node's APIs": retry with Node's types. */
 const needsNodeTypes = new Set([2580, 2591, 2592, 2867, 2868]);
 
-const runTypecheck = async (file: string, dir: string): Promise<{ diagnostics: Diagnostic[]; inputs: string[] }> => {
-  const t = (await import('typescript')).default;
+const runTypecheck = (file: string, dir: string): { diagnostics: Diagnostic[]; inputs: string[] } => {
+  const t = typescript();
   const ownDirs = [srcRoot, path.dirname(stdlibEntry)].map((d) => d + path.sep);
   const isUsers = (f: string) => !f.includes('/node_modules/') && !ownDirs.some((d) => path.resolve(f).startsWith(d));
   const attempt = (withNode: boolean) => {
@@ -94,6 +89,8 @@ const runTypecheck = async (file: string, dir: string): Promise<{ diagnostics: D
   };
   let run = attempt(false);
   if (!run.syntactic && nodeTypesAvailable && run.all.some((d) => needsNodeTypes.has(d.code) || (d.code === 2307 && /'node:/.test(String(d.messageText))))) run = attempt(true);
+  // Transpile the user's files now, while TypeScript is loaded, so that importing them finds them cached.
+  if (!run.syntactic) for (const sf of run.program.getSourceFiles()) if (!sf.isDeclarationFile && isUsers(sf.fileName)) transpile(sf.fileName, readFileSync(sf.fileName, 'utf8'));
   const code = run.syntactic ? 'IMGC1006' : 'IMGC1001';
   const diagnostics = run.all.map((d) => {
     const message = `TS${d.code}: ${t.flattenDiagnosticMessageText(d.messageText, '\n')}`;
@@ -131,7 +128,7 @@ export const typecheck = async (file: string, dir: string): Promise<Diagnostic[]
   }
   let checked: Awaited<ReturnType<typeof runTypecheck>>;
   try {
-    checked = await runTypecheck(file, dir);
+    checked = runTypecheck(file, dir);
   } catch (e) {
     // TypeScript's binder recurses once per chained call: ~1000 calls in
     // one expression overflow its stack. Not cached: a retry may succeed.
@@ -150,12 +147,14 @@ export const typecheck = async (file: string, dir: string): Promise<Diagnostic[]
 };
 
 let hooksRegistered = false;
-const registerHooks = () => {
+const registerHooks = async () => {
   if (hooksRegistered) return;
   hooksRegistered = true;
+  // Loaded before the hooks exist, so that each of their modules is not sent through the hooks thread.
+  await Promise.all([import(pathToFileURL(imgcEntry).href), import(pathToFileURL(stdlibEntry).href)]);
   process.setSourceMapsEnabled(true);
   const hooks = path.join(here, existsSync(path.join(here, 'hooks.js')) ? 'hooks.js' : 'hooks.ts');
-  register(pathToFileURL(hooks), { data: { imgcEntry: pathToFileURL(imgcEntry).href, stdlibEntry: pathToFileURL(stdlibEntry).href, cacheSalt } });
+  register(pathToFileURL(hooks), { data: { imgcEntry: pathToFileURL(imgcEntry).href, stdlibEntry: pathToFileURL(stdlibEntry).href } });
 };
 
 interface IRSource {
@@ -190,7 +189,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   const diagnostics = opts.typecheck === false ? [] : await typecheck(abs, dir);
   if (diagnostics.some((d) => d.code === 'IMGC1006')) return { dir, diagnostics };
 
-  registerHooks();
+  await registerHooks();
   setDefinitionDir(dir);
   let exported: unknown;
   try {
