@@ -7,8 +7,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { ConfigError } from './config.js';
-import { givenVariables, loadAndCheck } from './load-check.js';
+import { loadFromCli, UsageError, type LoadFlags } from './load-check.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 
@@ -23,18 +22,9 @@ export const buildUsage = `Usage:
       read as files. Exit: 0 all hold, 1 some do not, 2 usage.
 `;
 
-class UsageError extends Error {}
-
 /** Loads and checks the definition; reports diagnostics on stderr. */
-const loadChecked = async (file: string, v: { 'no-typecheck'?: boolean; var?: string[] }, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
-  let vars;
-  try {
-    vars = givenVariables(v.var ?? []);
-  } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message);
-    throw e;
-  }
-  const { loaded, diagnostics, exit } = await loadAndCheck(file, { typecheck: !v['no-typecheck'], vars });
+const loadChecked = async (file: string, flags: LoadFlags, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
+  const { loaded, diagnostics, exit } = await loadFromCli(file, flags);
   if (diagnostics.length) io.err(formatText(diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] }));
   return { loaded, exit };
 };

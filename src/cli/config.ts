@@ -3,8 +3,13 @@
 // error names the file and line.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import TOML from '@iarna/toml';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
+import { targets } from '../compilers/targets.js';
+
+// Loaded only when there is an imgc.toml to read: most runs have none.
+const require = createRequire(import.meta.url);
+const toml = (): typeof import('@iarna/toml') => require('@iarna/toml') as typeof import('@iarna/toml');
 
 export const ProjectConfig = z
   .object({
@@ -12,7 +17,7 @@ export const ProjectConfig = z
     definition: z.string().min(1).default('node-image.ts'),
     compile: z
       .object({
-        target: z.enum(['shell', 'ansible', 'packer']).optional(),
+        target: z.enum(targets).optional(),
         out: z.string().min(1).optional(),
       })
       .strict()
@@ -53,7 +58,7 @@ export const readProjectConfig = (dir: string): { file: string; config: ProjectC
   const text = readFileSync(file, 'utf8');
   let raw: unknown;
   try {
-    raw = TOML.parse(text);
+    raw = toml().parse(text);
   } catch (e) {
     const err = e as { line?: number; col?: number; message: string };
     throw new ConfigError(`${file}:${(err.line ?? 0) + 1}:${(err.col ?? 0) + 1}: ${err.message.split('\n')[0]}`);

@@ -8,6 +8,27 @@ import { ConfigError, readProjectConfig } from './config.js';
 
 export const EXIT = { ok: 0, contract: 1, usage: 2 } as const;
 
+/** A mistake in how imgc was called (arguments, imgc.toml): exit 2 with its message. */
+export class UsageError extends Error {}
+
+/** The options every command that loads a definition takes. */
+export interface LoadFlags {
+  'no-typecheck'?: boolean;
+  var?: string[];
+}
+
+/** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. */
+export const loadFromCli = (file: string, flags: LoadFlags): Promise<Checked> => {
+  let vars: GivenValue[];
+  try {
+    vars = givenVariables(flags.var ?? []);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(e.message);
+    throw e;
+  }
+  return loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars });
+};
+
 export interface Checked {
   loaded: LoadedDefinition;
   diagnostics: Diagnostic[];

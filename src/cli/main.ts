@@ -6,43 +6,38 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
-import { compilers, CompileError } from '../compilers/index.js';
-import { imageJsonSchema, irToJson } from '../ir/index.js';
+import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { buildCommand, buildUsage, verifyCommand } from './build.js';
-import { EXIT, givenVariables, loadAndCheck } from './load-check.js';
-import { ConfigError, readProjectConfig, type ProjectConfig } from './config.js';
-import { stdlibReference } from './docs.js';
-import { explainText } from './explain.js';
-import { scaffold } from './init.js';
-import { dotGraph, mermaidGraph } from './graph.js';
-import { lifecycleMermaid } from '../lifecycle.js';
-import { writeTreeAtomically } from './write.js';
+import { EXIT, loadFromCli, UsageError } from './load-check.js';
+import { ConfigError, readProjectConfig } from './config.js';
+
+// Each command imports what only it needs when it runs (the backends, the
+// builder, the scaffold, …): `imgc check`, the one CI runs on every push,
+// loads the loader and the checker and nothing else.
 
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
 
 
-const usage = `imgc ${version} — typed image definitions, checked before anything runs
+/** The usage text (it names the build commands' options, from their module). */
+const usage = async (): Promise<string> => `imgc ${version} — typed image definitions, checked before anything runs
 
 Usage:
   imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
   imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
-  imgc compile [FILE] --target ${Object.keys(compilers).sort().join('|') || 'TARGET'} [--out DIR] [--provisioner shell|ansible] [--json]
+  imgc compile [FILE] --target ${[...targets].sort().join('|')} [--out DIR] [--provisioner shell|ansible] [--json]
                           [--runtime] [--decommission]   (shell, ansible: existing hosts)
   imgc explain FILE [--graph mermaid|dot|lifecycle]
   imgc ir FILE            print the Image IR as JSON
   imgc schema             print the IR's JSON Schema
   imgc docs               print the stdlib reference (Markdown)
   imgc --version | --help
-${buildUsage.replace(/^Usage:\n/, '')}
+${(await import('./build.js')).buildUsage.replace(/^Usage:\n/, '')}
 FILE defaults to imgc.toml's \`definition\` in the current directory.
 check, compile, ir and explain take --var NAME=VALUE (repeatable) for the definition's
 variables; before IMGC_VAR_<NAME> in the environment, imgc.toml's [vars], the default.
 Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
 `;
-
-class UsageError extends Error {}
 
 const options = {
   format: { type: 'string' },
@@ -75,15 +70,7 @@ interface Io {
   isTTY: boolean;
 }
 
-/** Variable values, highest precedence first: --var, then IMGC_VAR_<NAME>, then imgc.toml's [vars]. */
-const loadChecked = (file: string, v: Values) => {
-  try {
-    return loadAndCheck(file, { typecheck: !v['no-typecheck'], vars: givenVariables((v as { var?: string[] }).var ?? []) });
-  } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message);
-    throw e;
-  }
-};
+const loadChecked = (file: string, v: Values) => loadFromCli(file, { 'no-typecheck': v['no-typecheck'], var: (v as { var?: string[] }).var });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
@@ -114,13 +101,13 @@ const fileArg = (positionals: string[], command: string): string => {
 
 export const run = async (argv: string[], io: Io): Promise<number> => {
   // build and verify have options of their own (src/cli/build.ts).
-  if (argv[0] === 'build') return buildCommand(argv.slice(1), io);
-  if (argv[0] === 'verify') return verifyCommand(argv.slice(1), io);
+  if (argv[0] === 'build') return (await import('./build.js')).buildCommand(argv.slice(1), io);
+  if (argv[0] === 'verify') return (await import('./build.js')).verifyCommand(argv.slice(1), io);
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
   } catch (e) {
-    io.err(`imgc: ${(e as Error).message}\n\n${usage}`);
+    io.err(`imgc: ${(e as Error).message}\n\n${await usage()}`);
     return EXIT.usage;
   }
   const { values: v, positionals } = parsed;
@@ -130,7 +117,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
   }
   const command = positionals[0];
   if (v.help || !command) {
-    (command || v.help ? io.out : io.err)(usage);
+    (command || v.help ? io.out : io.err)(await usage());
     return v.help ? EXIT.ok : EXIT.usage;
   }
   try {
@@ -141,7 +128,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         report(diagnostics, loaded, format, v, io, 'out');
         if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
         // --verbose: what was checked, step by step, with the facts each provides and requires.
-        if (format === 'text' && v.verbose && loaded.ir) io.out(`\n${explainText(loaded.ir)}`);
+        if (format === 'text' && v.verbose && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
         return exit;
       }
       case 'ir':
@@ -152,19 +139,24 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
           return exit;
         }
         const graph = command === 'explain' && v.graph ? oneOf('graph', v.graph, ['mermaid', 'dot', 'lifecycle'] as const, 'mermaid') : undefined;
-        const render = { mermaid: mermaidGraph, dot: dotGraph, lifecycle: lifecycleMermaid };
-        io.out(command === 'ir' ? irToJson(loaded.ir) : graph ? render[graph](loaded.ir) : explainText(loaded.ir));
+        const ir = loaded.ir;
+        const render = {
+          mermaid: async () => (await import('./graph.js')).mermaidGraph(ir),
+          dot: async () => (await import('./graph.js')).dotGraph(ir),
+          lifecycle: async () => (await import('../lifecycle.js')).lifecycleMermaid(ir),
+        };
+        io.out(command === 'ir' ? (await import('../ir/index.js')).irToJson(ir) : graph ? await render[graph]() : (await import('./explain.js')).explainText(ir));
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
         return exit;
       }
       case 'compile': {
         const file = fileArg(positionals, command);
-        const targets = Object.keys(compilers).sort();
         const settings = positionals[1] ? undefined : projectConfig()?.config.compile;
         const target = v.target ?? settings?.target;
-        if (!target) throw new UsageError(`imgc compile needs --target (${targets.join(', ')})`);
+        if (!target) throw new UsageError(`imgc compile needs --target (${[...targets].sort().join(', ')})`);
+        if (!isTarget(target)) throw new UsageError(`unknown target '${target}'; targets: ${[...targets].sort().join(', ')}`);
+        const { compilers, CompileError } = await import('../compilers/index.js');
         const compiler = compilers[target];
-        if (!compiler) throw new UsageError(`unknown target '${target}'; targets: ${targets.join(', ')}`);
         const provisioner = oneOf('provisioner', v.provisioner, ['shell', 'ansible'] as const, 'shell');
         const hostTargets = ['ansible', 'shell'];
         if ((v.runtime || v.decommission) && !hostTargets.includes(compiler.target))
@@ -181,7 +173,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
           return EXIT.contract;
         }
         const outDir = path.resolve(v.out ?? settings?.out ?? path.join('out', loaded.ir.name, compiler.target));
-        writeTreeAtomically(outDir, files);
+        (await import('./write.js')).writeTreeAtomically(outDir, files);
         if (!v.quiet) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${v.verbose ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
         return EXIT.ok;
       }
@@ -190,7 +182,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         const dir = path.resolve(positionals[1] ?? '.');
         let written: string[];
         try {
-          written = scaffold(dir, version);
+          written = (await import('./init.js')).scaffold(dir, version);
         } catch (e) {
           throw new UsageError((e as Error).message);
         }
@@ -198,10 +190,10 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         return EXIT.ok;
       }
       case 'docs':
-        io.out(await stdlibReference());
+        io.out(await (await import('./docs.js')).stdlibReference());
         return EXIT.ok;
       case 'schema':
-        io.out(`${JSON.stringify(imageJsonSchema(), null, 2)}\n`);
+        io.out(`${JSON.stringify((await import('../ir/index.js')).imageJsonSchema(), null, 2)}\n`);
         return EXIT.ok;
       default:
         throw new UsageError(`unknown command '${command}'`);

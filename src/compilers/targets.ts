@@ -1,0 +1,9 @@
+/**
+ * Every backend's `--target` name. Apart from the backends (src/compilers/index.ts
+ * maps each to its compiler), so that naming the targets — in usage text, in
+ * imgc.toml's schema — loads none of them.
+ */
+export const targets = ['shell', 'ansible', 'packer', 'cloud-init'] as const;
+export type Target = (typeof targets)[number];
+
+export const isTarget = (name: string): name is Target => (targets as readonly string[]).includes(name);
