@@ -158,10 +158,10 @@ export interface CommandOptions extends DeclaredFacts {
  * TypeScript's instantiation depth after a few dozen steps.
  */
 export class StepBuilder<
-  // `out`: a builder that knows more facts goes where fewer are required (a
-  // module's parameter type). Declared, so TypeScript does not compute it by
-  // comparing instantiations of this whole class on every `use()`, which was
-  // most of a definition's type-check time.
+  // Invariant (`in out`), as the parameters are used both ways (`owner:
+  // Ref<U, O>` takes them, the results extend them); declared, so TypeScript
+  // does not measure it by comparing instantiations of this whole class on
+  // every `use()`, which was most of a definition's type-check time.
   in out U extends string = never,
   in out G extends string = never,
   in out K extends string = never,
