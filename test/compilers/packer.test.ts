@@ -3,6 +3,8 @@
 // ansible files are those backends' own business), `packer validate` (full),
 // `packer fmt -check` and `packer inspect` on the written output, and the
 // template read back by HashiCorp's HCL parser (@cdktf/hcl2json).
+import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packerCompiler } from '../../src/compilers/packer/index.js';
@@ -11,7 +13,8 @@ import type { CompiledFiles, CompileOptions } from '../../src/compilers/types.js
 import type { Image, Phase, StepOf } from '../../src/ir/schema.js';
 import { goodExamples, irOf } from '../helpers/cli.js';
 import { expectGolden } from '../helpers/golden.js';
-import { expectValid, inspectProvisioners, packer, parseHcl, requiredVars, writeOut, type Parsed } from './packer-support.js';
+import { run, workspace, writeFiles } from './ansible-support.js';
+import { expectValid, inspectProvisioners, packer, packerEnv, parseHcl, requiredVars, writeOut, type Parsed } from './packer-support.js';
 
 const own = (files: CompiledFiles): CompiledFiles => Object.fromEntries(Object.entries(files).filter(([f]) => /\.pkr\.(hcl|json)$/.test(f)));
 
@@ -186,6 +189,34 @@ describe('packer backend: a definition without cloudImage steps', () => {
     await expectValid(dir, `${ir.name}.pkr.hcl`, vars);
     await expectValid(dir, `${ir.name}.pkr.json`, vars);
   });
+});
+
+describe('packer backend: variables reach ansible-playbook', () => {
+  it('as one JSON -e that Packer evaluates and ansible-playbook reads back exactly (spaces, quotes, $, ${}, %{, JSON)', async () => {
+    const ir = await irOf('examples/node-image.ts');
+    const files = packerCompiler.compile(ir, { provisioner: 'ansible', json: true });
+    const dir = writeOut(files, 'packer-ansible-vars');
+    const hcl = files[`${ir.name}.pkr.hcl`] ?? '';
+    const exprs = [...hcl.matchAll(/^ +(jsonencode\(\{.*\}\)),?$/gm)].map((m) => m[1]!);
+    expect(exprs.length).toBeGreaterThan(0);
+    // No `{{ }}`: Ansible templates extra vars (-e) when they are used, as in any playbook (README, backend notes).
+    const values = { k8s_minor: `1.30 "x" $y \${v} 'q' %{w} \\ é, {"a": 1}`, join_token: 'abcdef.0123456789abcdef tail' };
+    const required = requiredVars(await parseHcl(hcl)).filter((a) => a !== '-var' && !Object.keys(values).includes(a.split('=')[0]!));
+    const vars = [...required, ...Object.entries(values).map(([k, v]) => `${k}=${v}`)].flatMap((kv) => ['-var', kv]);
+    // packer console shows a sensitive value as <sensitive> (a build passes the value): evaluate without the flag.
+    writeFileSync(path.join(dir, `${ir.name}.pkr.hcl`), hcl.replaceAll(/^ +sensitive += true\n/gm, ''));
+    const consoleRun = await execa('packer', ['console', ...vars, `${ir.name}.pkr.hcl`], { cwd: dir, input: `${exprs[0]}\n`, env: packerEnv(), extendEnv: false, reject: false });
+    expect(consoleRun.exitCode, consoleRun.stderr + consoleRun.stdout).toBe(0);
+    const extraVars = consoleRun.stdout.trim();
+    expect(JSON.parse(extraVars)).toEqual(values);
+    const ws = workspace('packer-extra-vars');
+    writeFiles(ws.out, { 'play.yml': '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: [ "{{ k8s_minor }}", "{{ join_token }}" ]\n' });
+    const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', '-e', extraVars, 'play.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: 'json' });
+    expect(r.exitCode, r.all).toBe(0);
+    const out = JSON.parse(r.stdout) as { plays: { tasks: { hosts: { localhost: { msg: unknown } } }[] }[] };
+    expect(out.plays[0]!.tasks[0]!.hosts.localhost.msg).toEqual([values.k8s_minor, values.join_token]);
+    ws.remove();
+  }, 120_000);
 });
 
 describe('packer backend: hooks on both sides in one list', () => {

@@ -115,8 +115,15 @@ export type TemplatePart = string | { readonly expr: string };
 // definition: references such as `var.qemu_iso_url` or `path.root`.
 const safeExpr = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
+// …and the one function call it writes: the variables as one JSON object (see jsonencodeVariables).
+const assignment = '[a-z][a-z0-9_]* = var\\.[a-z][a-z0-9_]*';
+const safeCall = new RegExp(`^jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)$`);
+
+/** `jsonencode({ name = var.name, … })` for variable names (src/ir/variables.ts `variableName`). */
+export const jsonencodeVariables = (names: readonly string[]): string => checkExpr(`jsonencode({ ${names.map((n) => `${n} = var.${n}`).join(', ')} })`);
+
 const checkExpr = (expr: string): string => {
-  if (!safeExpr.test(expr)) throw new Error(`internal: '${expr}' is not a reference this backend interpolates`);
+  if (!safeExpr.test(expr) && !safeCall.test(expr)) throw new Error(`internal: '${expr}' is not a reference this backend interpolates`);
   return expr;
 };
 

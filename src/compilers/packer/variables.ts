@@ -6,7 +6,8 @@
 // environment_vars, the playbook reads NAME from `-e`.
 import type { Image } from '../../ir/schema.js';
 import { envName } from '../../ir/variables.js';
-import { attr, list, str, tmpl, type Item, type Value } from './hcl.js';
+import { attr, list, ref, str, tmpl, type Item, type Value } from './hcl.js';
+import { jsonencodeVariables } from './quote.js';
 import type { VariableSpec } from './sources.js';
 
 const hclType = { string: 'string', number: 'number', boolean: 'bool' } as const;
@@ -25,7 +26,7 @@ export const EXECUTE_AS_ROOT_WITH_VARS = `if [ $(id -u) -eq 0 ]; then env {{ .Va
 
 const isAttr = (i: Item, name: string): boolean => i.kind === 'attr' && i.name === name;
 
-/** Provisioner blocks with the variables added: environment_vars (shell, shell-local) or `-e NAME=VALUE` (ansible). */
+/** Provisioner blocks with the variables added: environment_vars (shell, shell-local) or one JSON `-e` (ansible). */
 export const withVariables = (ir: Image, provisioners: readonly Item[], embedded: Readonly<Record<string, string>>): Item[] => {
   const vars = ir.variables ?? [];
   if (!vars.length) return [...provisioners];
@@ -49,7 +50,8 @@ export const withVariables = (ir: Image, provisioners: readonly Item[], embedded
       return { ...p, body: [...body.slice(0, at), attr('environment_vars', env), ...body.slice(at)] };
     }
     if (kind === 'ansible') {
-      const extra = vars.flatMap((v) => [str('-e'), tmpl(`${v.name}=`, { expr: `var.${v.name}` })]);
+      // One JSON -e: ansible-playbook splits `-e name=value` at white space and reads every value as a string.
+      const extra = [str('-e'), ref(jsonencodeVariables(vars.map((v) => v.name)))];
       return {
         ...p,
         body: p.body.map((i) => (i.kind === 'attr' && i.name === 'extra_arguments' && i.value.kind === 'list' ? attr('extra_arguments', list([...i.value.items, ...extra])) : i)),

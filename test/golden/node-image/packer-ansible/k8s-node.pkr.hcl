@@ -117,9 +117,7 @@ build {
       "--tags",
       "customize",
       "-e",
-      "k8s_minor=${var.k8s_minor}",
-      "-e",
-      "join_token=${var.join_token}",
+      jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }),
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
@@ -157,9 +155,7 @@ build {
       "--tags",
       "provision",
       "-e",
-      "k8s_minor=${var.k8s_minor}",
-      "-e",
-      "join_token=${var.join_token}",
+      jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }),
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
