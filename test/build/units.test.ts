@@ -10,7 +10,7 @@ import { Display } from '../../src/build/display.js';
 import { mountsUnder } from '../../src/build/mounts.js';
 import { phaseKind } from '../../src/build/phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent } from '../../src/build/progress.js';
-import type { Image, Phase } from '../../src/ir/schema.js';
+import type { Base, Image, Phase } from '../../src/ir/schema.js';
 import { parseDebugfsStat, DirView } from '../../src/verify/rootview.js';
 import { activeSwapLines, enablementLinks, findCommand, readDpkgStatus, isInstalled, sysctlSettings } from '../../src/verify/readers.js';
 import { irOf } from '../helpers/cli.js';
@@ -25,7 +25,7 @@ const phase = (over: Partial<Phase> = {}): Phase => ({
 });
 
 describe('cache keys', () => {
-  const base = { distro: 'debian', suite: 'bookworm', variant: 'minbase', include: ['b', 'a'], packageManager: 'apt' } as const;
+  const base: Parameters<typeof baseKey>[0]['base'] = { distro: 'debian', suite: 'bookworm', variant: 'minbase', include: ['b', 'a'], packageManager: 'apt' };
 
   it('key the base by suite, variant, package set (any order), mirror and architecture', () => {
     const k = baseKey({ base, mirror: 'http://m.example/debian', arch: 'amd64' });
@@ -255,11 +255,11 @@ describe('verify readers', () => {
 });
 
 describe('base resolution', () => {
-  const debian = { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm', variant: 'minbase', packageManager: 'apt', include: [], provides: [] } as const;
+  const debian: Base = { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm', variant: 'minbase', packageManager: 'apt', include: [], provides: [] };
   const env = { IMGC_MIRROR: 'http://mirror.example/debian' };
 
   it('refuses Ubuntu bases clearly, pointing at --from-tar/--from-dir', async () => {
-    const ubuntu = { ...debian, name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' } as const;
+    const ubuntu: Base = { ...debian, name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' };
     await expect(resolveBase(ubuntu, { env })).rejects.toThrow(/ubuntu jammy: it cannot be debootstrapped from this machine's Debian mirror.*--from-tar FILE or --from-dir DIR/);
   });
 

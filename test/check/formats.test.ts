@@ -11,7 +11,7 @@ const sarifSchema = JSON.parse(readFileSync(require.resolve('@microsoft/jest-sar
 describe('imgc check --format sarif', () => {
   // The published rtm.5 schema has a `language` pattern that is invalid under
   // the `u` flag; ajv must compile patterns as plain regexps for it.
-  const ajv = new AjvDraft04({ allErrors: true, strict: false, unicodeRegExp: false });
+  const ajv = new AjvDraft04.default({ allErrors: true, strict: false, unicodeRegExp: false });
   addFormats.default(ajv);
   const validate = ajv.compile(sarifSchema);
 

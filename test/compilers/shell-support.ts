@@ -11,7 +11,7 @@ import { Image, type Phase, type Step } from '../../src/ir/schema.js';
 type StepInput = { id: string } & Record<string, unknown>;
 
 /** A step as the IR holds it (no facts needed for the backend). */
-export const step = (s: StepInput): Step => ({ provides: [], requires: [], removes: [], ...s }) as Step;
+export const step = (s: StepInput): Step => ({ provides: [], requires: [], removes: [], ...s }) as unknown as Step;
 
 export const phase = (name: string, steps: Step[], hooks: { pre?: Step[]; post?: Step[] } = {}): Phase =>
   ({ name, runtime: false, pre: hooks.pre ?? [], steps, post: hooks.post ?? [] }) as Phase;
