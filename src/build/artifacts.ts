@@ -90,43 +90,57 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
   // Raw images first, so a qcow2 of the same size converts the raw artifact rather than a new one.
   const order = [...steps].sort((a, b) => Number(b.format === 'raw') - Number(a.format === 'raw'));
   const done = new Map<string, ArtifactRecord>();
-  for (const step of order) {
-    const started = Date.now();
-    ctx.onStart?.(step);
-    const target = ensureInside(ctx.staging, step.output);
-    mkdirSync(path.dirname(target), { recursive: true });
-    rmSync(target, { recursive: true, force: true });
-    let rec: ArtifactRecord;
-    switch (step.format) {
-      case 'dir': {
-        await run('cp', ['-a', '--one-file-system', ctx.root, target], ctx.run);
-        const t = await treeSha256(target);
-        rec = { step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes };
-        break;
-      }
-      case 'tar': {
-        const compression = step.compression ?? 'none';
-        await packRoot(ctx.root, target, compression, ctx.run);
-        rec = { step: step.id, format: 'tar', output: step.output, sha256: await fileSha256(target), bytes: statSync(target).size, compression };
-        break;
-      }
-      case 'raw': {
-        const size = step.size ?? '4G';
-        await raw(size, target);
-        rec = { step: step.id, format: 'raw', output: step.output, sha256: await fileSha256(target), bytes: statSync(target).size, size };
-        break;
-      }
-      case 'qcow2': {
-        const size = step.size ?? '4G';
-        const from = await raw(size);
-        await run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run);
-        rec = { step: step.id, format: 'qcow2', output: step.output, sha256: await fileSha256(target), bytes: statSync(target).size, size };
-        break;
+  // Hashing a 4 GB raw image takes seconds of CPU: each artifact's checksum
+  // is computed while the next artifact is made (by mkfs, tar, qemu-img on
+  // the other cores), and all are awaited before the staging is published.
+  const hashing: Promise<void>[] = [];
+  const recorded = (step: ArtifactStep, started: number, rec: Promise<ArtifactRecord>): void => {
+    const settled = rec.then((r) => {
+      done.set(step.id, r);
+      ctx.onDone?.(r, Date.now() - started);
+    });
+    settled.catch(() => {}); // handled: awaited below, after the artifacts
+    hashing.push(settled);
+  };
+  try {
+    for (const step of order) {
+      const started = Date.now();
+      ctx.onStart?.(step);
+      const target = ensureInside(ctx.staging, step.output);
+      mkdirSync(path.dirname(target), { recursive: true });
+      rmSync(target, { recursive: true, force: true });
+      switch (step.format) {
+        case 'dir': {
+          await run('cp', ['-a', '--one-file-system', ctx.root, target], ctx.run);
+          recorded(step, started, treeSha256(target).then((t) => ({ step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes })));
+          break;
+        }
+        case 'tar': {
+          const compression = step.compression ?? 'none';
+          await packRoot(ctx.root, target, compression, ctx.run);
+          recorded(step, started, fileSha256(target).then((sha256) => ({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
+          break;
+        }
+        case 'raw': {
+          const size = step.size ?? '4G';
+          await raw(size, target);
+          recorded(step, started, fileSha256(target).then((sha256) => ({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
+          break;
+        }
+        case 'qcow2': {
+          const size = step.size ?? '4G';
+          const from = await raw(size);
+          await run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run);
+          recorded(step, started, fileSha256(target).then((sha256) => ({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
+          break;
+        }
       }
     }
-    done.set(step.id, rec);
-    ctx.onDone?.(rec, Date.now() - started);
+  } finally {
+    // Never leave a checksum running (or its error unhandled) when a later artifact failed.
+    await Promise.allSettled(hashing);
   }
+  await Promise.all(hashing);
   for (const f of readdirSync(ctx.staging)) if (f.startsWith('.scratch-')) rmSync(path.join(ctx.staging, f), { force: true });
   for (const s of steps) records.push(done.get(s.id)!);
   return records;
