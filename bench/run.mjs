@@ -164,9 +164,9 @@ if (only.has('build')) {
     const shellFull = build('shell', ['--no-cache']);
     const ansibleFull = build('ansible', ['--no-cache']);
     row('build', 'imgc build --target shell (no phase cache)', shellFull, { name: 'imgc build --target ansible (no phase cache)', m: ansibleFull });
-    // Change only phase 3: a definition that names other artifacts.
+    // Change only phase 3: the same image with another disk size.
     const changed = path.join(root, 'examples', '.bench-phase3.ts');
-    writeFileSync(changed, "import { nodeImage } from './node-image.js';\nexport default nodeImage('k8s-node-debian', { source: 'debian' });\n");
+    writeFileSync(changed, "import { nodeImage } from './node-image.js';\nexport default nodeImage('k8s-node-debian', { source: 'debian' }, '5G');\n");
     try {
       const rebuild = measure(...imgc('build', changed, '--target', 'shell', '--out', path.join(work, 'build-out-2')), { env, n: 1 });
       row('build', 'imgc build after a phase-3-only change (phase cache)', rebuild, { name: 'full build (no phase cache)', m: shellFull });

@@ -13,8 +13,8 @@ import {
   defineModule, variable, z,
 } from 'imgc';
 
-/** The node, parameterised by where kubelet/kubeadm/kubectl come from. */
-export const nodeImage = (name: string, k8s: KubernetesSource) =>
+/** The node, parameterised by where kubelet/kubeadm/kubectl come from and its disk size. */
+export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${number}G` = '4G') =>
   image(name)
     .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables'] }))
     .customize((p) =>
@@ -49,8 +49,8 @@ export const nodeImage = (name: string, k8s: KubernetesSource) =>
       a
         .dir('rootfs')
         .tar('rootfs.tar.zst')
-        .raw('disk.raw', { size: '4G' })
-        .qcow2('disk.qcow2', { size: '4G' })
+        .raw('disk.raw', { size: diskSize })
+        .qcow2('disk.qcow2', { size: diskSize })
         // Packer-only targets: a VM image built with QEMU and an AMI.
         .cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true })
         .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: 't3.large', ami_name: 'k8s-node-debian-12' }),
