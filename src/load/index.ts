@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type ts from 'typescript';
 import { readCached, sha256, writeCached } from '../util/cache.js';
-import { cacheSalt, transpile, typescript } from './transpile.js';
+import { cacheSalt, saveTypescriptCode, transpile, typescript } from './transpile.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { setDefinitionDir } from '../dsl/location.js';
@@ -91,6 +91,7 @@ const runTypecheck = (file: string, dir: string): { diagnostics: Diagnostic[]; i
   if (!run.syntactic && nodeTypesAvailable && run.all.some((d) => needsNodeTypes.has(d.code) || (d.code === 2307 && /'node:/.test(String(d.messageText))))) run = attempt(true);
   // Transpile the user's files now, while TypeScript is loaded, so that importing them finds them cached.
   if (!run.syntactic) for (const sf of run.program.getSourceFiles()) if (!sf.isDeclarationFile && isUsers(sf.fileName)) transpile(sf.fileName, readFileSync(sf.fileName, 'utf8'));
+  saveTypescriptCode();
   const code = run.syntactic ? 'IMGC1006' : 'IMGC1001';
   const diagnostics = run.all.map((d) => {
     const message = `TS${d.code}: ${t.flattenDiagnosticMessageText(d.messageText, '\n')}`;

@@ -11,17 +11,20 @@ export const cacheDir = (env: NodeJS.ProcessEnv = process.env): string =>
 
 export const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
-/** Reads a cache entry; undefined when absent or unreadable. */
-export const readCached = (area: string, key: string): string | undefined => {
+/** Reads a cache entry (text, or with 'bytes' a Buffer); undefined when absent or unreadable. */
+export function readCached(area: string, key: string): string | undefined;
+export function readCached(area: string, key: string, as: 'bytes'): Buffer | undefined;
+export function readCached(area: string, key: string, as?: 'bytes'): string | Buffer | undefined {
   try {
-    return readFileSync(path.join(cacheDir(), area, key), 'utf8');
+    const file = path.join(cacheDir(), area, key);
+    return as === 'bytes' ? readFileSync(file) : readFileSync(file, 'utf8');
   } catch {
     return undefined;
   }
-};
+}
 
 /** Writes a cache entry atomically; a cache that cannot be written is skipped. */
-export const writeCached = (area: string, key: string, content: string): void => {
+export const writeCached = (area: string, key: string, content: string | Uint8Array): void => {
   try {
     const dir = path.join(cacheDir(), area);
     mkdirSync(dir, { recursive: true });
