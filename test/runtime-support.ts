@@ -12,6 +12,7 @@ import { chrootEnv } from '../src/build/chroot.js';
 import { mountsUnder } from '../src/build/mounts.js';
 import type { Image } from '../src/ir/schema.js';
 import { tempDir } from './helpers/cli.js';
+import { ansibleEnv, workspace, writeFiles } from './compilers/ansible-support.js';
 
 const haveDebootstrap = (() => {
   try {
@@ -73,4 +74,34 @@ export const diffListings = (a: Map<string, string>, b: Map<string, string>): st
   else if (b.get(k) !== v) out.push(`~ ${k} (${v} -> ${b.get(k)})`);
   for (const k of b.keys()) if (!a.has(k)) out.push(`+ ${k}`);
   return out.sort();
+};
+
+/** Where Ansible's chroot connection puts its module files inside the root (removed after each run, as the builder does). */
+const ANSIBLE_TMP = '/tmp/.imgc-ansible';
+
+/** Installs the python3 Ansible's chroot connection runs modules with (needs network: resolv.conf and mounts in place). */
+export const withPython = async (root: string): Promise<void> => {
+  const r = await inRoot(root, 'apt-get install -y -q --no-install-recommends python3 python3-apt >/dev/null');
+  if (r.exitCode !== 0) throw new Error(`could not install python3 into ${root}: ${r.stderr}`);
+};
+
+/** Runs `playbook` of the compiled `files` against the root through community.general.chroot. */
+export const playInRoot = async (root: string, files: Record<string, string>, playbook: string) => {
+  const ws = workspace('in-root');
+  try {
+    writeFiles(ws.out, files);
+    // Not the test proxy that stops every HTTP request (ansibleEnv): apt in the root fetches from the mirror, as in a build.
+    const { http_proxy: _h, https_proxy: _s, no_proxy: _n, ...env } = ansibleEnv(ws.home);
+    return await execa('ansible-playbook', ['-i', `${root},`, '-c', 'community.general.chroot', playbook], {
+      cwd: ws.out,
+      env: { ...env, ANSIBLE_REMOTE_TEMP: ANSIBLE_TMP },
+      extendEnv: false,
+      reject: false,
+      all: true,
+      stdin: 'ignore',
+    });
+  } finally {
+    rmSync(path.join(root, ANSIBLE_TMP), { recursive: true, force: true });
+    ws.remove();
+  }
 };
