@@ -183,14 +183,18 @@ imgc_enable() {
 # 1 once the package lists are fresh in this run; a changed apt source resets it.
 imgc_apt_fresh=0
 
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE installed.
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, or name=version) installed.
 imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} is a dpkg-query field, not a shell expansion
-  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ]
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*) [ "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" = "install ok installed ${1#*=}" ] ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
 }
 
-# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed; updates
-# the package lists first, once per run (again after an apt source changed).
+# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
+# recommends; updates the package lists first, once per run (again after an apt
+# source changed).
 imgc_apt_install() {
   for imgc_p in "$@"; do
     shift

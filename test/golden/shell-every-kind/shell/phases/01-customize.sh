@@ -182,10 +182,13 @@ imgc_disable() {
   imgc_dirty=1
 }
 
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE installed.
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, or name=version) installed.
 imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} is a dpkg-query field, not a shell expansion
-  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ]
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*) [ "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" = "install ok installed ${1#*=}" ] ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
 }
 
 # imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.
