@@ -1,14 +1,13 @@
 // --decommission: provision a real root with the runtime script, decommission
 // it, and compare the tree and dpkg's state with the root before provisioning.
 import { describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { RootMounts } from '../src/build/mounts.js';
 import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { shellCompiler } from '../src/compilers/shell/index.js';
 import type { Image } from '../src/ir/schema.js';
 import { irOf } from './helpers/cli.js';
-import { cannotChroot, diffListings, freshRoot, inRoot, listing, playInRoot, removeRoot, withPython } from './runtime-support.js';
+import { cannotChroot, diffListings, freshRoot, inRoot, listing, playInRoot, withAptReadyRoot, withPython } from './runtime-support.js';
 
 const fixture = 'test/fixtures/runtime/round-trip.ts';
 
@@ -54,19 +53,12 @@ const onCustomizedHost = async (
 ): Promise<void> => {
   const ir = await irOf(fixture);
   const root = await freshRoot(ir, prefix);
-  const mounts = new RootMounts(root);
-  try {
+  await withAptReadyRoot(root, async () => {
     const customize = await inRoot(root, shellCompiler.compile(ir, {})['phases/01-customize.sh']!);
     expect(customize.exitCode, customize.stderr).toBe(0);
-    copyFileSync('/etc/resolv.conf', path.join(root, 'etc/resolv.conf'));
-    mounts.mount();
     await prepare(root);
     await body({ ir, root, before: listing(root), dpkgBefore: await dpkgState(root) });
-  } finally {
-    const failed = mounts.unmountAll();
-    rmSync(path.join(root, 'etc/resolv.conf'), { force: true });
-    if (!failed.length) removeRoot(root);
-  }
+  });
 };
 
 describe('decommission round trip', () => {

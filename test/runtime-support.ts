@@ -4,15 +4,15 @@
 // sha256 of every file) to prove what changed.
 import { execa } from 'execa';
 import { createHash } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { copyFileSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { layBase, resolveBase } from '../src/build/base.js';
 import { cacheDir, RootCache } from '../src/build/cache.js';
 import { chrootEnv } from '../src/build/chroot.js';
-import { mountsUnder } from '../src/build/mounts.js';
+import { mountsUnder, RootMounts } from '../src/build/mounts.js';
 import type { Image } from '../src/ir/schema.js';
 import { tempDir } from './helpers/cli.js';
-import { ansibleEnv, workspace, writeFiles } from './compilers/ansible-support.js';
+import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';
 
 const haveDebootstrap = (() => {
   try {
@@ -79,6 +79,24 @@ export const diffListings = (a: Map<string, string>, b: Map<string, string>): st
 /** Where Ansible's chroot connection puts its module files inside the root (removed after each run, as the builder does). */
 const ANSIBLE_TMP = '/tmp/.imgc-ansible';
 
+/**
+ * Runs `body` with the host's resolv.conf and the kernel filesystems in the
+ * root, as apt there needs; then takes both away and removes the root (left
+ * in place if something would not unmount).
+ */
+export const withAptReadyRoot = async (root: string, body: () => Promise<void>): Promise<void> => {
+  const mounts = new RootMounts(root);
+  try {
+    copyFileSync('/etc/resolv.conf', path.join(root, 'etc/resolv.conf'));
+    mounts.mount();
+    await body();
+  } finally {
+    const failed = mounts.unmountAll();
+    rmSync(path.join(root, 'etc/resolv.conf'), { force: true });
+    if (!failed.length) removeRoot(root);
+  }
+};
+
 /** Installs the python3 Ansible's chroot connection runs modules with (needs network: resolv.conf and mounts in place). */
 export const withPython = async (root: string): Promise<void> => {
   const r = await inRoot(root, 'apt-get install -y -q --no-install-recommends python3 python3-apt >/dev/null');
@@ -90,16 +108,8 @@ export const playInRoot = async (root: string, files: Record<string, string>, pl
   const ws = workspace('in-root');
   try {
     writeFiles(ws.out, files);
-    // Not the test proxy that stops every HTTP request (ansibleEnv): apt in the root fetches from the mirror, as in a build.
-    const { http_proxy: _h, https_proxy: _s, no_proxy: _n, ...env } = ansibleEnv(ws.home);
-    return await execa('ansible-playbook', ['-i', `${root},`, '-c', 'community.general.chroot', playbook], {
-      cwd: ws.out,
-      env: { ...env, ANSIBLE_REMOTE_TEMP: ANSIBLE_TMP },
-      extendEnv: false,
-      reject: false,
-      all: true,
-      stdin: 'ignore',
-    });
+    // With the network: apt in the root fetches from the mirror, as in a build.
+    return await ansibleRun('ansible-playbook', ['-i', `${root},`, '-c', 'community.general.chroot', playbook], ws.out, ws.home, { ANSIBLE_REMOTE_TEMP: ANSIBLE_TMP }, { network: true });
   } finally {
     rmSync(path.join(root, ANSIBLE_TMP), { recursive: true, force: true });
     ws.remove();

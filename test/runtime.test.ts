@@ -1,7 +1,7 @@
 // --runtime: the host contract (computed from the IR) and the preflight that
 // checks it on a real Debian root, changing nothing when something is missing.
 import { describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { hostContract, runtimePlan } from '../src/compilers/runtime.js';
@@ -9,8 +9,7 @@ import { shellCompiler } from '../src/compilers/shell/index.js';
 import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
 import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';
-import { cannotChroot, diffListings, freshRoot, inRoot, listing, playInRoot, removeRoot, withPython } from './runtime-support.js';
-import { RootMounts } from '../src/build/mounts.js';
+import { cannotChroot, diffListings, freshRoot, inRoot, listing, playInRoot, removeRoot, withAptReadyRoot, withPython } from './runtime-support.js';
 
 const fixture = 'test/fixtures/runtime/round-trip.ts';
 
@@ -103,10 +102,7 @@ describe('preflight on a real root', () => {
     const ir = await irOf(fixture);
     const files = ansibleCompiler.compile(ir, { runtime: true });
     const root = await freshRoot(ir, 'preflight-ansible');
-    const mounts = new RootMounts(root);
-    try {
-      copyFileSync('/etc/resolv.conf', path.join(root, 'etc/resolv.conf'));
-      mounts.mount();
+    await withAptReadyRoot(root, async () => {
       await withPython(root);
       const before = listing(root);
       const r = await playInRoot(root, files, 'runtime.yml');
@@ -115,10 +111,6 @@ describe('preflight on a real root', () => {
       expect(r.all).not.toMatch(/missing [^\n]*command 'systemctl'/);
       expect(r.all).not.toContain('Phase provision');
       expect(diffListings(before, listing(root))).toEqual([]);
-    } finally {
-      const failed = mounts.unmountAll();
-      rmSync(path.join(root, 'etc/resolv.conf'), { force: true });
-      if (!failed.length) removeRoot(root);
-    }
+    });
   }, 600_000);
 });

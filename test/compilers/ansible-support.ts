@@ -10,8 +10,11 @@ import { isPlainText } from '../../src/check/representable.js';
 import type { Image, Phase, Step } from '../../src/ir/schema.js';
 import { tempDir } from '../helpers/cli.js';
 
-/** Environment for ansible tools: a private HOME and temp dirs, no colour, a fixed interpreter. */
-export const ansibleEnv = (home: string): Record<string, string> => {
+/**
+ * Environment for ansible tools: a private HOME and temp dirs, no colour, a
+ * fixed interpreter, and (unless `network`) a proxy that fails every HTTP request.
+ */
+export const ansibleEnv = (home: string, { network = false }: { network?: boolean } = {}): Record<string, string> => {
   mkdirSync(home, { recursive: true });
   return {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -28,14 +31,12 @@ export const ansibleEnv = (home: string): Record<string, string> => {
     ANSIBLE_GALAXY_SERVER: 'http://127.0.0.1:9/',
     NO_COLOR: '1',
     // Any HTTP(S) attempt fails fast instead of reaching out.
-    http_proxy: 'http://127.0.0.1:9',
-    https_proxy: 'http://127.0.0.1:9',
-    no_proxy: '127.0.0.1,localhost',
+    ...(network ? {} : { http_proxy: 'http://127.0.0.1:9', https_proxy: 'http://127.0.0.1:9', no_proxy: '127.0.0.1,localhost' }),
   };
 };
 
-export const run = (cmd: string, args: string[], cwd: string, home: string, extraEnv: Record<string, string> = {}) =>
-  execa(cmd, args, { cwd, env: { ...ansibleEnv(home), ...extraEnv }, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
+export const run = (cmd: string, args: string[], cwd: string, home: string, extraEnv: Record<string, string> = {}, opts: { network?: boolean } = {}) =>
+  execa(cmd, args, { cwd, env: { ...ansibleEnv(home, opts), ...extraEnv }, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
 
 export const writeFiles = (dir: string, files: Record<string, string>): string => {
   for (const [rel, content] of Object.entries(files)) {
