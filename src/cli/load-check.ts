@@ -17,17 +17,22 @@ export interface LoadFlags {
   var?: string[];
 }
 
-/** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. */
-export const loadFromCli = (file: string, flags: LoadFlags): Promise<Checked> => {
-  let vars: GivenValue[];
+/** `f()`, with a malformed --var or imgc.toml (ConfigError) turned into a UsageError. */
+export const asUsage = <T>(f: () => T): T => {
   try {
-    vars = givenVariables(flags.var ?? []);
+    return f();
   } catch (e) {
     if (e instanceof ConfigError) throw new UsageError(e.message);
     throw e;
   }
-  return loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars });
 };
+
+/** imgc.toml of the current directory, if any (its errors are usage errors). */
+export const projectConfig = (): ReturnType<typeof readProjectConfig> => asUsage(() => readProjectConfig(process.cwd()));
+
+/** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. */
+export const loadFromCli = (file: string, flags: LoadFlags): Promise<Checked> =>
+  loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars: asUsage(() => givenVariables(flags.var ?? [])) });
 
 export interface Checked {
   loaded: LoadedDefinition;

@@ -8,8 +8,7 @@ import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { EXIT, loadFromCli, UsageError } from './load-check.js';
-import { ConfigError, readProjectConfig } from './config.js';
+import { EXIT, loadFromCli, projectConfig, UsageError } from './load-check.js';
 
 // Each command imports what only it needs when it runs (the backends, the
 // builder, the scaffold, …): `imgc check`, the one CI runs on every push,
@@ -17,6 +16,7 @@ import { ConfigError, readProjectConfig } from './config.js';
 
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
+const targetNames = [...targets].sort();
 
 
 /** The usage text (it names the build commands' options, from their module). */
@@ -25,7 +25,7 @@ const usage = async (): Promise<string> => `imgc ${version} — typed image defi
 Usage:
   imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
   imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
-  imgc compile [FILE] --target ${[...targets].sort().join('|')} [--out DIR] [--provisioner shell|ansible] [--json]
+  imgc compile [FILE] --target ${targetNames.join('|')} [--out DIR] [--provisioner shell|ansible] [--json]
                           [--runtime] [--decommission]   (shell, ansible: existing hosts)
   imgc explain FILE [--graph mermaid|dot|lifecycle]
   imgc ir FILE            print the Image IR as JSON
@@ -77,16 +77,6 @@ const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'js
   const shown = v.quiet ? ds.filter((d) => d.severity === 'error') : ds;
   const text = format === 'json' ? formatJson(shown, ctx) : format === 'sarif' ? formatSarif(shown, ctx, version) : formatText(shown, ctx);
   if (text) io[stream](text);
-};
-
-/** imgc.toml of the current directory, if any (its errors are usage errors). */
-const projectConfig = (): ReturnType<typeof readProjectConfig> => {
-  try {
-    return readProjectConfig(process.cwd());
-  } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message);
-    throw e;
-  }
 };
 
 /** The definition: the argument, else imgc.toml's `definition`. */
@@ -153,8 +143,8 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         const file = fileArg(positionals, command);
         const settings = positionals[1] ? undefined : projectConfig()?.config.compile;
         const target = v.target ?? settings?.target;
-        if (!target) throw new UsageError(`imgc compile needs --target (${[...targets].sort().join(', ')})`);
-        if (!isTarget(target)) throw new UsageError(`unknown target '${target}'; targets: ${[...targets].sort().join(', ')}`);
+        if (!target) throw new UsageError(`imgc compile needs --target (${targetNames.join(', ')})`);
+        if (!isTarget(target)) throw new UsageError(`unknown target '${target}'; targets: ${targetNames.join(', ')}`);
         const { compilers, CompileError } = await import('../compilers/index.js');
         const compiler = compilers[target];
         const provisioner = oneOf('provisioner', v.provisioner, ['shell', 'ansible'] as const, 'shell');
