@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
-import { transpile } from './transpile.js';
+import { linkModule, transpile } from './transpile.js';
 
 interface HookData {
   imgcEntry: string;
@@ -48,6 +48,6 @@ interface LoadResult {
 export const load = async (url: string, context: { format?: string | null }, next: Next<[string, { format?: string | null }], LoadResult>): Promise<LoadResult> => {
   if (!/\.m?ts$/.test(url) || !url.startsWith('file:')) return next(url, context);
   const file = fileURLToPath(url);
-  return { format: 'module', source: transpile(file, await readFile(file, 'utf8')), shortCircuit: true };
+  return { format: 'module', source: linkModule(transpile(file, await readFile(file, 'utf8')), (specifier) => specifier), shortCircuit: true };
 };
 

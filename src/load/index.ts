@@ -8,6 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type ts from 'typescript';
 import { readCached, sha256, writeCached } from '../util/cache.js';
 import { cacheSalt, saveTypescriptCode, transpile, typescript } from './transpile.js';
+import { linkDefinition, type Entries, type Linked } from './link.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { setDefinitionDir } from '../dsl/location.js';
@@ -147,15 +148,31 @@ export const typecheck = async (file: string, dir: string): Promise<Diagnostic[]
   return diagnostics;
 };
 
+const entries: Entries = { imgc: pathToFileURL(imgcEntry).href, stdlib: pathToFileURL(stdlibEntry).href };
+
 let hooksRegistered = false;
 const registerHooks = async () => {
   if (hooksRegistered) return;
   hooksRegistered = true;
   // Loaded before the hooks exist, so that each of their modules is not sent through the hooks thread.
-  await Promise.all([import(pathToFileURL(imgcEntry).href), import(pathToFileURL(stdlibEntry).href)]);
-  process.setSourceMapsEnabled(true);
+  await Promise.all([import(entries.imgc), import(entries.stdlib)]);
   const hooks = path.join(here, existsSync(path.join(here, 'hooks.js')) ? 'hooks.js' : 'hooks.ts');
-  register(pathToFileURL(hooks), { data: { imgcEntry: pathToFileURL(imgcEntry).href, stdlibEntry: pathToFileURL(stdlibEntry).href } });
+  register(pathToFileURL(hooks), { data: { imgcEntry: entries.imgc, stdlibEntry: entries.stdlib } });
+};
+
+/** The URL to import the definition from: linked in-thread when it can be (see ./link.ts), else through the module hooks. */
+const importableUrl = async (file: string): Promise<string> => {
+  // Stack traces and step locations are read through the modules' source maps.
+  process.setSourceMapsEnabled(true);
+  let linked: Linked;
+  try {
+    linked = process.env['IMGC_LOADER'] === 'hooks' ? { needsHooks: 'IMGC_LOADER=hooks' } : linkDefinition(file, entries);
+  } catch {
+    linked = { needsHooks: 'linking failed' }; // the hooks meet the same problem and report it as they always did
+  }
+  if ('url' in linked) return linked.url;
+  await registerHooks();
+  return pathToFileURL(file).href;
 };
 
 interface IRSource {
@@ -190,11 +207,11 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   const diagnostics = opts.typecheck === false ? [] : await typecheck(abs, dir);
   if (diagnostics.some((d) => d.code === 'IMGC1006')) return { dir, diagnostics };
 
-  await registerHooks();
+  const url = await importableUrl(abs);
   setDefinitionDir(dir);
   let exported: unknown;
   try {
-    const mod = (await import(pathToFileURL(abs).href)) as { default?: unknown };
+    const mod = (await import(url)) as { default?: unknown };
     exported = mod.default;
   } catch (err) {
     const message = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
