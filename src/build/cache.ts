@@ -3,8 +3,7 @@
 // never inside the repository). Keys chain: a phase's key hashes the previous
 // key, the phase's IR without source locations, and the target, so editing
 // one phase rebuilds it and the phases after it, and nothing before.
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Base, Phase } from '../ir/schema.js';
@@ -17,15 +16,7 @@ export const CACHE_FORMAT = 1;
 
 export { cacheDir, sha256 } from '../util/cache.js';
 
-/** sha256 of a file, read in large chunks (disk images are gigabytes, mostly sparse zeros). */
-export const fileSha256 = (file: string): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const h = createHash('sha256');
-    createReadStream(file, { highWaterMark: 4 << 20 })
-      .on('data', (d) => h.update(d))
-      .on('error', reject)
-      .on('end', () => resolve(h.digest('hex')));
-  });
+export { fileSha256 } from './sparse-hash.js';
 
 /** JSON with object keys sorted at every level: the same value always hashes the same. */
 export const stableJson = (value: unknown): string =>
