@@ -26,5 +26,5 @@ export { z } from 'zod';
 export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageFacts, Ref, WithPackages } from './dsl/types.js';
 export * from '../stdlib/index.js';
 export { debian12 as debian } from '../stdlib/bases.js';
-export type { Image, Phase, Step, Fact, FactKind, SourceLocation, HookAction } from './ir/schema.js';
+export type { Image, Phase, Step, Fact, FactKind, SourceLocation, HookAction } from './ir/types.js';
 export { lifecycle, lifecycleMermaid, nodeStates, type LifecycleEdge, type NodeState } from './lifecycle.js';

@@ -1,7 +1,7 @@
 // Base images (phase 0). Each declares the facts a fresh root of it provides;
 // the lists are what `debootstrap --variant=minbase` lays down, so a definition
 // may rely on them and `imgc verify` can check them.
-import type { Base } from '../src/ir/schema.js';
+import type { Base } from '../src/ir/types.js';
 import { fact, uniqueFacts } from '../src/ir/facts.js';
 import type { BaseImage } from '../src/dsl/builder.js';
 import type { WithPackages } from '../src/dsl/types.js';

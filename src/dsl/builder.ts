@@ -2,7 +2,7 @@
 // provides and requires, and where it was written) and returns a builder whose
 // type parameters carry the facts known so far. Builders are persistent: a
 // step links to the previous one, so building is O(n) and nothing is mutated.
-import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/schema.js';
+import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/types.js';
 import { IR_VERSION } from '../ir/schema.js';
 import { aptSourcesPath } from '../ir/apt.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';

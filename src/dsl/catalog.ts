@@ -1,4 +1,4 @@
-import type { Fact } from '../ir/schema.js';
+import type { Fact } from '../ir/types.js';
 import { fact } from '../ir/facts.js';
 import type { PackageCatalog } from './types.js';
 

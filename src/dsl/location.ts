@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { findSourceMap } from 'node:module';
 import path from 'node:path';
-import type { SourceLocation } from '../ir/schema.js';
+import type { SourceLocation } from '../ir/types.js';
 
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 // Works from src/dsl (tests, tsc paths) and from dist/src/dsl (the built CLI).

@@ -1,0 +1,263 @@
+// Generated from src/ir/schema.ts by test/ir/types.test.ts (UPDATE_GOLDEN=1 npm test): do not edit.
+// The Image IR's types written out, so type-checking a definition does not go through zod's inference.
+export type FactKind = "user" | "group" | "path" | "package" | "service" | "kernelModule" | "sysctl" | "command" | "repo" | "artifact";
+export type Fact = {
+    kind: FactKind;
+    key: string;
+};
+export type SourceLocation = {
+    file: string;
+    line: number;
+    column: number;
+};
+export type UserStep = {
+    kind: "user";
+    name: string;
+    groups: string[];
+    system: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    uid?: number | undefined;
+    primaryGroup?: string | undefined;
+    home?: string | undefined;
+    shell?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type GroupStep = {
+    kind: "group";
+    name: string;
+    system: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    gid?: number | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type DirectoryStep = {
+    kind: "directory";
+    path: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    owner?: string | undefined;
+    group?: string | undefined;
+    mode?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type FileStep = {
+    kind: "file";
+    path: string;
+    content: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    owner?: string | undefined;
+    group?: string | undefined;
+    mode?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type SymlinkStep = {
+    kind: "symlink";
+    path: string;
+    target: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type PackagesStep = {
+    kind: "packages";
+    action: "install" | "remove";
+    names: string[];
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type AptRepositoryStep = {
+    kind: "aptRepository";
+    name: string;
+    uri: string;
+    suites: string[];
+    components: string[];
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    key?: string | undefined;
+    keyUrl?: string | undefined;
+    keyPath?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type ServiceStep = {
+    kind: "service";
+    name: string;
+    enabled: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    package?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type SysctlStep = {
+    kind: "sysctl";
+    key: string;
+    value: string;
+    file: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type KernelModuleStep = {
+    kind: "kernelModule";
+    name: string;
+    file: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type SwapOffStep = {
+    kind: "swapOff";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type CommandStep = {
+    kind: "command";
+    run: string;
+    needsMounts: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    creates?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type ScriptHook = {
+    type: "script";
+    run: string;
+};
+export type WebhookHook = {
+    type: "webhook";
+    url: string;
+    timeoutSeconds: number;
+    retries: number;
+    onFailure: "fail" | "warn";
+};
+export type EventHook = {
+    type: "event";
+    target: string;
+};
+export type HookAction = ScriptHook | WebhookHook | EventHook;
+export type HookStep = {
+    kind: "hook";
+    when: "pre" | "post";
+    action: HookAction;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type ArtifactStep = {
+    kind: "artifact";
+    format: "dir" | "tar" | "raw" | "qcow2";
+    output: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    compression?: "none" | "gzip" | "zstd" | undefined;
+    size?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type CloudImageStep = {
+    kind: "cloudImage";
+    builder: "null" | "qemu" | "amazon-ebs";
+    name: string;
+    settings: Record<string, string | number | boolean>;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type VerifyStep = {
+    kind: "verify";
+    check: "facts" | "checksums" | "manifest";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type StepKind = Step['kind'];
+export type StepOf<K extends StepKind> = Extract<Step, {
+    kind: K;
+}>;
+export type Phase = {
+    name: string;
+    runtime: boolean;
+    pre: HookStep[];
+    steps: (PhaseStep)[];
+    post: HookStep[];
+    loc?: SourceLocation | undefined;
+};
+export type Base = {
+    name: string;
+    distro: "debian" | "ubuntu";
+    release: string;
+    suite: string;
+    variant: "default" | "minbase" | "buildd";
+    packageManager: "apt" | "dnf";
+    include: string[];
+    provides: Fact[];
+    loc?: SourceLocation | undefined;
+};
+export type Variable = {
+    name: string;
+    type: "string" | "number" | "boolean";
+    sensitive: boolean;
+    description?: string | undefined;
+    value?: string | number | boolean | undefined;
+};
+export type Image = {
+    irVersion: 1;
+    name: string;
+    source: string;
+    base: Base;
+    phases: Phase[];
+    variables?: Variable[] | undefined;
+};
