@@ -2,12 +2,14 @@
 // staging directory beside the output (same filesystem), and moved into
 // place only when the whole build succeeded: a failed build leaves no
 // partial artifact. Raw images are ext4 made by `mkfs.ext4 -d` (no loop
-// mount); qcow2 is that raw image converted by qemu-img.
+// mount); qcow2 is that raw image converted by qemu-img. An artifact made
+// from the same cached root with the same settings by the previous build into
+// the same directory, and not written since, is kept instead (see ReuseState).
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StepOf } from '../ir/schema.js';
-import { fileSha256 } from './cache.js';
+import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
 import { run, type RunOptions } from './exec.js';
 import { packRoot, type Compression } from './tar.js';
 
@@ -22,7 +24,44 @@ export interface ArtifactRecord {
   bytes: number;
   compression?: Compression;
   size?: string;
+  /** Taken over from the previous build's output, unchanged (see {@link ReuseState}). */
+  reused?: boolean;
 }
+
+/**
+ * What a build leaves beside its artifacts (`.imgc-artifacts.json`) so the
+ * next build into the same directory can take over the ones whose inputs did
+ * not change: per output, what it was made from and how it sat on disk.
+ */
+export interface ReuseState {
+  version: 1;
+  artifacts: Record<string, { input: string; stamp: string; record: ArtifactRecord }>;
+}
+
+export const REUSE_STATE = '.imgc-artifacts.json';
+
+/** What an artifact is made from: one making of a cached root (its id) and the step's settings. */
+export const artifactInput = (rootId: string, step: ArtifactStep): string => {
+  const { id: _id, ...settings } = withoutLocations(step);
+  return sha256(stableJson({ root: rootId, artifact: settings }));
+};
+
+/**
+ * How a file or tree sits on disk: each entry's path, inode, size, mtime,
+ * mode and owners. Any write to it changes this; reading it costs one lstat
+ * per entry, where a checksum reads every byte. The top directory's own
+ * times are left out: publishing it by rename may touch them.
+ */
+export const diskStamp = (target: string): string => {
+  const h = createHash('sha256');
+  const entry = (rel: string, top: boolean): void => {
+    const st = lstatSync(path.join(target, rel));
+    h.update(`${rel}\0${st.mode}\0${st.uid}\0${st.gid}\0${top ? '' : `${st.ino}\0${st.size}\0${st.mtimeMs}`}\n`);
+    if (st.isDirectory()) for (const name of readdirSync(path.join(target, rel)).sort()) entry(rel ? `${rel}/${name}` : name, false);
+  };
+  entry('', true);
+  return h.digest('hex');
+};
 
 /** A digest of a directory tree that changes when any path, type, owner, mode, link target or content does. */
 export const treeSha256 = async (dir: string): Promise<{ sha256: string; bytes: number }> => {
@@ -49,6 +88,8 @@ export const treeSha256 = async (dir: string): Promise<{ sha256: string; bytes: 
   return { sha256: h.digest('hex'), bytes };
 };
 
+const diskSize = (step: ArtifactStep): string => step.size ?? '4G';
+
 /** "4G" → the size argument mkfs.ext4 takes ("4G" is fine; normalised for clarity). */
 const mkfsSize = (size: string) => {
   const m = /^(\d+)([MG])$/.exec(size);
@@ -58,6 +99,10 @@ const mkfsSize = (size: string) => {
 
 export interface ArtifactContext {
   root: string;
+  /** The cache entry the root is, when nothing changed it since: artifacts then record their inputs, for reuse. */
+  rootId?: string;
+  /** The output directory of this build and, when a build into it left one, its reuse state. */
+  previous?: { dir: string; state: ReuseState };
   /** Staging directory: artifacts land here under their output names. */
   staging: string;
   run: RunOptions;
@@ -72,10 +117,27 @@ const ensureInside = (dir: string, output: string): string => {
   return target;
 };
 
-/** Makes every artifact step into the staging directory, reusing one raw image for a raw and a qcow2 of the same size. */
-export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: ArtifactContext): Promise<ArtifactRecord[]> => {
+/** The previous build's artifact for `step`, when it was made from the same input and nobody touched it since. */
+const reusable = (step: ArtifactStep, input: string | undefined, ctx: ArtifactContext): ArtifactRecord | undefined => {
+  const was = ctx.previous?.state.artifacts[step.output];
+  if (!input || !was || was.input !== input || was.record.format !== step.format) return undefined;
+  try {
+    return diskStamp(ensureInside(ctx.previous!.dir, step.output)) === was.stamp ? was.record : undefined;
+  } catch {
+    return undefined; // gone
+  }
+};
+
+/**
+ * Makes every artifact step into the staging directory, reusing one raw
+ * image for a raw and a qcow2 of the same size, and taking over (as hard
+ * links) the previous build's artifacts whose input is unchanged. Returns the
+ * records and the reuse state to publish beside them.
+ */
+export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: ArtifactContext): Promise<{ records: ArtifactRecord[]; state: ReuseState }> => {
   mkdirSync(ctx.staging, { recursive: true });
   const records: ArtifactRecord[] = [];
+  const state: ReuseState = { version: 1, artifacts: {} };
   const rawBySize = new Map<string, string>();
   const raw = async (size: string, into?: string): Promise<string> => {
     const have = rawBySize.get(size);
@@ -109,29 +171,44 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
       const target = ensureInside(ctx.staging, step.output);
       mkdirSync(path.dirname(target), { recursive: true });
       rmSync(target, { recursive: true, force: true });
+      const input = ctx.rootId ? artifactInput(ctx.rootId, step) : undefined;
+      const stamp = (rec: ArtifactRecord): ArtifactRecord => {
+        if (input) state.artifacts[step.output] = { input, stamp: diskStamp(target), record: { ...rec, reused: false } };
+        return rec;
+      };
+      const old = reusable(step, input, ctx);
+      if (old) {
+        const from = ensureInside(ctx.previous!.dir, step.output);
+        // Links, not copies: the old name is replaced when the build publishes, and stays as it was if it fails.
+        if (step.format === 'dir') await run('cp', ['-al', from, target], ctx.run);
+        else linkSync(from, target);
+        if (step.format === 'raw') rawBySize.set(diskSize(step), target);
+        recorded(step, started, Promise.resolve(stamp({ ...old, step: step.id, reused: true })));
+        continue;
+      }
       switch (step.format) {
         case 'dir': {
           await run('cp', ['-a', '--one-file-system', ctx.root, target], ctx.run);
-          recorded(step, started, treeSha256(target).then((t) => ({ step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes })));
+          recorded(step, started, treeSha256(target).then((t) => stamp({ step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes })));
           break;
         }
         case 'tar': {
           const compression = step.compression ?? 'none';
           await packRoot(ctx.root, target, compression, ctx.run);
-          recorded(step, started, fileSha256(target).then((sha256) => ({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
+          recorded(step, started, fileSha256(target).then((sha256) => stamp({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
           break;
         }
         case 'raw': {
-          const size = step.size ?? '4G';
+          const size = diskSize(step);
           await raw(size, target);
-          recorded(step, started, fileSha256(target).then((sha256) => ({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
+          recorded(step, started, fileSha256(target).then((sha256) => stamp({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
           break;
         }
         case 'qcow2': {
-          const size = step.size ?? '4G';
+          const size = diskSize(step);
           const from = await raw(size);
           await run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run);
-          recorded(step, started, fileSha256(target).then((sha256) => ({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
+          recorded(step, started, fileSha256(target).then((sha256) => stamp({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
           break;
         }
       }
@@ -143,7 +220,7 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
   await Promise.all(hashing);
   for (const f of readdirSync(ctx.staging)) if (f.startsWith('.scratch-')) rmSync(path.join(ctx.staging, f), { force: true });
   for (const s of steps) records.push(done.get(s.id)!);
-  return records;
+  return { records, state };
 };
 
 /**

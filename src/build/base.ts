@@ -80,7 +80,7 @@ export interface LayOptions {
 }
 
 /** Lays the base down into `root` (an existing empty directory). Returns whether it came from the cache. */
-export const layBase = async (base: Base, src: BaseSource, root: string, opts: LayOptions): Promise<{ cached: boolean; cacheFile?: string }> => {
+export const layBase = async (base: Base, src: BaseSource, root: string, opts: LayOptions): Promise<{ cached: boolean }> => {
   switch (src.kind) {
     case 'dir':
       await run('cp', ['-a', '--one-file-system', `${src.dir}/.`, root], opts.run);
@@ -90,7 +90,10 @@ export const layBase = async (base: Base, src: BaseSource, root: string, opts: L
       return { cached: false };
     case 'debootstrap': {
       const cache = opts.cache;
-      if (cache?.has('base', src.key)) return { cached: true, cacheFile: await cache.restore('base', src.key, root, opts.run) };
+      if (cache?.has('base', src.key)) {
+        await cache.restore('base', src.key, root, opts.run);
+        return { cached: true };
+      }
       if (!(await haveCommand('debootstrap'))) throw new BaseError('debootstrap is not installed (apt-get install debootstrap), or pass --from-tar/--from-dir');
       const build = async () => {
         await run('debootstrap', debootstrapArgs(base, src, root), opts.run);
@@ -105,10 +108,13 @@ export const layBase = async (base: Base, src: BaseSource, root: string, opts: L
         cache.dir,
         `base-${src.key.slice(0, 32)}`,
         async () => {
-          if (cache.has('base', src.key)) return { cached: true, cacheFile: await cache.restore('base', src.key, root, opts.run) };
+          if (cache.has('base', src.key)) {
+            await cache.restore('base', src.key, root, opts.run);
+            return { cached: true };
+          }
           await build();
-          const cacheFile = await cache.store('base', src.key, root, { suite: base.suite, variant: base.variant, include: base.include, mirror: src.mirror.uri, arch: src.arch }, opts.run);
-          return { cached: false, cacheFile };
+          await cache.store('base', src.key, root, { suite: base.suite, variant: base.variant, include: base.include, mirror: src.mirror.uri, arch: src.arch }, opts.run);
+          return { cached: false };
         },
         opts.onWait,
       );

@@ -3,12 +3,14 @@
 // never inside the repository). Keys chain: a phase's key hashes the previous
 // key, the phase's IR without source locations, and the target, so editing
 // one phase rebuilds it and the phases after it, and nothing before.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Base, Phase } from '../ir/schema.js';
 import { sha256 } from '../util/cache.js';
-import type { RunOptions } from './exec.js';
+import { SYSTEM_PATH, type RunOptions } from './exec.js';
 import { packRoot, unpackRoot } from './tar.js';
 
 /** Bump when what a cached root contains changes for the same key. */
@@ -75,8 +77,18 @@ export const phaseKey = (previous: string, phase: Phase, target: string): string
 
 export type CacheKind = 'base' | 'phase';
 
+/**
+ * How many unpacked roots the cache keeps (about as large as the root each,
+ * 0.5–1 GB for a node image). Unpacking a cached tarball costs seconds of
+ * kernel time per gigabyte; moving a directory costs nothing.
+ */
+export const UNPACKED_ROOTS = 2;
+
 export class RootCache {
-  constructor(readonly dir: string) {}
+  constructor(
+    readonly dir: string,
+    private readonly keepUnpacked = UNPACKED_ROOTS,
+  ) {}
 
   file(kind: CacheKind, key: string): string {
     return path.join(this.dir, `${kind}-${key.slice(0, 32)}.tar.zst`);
@@ -86,20 +98,40 @@ export class RootCache {
     return existsSync(this.file(kind, key));
   }
 
-  /** Packs `root` into the cache atomically (temp name + rename); a sidecar JSON says what it is. */
+  /**
+   * Packs `root` into the cache atomically (temp name + rename); a sidecar
+   * JSON says what it is. Returns the entry's id: a key says what a root was
+   * made from, the id which making of it this is (a --no-cache build makes
+   * the same key again, with packages of another day).
+   */
   async store(kind: CacheKind, key: string, root: string, about: Record<string, unknown>, opts: RunOptions = {}): Promise<string> {
     mkdirSync(this.dir, { recursive: true });
     const file = this.file(kind, key);
     const tmp = `${file}.tmp-${process.pid}`;
+    const id = randomBytes(8).toString('hex');
     try {
       await packRoot(root, tmp, 'zstd', opts);
       renameSync(tmp, file);
       if (kind === 'phase') this.prune();
-      writeFileSync(`${file.replace(/\.tar\.zst$/, '')}.json`, `${JSON.stringify({ kind, key, created: new Date().toISOString(), ...about }, null, 2)}\n`);
+      writeFileSync(this.sidecar(kind, key), `${JSON.stringify({ kind, key, id, created: new Date().toISOString(), ...about }, null, 2)}\n`);
     } finally {
       rmSync(tmp, { force: true });
     }
-    return file;
+    return id;
+  }
+
+  private sidecar(kind: CacheKind, key: string): string {
+    return this.file(kind, key).replace(/\.tar\.zst$/, '.json');
+  }
+
+  /** The id of the cached root of `key` (undefined for an entry of an older imgc, or none). */
+  id(kind: CacheKind, key: string): string | undefined {
+    try {
+      const id = (JSON.parse(readFileSync(this.sidecar(kind, key), 'utf8')) as { id?: unknown }).id;
+      return typeof id === 'string' && /^[0-9a-f]+$/.test(id) ? id : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Drops cached phase roots not used for `days` days (bases are kept: they are slow to remake). */
@@ -125,9 +157,82 @@ export class RootCache {
     }
   }
 
-  /** Unpacks a cached root into `root` (an existing empty directory). */
-  async restore(kind: CacheKind, key: string, root: string, opts: RunOptions = {}): Promise<string> {
+  /** Where the unpacked copy of a cached phase root lives: named by key and id, so it is never taken for another making of the key. */
+  private unpackedDir(key: string, id: string): string {
+    return path.join(this.dir, `root-${key.slice(0, 32)}-${id}`);
+  }
+
+  /**
+   * Moves the unpacked copy of the cached root of `key` into `root` (an
+   * existing empty directory), so no other build can use it meanwhile.
+   * Returns the entry's id, or undefined when there is no unpacked copy of
+   * the current entry (or it is on another filesystem than `root`): the
+   * tarball is then the way back.
+   */
+  take(key: string, root: string): string | undefined {
+    const id = this.id('phase', key);
+    if (!id) return undefined;
+    try {
+      renameSync(this.unpackedDir(key, id), root);
+    } catch {
+      return undefined;
+    }
+    return id;
+  }
+
+  /**
+   * Moves `root`, which must be exactly the cached root `key`/`id`, into the
+   * cache unpacked. False (and `root` untouched) when the cache has it
+   * already or is on another filesystem.
+   */
+  keep(key: string, id: string, root: string): boolean {
+    mkdirSync(this.dir, { recursive: true });
+    const dir = this.unpackedDir(key, id);
+    try {
+      renameSync(root, dir);
+    } catch {
+      return false;
+    }
+    const now = new Date();
+    utimesSync(dir, now, now); // the newest are kept
+    this.pruneUnpacked();
+    return true;
+  }
+
+  /** Removes all but the `keepUnpacked` most recently kept unpacked roots, and what a killed removal left. */
+  private pruneUnpacked(): void {
+    const names = readdirSync(this.dir);
+    for (const f of names) {
+      const m = /^root-[0-9a-f-]+\.removing-(\d+)$/.exec(f);
+      if (m && !alive(Number(m[1]))) removeTree(path.join(this.dir, f));
+    }
+    const dirs = names
+      .filter((f) => /^root-[0-9a-f]+-[0-9a-f]+$/.test(f))
+      .map((f) => {
+        const dir = path.join(this.dir, f);
+        try {
+          return { dir, mtime: statSync(dir).mtimeMs };
+        } catch {
+          return { dir, mtime: 0 };
+        }
+      })
+      .sort((a, b) => b.mtime - a.mtime);
+    for (const { dir } of dirs.slice(this.keepUnpacked)) {
+      // Renamed away first, so a build never takes a half-removed root.
+      const doomed = `${dir}.removing-${process.pid}`;
+      try {
+        renameSync(dir, doomed);
+      } catch {
+        continue; // taken by a build meanwhile
+      }
+      removeTree(doomed);
+    }
+  }
+
+  /** Unpacks a cached root into `root` (an existing empty directory); returns its id when it is certain which entry was unpacked. */
+  async restore(kind: CacheKind, key: string, root: string, opts: RunOptions = {}): Promise<string | undefined> {
     const file = this.file(kind, key);
+    const before = this.id(kind, key);
     await unpackRoot(file, root, opts);
     const now = new Date();
     try {
@@ -135,9 +240,15 @@ export class RootCache {
     } catch {
       /* read-only cache is fine */
     }
-    return file;
+    // Another build may have stored the key again meanwhile.
+    return before === this.id(kind, key) ? before : undefined;
   }
 }
+
+/** rm -rf that stays on one filesystem (a root may hold a stale mount). */
+const removeTree = (dir: string): void => {
+  spawnSync('rm', ['-rf', '--one-file-system', dir], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
+};
 
 /** mtime of the lock directory (a lock whose owner never wrote its pid goes stale after a minute). */
 const lockAge = (lock: string): number => {

@@ -3,7 +3,7 @@
 // run through a target (shell or ansible) inside it with chroot, phase 3
 // makes the artifacts, phase 4 verifies the facts on disk. Each root phase's
 // result is cached; artifacts appear only when the whole build succeeded.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { compilers } from '../compilers/index.js';
@@ -13,7 +13,7 @@ import type { Fact, Image, Phase, SourceLocation, StepOf } from '../ir/schema.js
 import { factId } from '../ir/facts.js';
 import { writeTreeAtomically } from '../cli/write.js';
 import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js';
-import { makeArtifacts, publish, sha256sums, type ArtifactRecord } from './artifacts.js';
+import { makeArtifacts, publish, REUSE_STATE, sha256sums, type ArtifactRecord, type ReuseState } from './artifacts.js';
 import { layBase, resolveBase, type BaseSource } from './base.js';
 import { cacheDir, phaseKey, RootCache, sha256 } from './cache.js';
 import { Display, type Io } from './display.js';
@@ -109,6 +109,19 @@ const finalFacts = (ir: Image): Fact[] => {
   return [...facts.values()];
 };
 
+/** The reuse state a build into `outDir` left (see ReuseState); undefined when none or unreadable. */
+const readReuseState = (outDir: string): ReuseState | undefined => {
+  try {
+    const state = JSON.parse(readFileSync(path.join(outDir, REUSE_STATE), 'utf8')) as ReuseState;
+    return state.version === 1 && state.artifacts && typeof state.artifacts === 'object' ? state : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Whether running `phase` may change the root: its steps or hooks run in it (conservatively, any hook). */
+const runsInRoot = (phase: Phase): boolean => phaseKind(phase) === 'root' || targetSteps(phase).length > 0 || phase.pre.length + phase.post.length > 0;
+
 const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
   const artifacts = ir.phases.flatMap((p) => p.steps).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
   return [
@@ -195,16 +208,25 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
       const root = path.join(workDir, 'root');
       mkdirSync(root, { mode: 0o755 });
       summary.root = root;
+      const cache = new RootCache(cacheDir(env));
+      // The cached root phase result `root` is right now, while nothing else
+      // has run in it: artifacts made now record it as their input (so the
+      // next build into outDir can keep them), and at the end the root is
+      // moved into the cache unpacked, so the next build that starts from it
+      // (one that changed only the artifacts) takes it by a rename.
+      let rootIs: { key: string; id: string } | undefined;
       session.defer('remove the work directory', () => {
         if (opts.keepRoot) display.info(`root kept at ${path.relative(cwd, root) || root}`);
-        else removeWorkDir(workDir, display);
+        else {
+          if (rootIs && mountsUnder(root).length === 0 && cache.keep(rootIs.key, rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
+          removeWorkDir(workDir, display);
+        }
       });
       const staging = path.join(outDir, `.imgc-staging-${process.pid}`);
       rmSync(staging, { recursive: true, force: true });
       session.defer('remove staged artifacts', () => rmSync(staging, { recursive: true, force: true }));
       const mounts = new RootMounts(root);
       session.defer('unmount', () => mounts.unmountAll());
-      const cache = new RootCache(cacheDir(env));
 
       // Phase keys: a chain from the base through the root-changing phases.
       const keys = new Map<Phase, string>();
@@ -232,8 +254,12 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
       try {
         if (resume >= 0) {
           const p = ir.phases[resume]!;
+          const key = keys.get(p)!;
           display.stage('base', `from the cache: the root after phase ${p.name}`);
-          await cache.restore('phase', keys.get(p)!, root, { log: baseLog });
+          let id = cache.take(key, root);
+          if (id) baseLog.line(`imgc: took the unpacked root after ${p.name} from the cache`);
+          else id = await cache.restore('phase', key, root, { log: baseLog });
+          rootIs = id ? { key, id } : undefined;
           summary.base = { source: baseSrc.describe, cached: true, ms: Date.now() - t0, ...(baseSrc.key ? { key: baseSrc.key } : {}) };
           display.stageDone('base', `restored the root after ${p.name} from the cache`, Date.now() - t0);
         } else {
@@ -255,6 +281,8 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
       const staged: ArtifactRecord[] = [];
       let verifyResult: VerifyResult | undefined;
       let wantChecksums = false;
+      const reuseState: ReuseState = { version: 1, artifacts: {} };
+      const previous = readReuseState(outDir);
 
       const ctxFor = (phase: Phase, log: StageLog): PhaseContext => ({
         ir,
@@ -284,6 +312,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
         const t = Date.now();
         const log = new StageLog(logsDir, stem);
         const ctx = ctxFor(phase, log);
+        if (runsInRoot(phase)) rootIs = undefined;
         try {
           if (kind === 'root') {
             display.phaseStart(phase.name, targetSteps(phase).length + (runner.separateHooks ? 0 : phase.pre.length + phase.post.length));
@@ -297,7 +326,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
             if (key) {
               const tc = Date.now();
               display.stage(phase.name, 'caching the root');
-              await cache.store('phase', key, root, { image: ir.name, phase: phase.name, target: opts.target }, { log });
+              rootIs = { key, id: await cache.store('phase', key, root, { image: ir.name, phase: phase.name, target: opts.target }, { log }) };
               display.stageDone(phase.name, 'cached the root', Date.now() - tc);
             }
           } else if (kind === 'artifact') {
@@ -307,22 +336,25 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
             display.phaseStart(phase.name, steps.length);
             if (runner.separateHooks) await runner.runHooks(ctx, 'pre');
             else await runner.runSteps(ctx); // the play holds this phase's hooks only
-            const done = await makeArtifacts(steps, {
+            const { records: done, state } = await makeArtifacts(steps, {
               root,
+              ...(rootIs ? { rootId: rootIs.id } : {}),
+              ...(previous ? { previous: { dir: outDir, state: previous } } : {}),
               staging,
               run: { log },
               onStart: (s) => display.stepStart(`${s.id} ${s.format} ${s.output}`),
               onDone: (rec, ms) => {
                 took.set(rec.step, ms);
-                display.stepEnd(`${rec.step} ${rec.format} ${rec.output}`, 'changed');
+                display.stepEnd(`${rec.step} ${rec.format} ${rec.output}${rec.reused ? ': unchanged, kept from the last build' : ''}`, rec.reused ? 'unchanged' : 'changed');
               },
             });
             // Raw images are made first (a qcow2 converts one); records keep the definition's order.
             for (const rec of done) {
               summary.artifacts.push({ ...rec, ms: took.get(rec.step) ?? 0 });
-              ps.steps.push({ id: rec.step, status: 'changed', ms: took.get(rec.step) ?? 0 });
+              ps.steps.push({ id: rec.step, status: rec.reused ? 'unchanged' : 'changed', ms: took.get(rec.step) ?? 0 });
             }
             staged.push(...done);
+            Object.assign(reuseState.artifacts, state.artifacts);
             if (runner.separateHooks) await runner.runHooks(ctx, 'post');
             ps.notes = cloud.map((c) => `${c.id}: cloudImage '${c.name}' (${c.builder}) is Packer's: skipped (imgc compile --target packer)`);
             for (const n of ps.notes) display.info(n);
@@ -388,6 +420,10 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
         };
         writeFileSync(path.join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
         const outputs = [...staged.map((a) => a.output), 'manifest.json'];
+        if (Object.keys(reuseState.artifacts).length) {
+          writeFileSync(path.join(staging, REUSE_STATE), `${JSON.stringify(reuseState)}\n`);
+          outputs.push(REUSE_STATE);
+        } else rmSync(path.join(outDir, REUSE_STATE), { force: true });
         if (wantChecksums) {
           writeFileSync(path.join(staging, 'SHA256SUMS'), sha256sums(staged));
           outputs.push('SHA256SUMS');

@@ -1,7 +1,8 @@
 // Real builds of small definitions (shell target): the phase cache, a failing
 // step, an interrupt, and verify catching a tampered root. They share the
 // cached debootstrap with the node-image test (same package set).
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execa } from 'execa';
+import { appendFileSync, chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cannotBuild, imgcRun, mountsContaining, outDir, read, removeOutDirs, summaryOf } from './helpers.js';
@@ -35,7 +36,8 @@ describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () 
     for (const f of ['rootfs/etc/passwd', 'rootfs.tar.gz', 'disk.raw', 'manifest.json', 'SHA256SUMS', 'logs/01-customize.log', 'logs/01-customize/customize.2.user.log', 'compiled/phases/01-customize.sh']) {
       expect(existsSync(path.join(out, f)), f).toBe(true);
     }
-    expect(readdirSync(out).filter((f) => f.startsWith('.imgc-'))).toEqual([]);
+    // Nothing staged is left; what the next build may reuse is recorded.
+    expect(readdirSync(out).filter((f) => f.startsWith('.imgc-')).sort()).toEqual(['.imgc-artifacts.json']);
     expect(readdirSync(path.dirname(out)).filter((f) => f.startsWith('.imgc-work-imgc-test-small-'))).toEqual([]);
     const manifest = JSON.parse(read(path.join(out, 'manifest.json')));
     expect(manifest.artifacts.map((a: { output: string }) => a.output)).toEqual(['rootfs', 'rootfs.tar.gz', 'disk.raw']);
@@ -106,6 +108,39 @@ describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () 
       ['verify', false],
     ]);
     expect(existsSync(path.join(other, 'other.tar.zst'))).toBe(true);
+  }, 600_000);
+
+  it('a rebuild into the same directory takes the unpacked root from the cache and keeps the artifacts whose input did not change', async () => {
+    const out = outDir('small-reuse');
+    const build = async (fixture: string) => {
+      const r = await imgcRun(['build', `test/build/fixtures/${fixture}`, '--no-typecheck', '--out', out]);
+      expect(r.exitCode, r.all).toBe(0);
+      const s = summaryOf(out);
+      return { all: r.all, baseLog: read(path.join(out, 'logs/00-base.log')), status: Object.fromEntries(s.phases[2]!.steps.map((x) => [x.id, x.status])) };
+    };
+    const first = await build('small-reuse.ts');
+    expect(first.all).toMatch(/kept the root unpacked in the cache/);
+    expect(Object.values(first.status)).toEqual(['changed', 'changed', 'changed']);
+
+    // Only the raw image's size changed: the root is taken unpacked, rootfs and the tarball are kept.
+    const second = await build('small-reuse-2g.ts');
+    expect(second.baseLog).toMatch(/took the unpacked root after provision from the cache/);
+    expect(second.status).toEqual({ 'artifact.1.artifact': 'unchanged', 'artifact.2.artifact': 'unchanged', 'artifact.3.artifact': 'changed' });
+    const sums = await execa('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out, reject: false });
+    expect(sums.exitCode, sums.stdout + sums.stderr).toBe(0);
+    expect(statSync(path.join(out, 'disk.raw')).size).toBe(2 * 1024 ** 3);
+    const manifest = JSON.parse(read(path.join(out, 'manifest.json')));
+    expect(manifest.artifacts.map((a: { output: string; size?: string }) => [a.output, a.size])).toEqual([['rootfs', undefined], ['rootfs.tar.gz', undefined], ['disk.raw', '2G']]);
+    const verified = await imgcRun(['verify', 'test/build/fixtures/small-reuse-2g.ts', '--no-typecheck', '--root', path.join(out, 'rootfs')]);
+    expect(verified.exitCode, verified.all).toBe(0);
+
+    // A written artifact is made again, not kept.
+    const config = path.join(out, 'rootfs/srv/app/config');
+    appendFileSync(config, 'tampered');
+    const third = await build('small-reuse-2g.ts');
+    expect(third.status).toEqual({ 'artifact.1.artifact': 'changed', 'artifact.2.artifact': 'unchanged', 'artifact.3.artifact': 'unchanged' });
+    expect(readFileSync(config, 'utf8')).not.toMatch(/tampered$/);
+    expect(readdirSync(out).filter((f) => f.startsWith('.imgc-staging-') || f.includes('.old-'))).toEqual([]);
   }, 600_000);
 });
 

@@ -1,16 +1,17 @@
 // Unit tests of the build's small parts: cache keys, the progress parsers,
 // mountinfo reading, the display, and the verify readers on a fake root.
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { artifactInput, diskStamp } from '../../src/build/artifacts.js';
 import { resolveBase } from '../../src/build/base.js';
 import { baseKey, phaseKey, RootCache, stableJson, withCacheLock, withoutLocations } from '../../src/build/cache.js';
 import { Display } from '../../src/build/display.js';
 import { mountsUnder } from '../../src/build/mounts.js';
 import { phaseKind } from '../../src/build/phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent } from '../../src/build/progress.js';
-import type { Base, Image, Phase } from '../../src/ir/schema.js';
+import type { Base, Image, Phase, StepOf } from '../../src/ir/schema.js';
 import { parseDebugfsStat, DirView } from '../../src/verify/rootview.js';
 import { activeSwapLines, enablementLinks, findCommand, readDpkgStatus, isInstalled, sysctlSettings } from '../../src/verify/readers.js';
 import { irOf } from '../helpers/cli.js';
@@ -309,5 +310,94 @@ describe('cache pruning', () => {
     for (const f of ['phase-aa.tar.zst', 'base-cc.tar.zst']) utimesSync(path.join(dir, f), old, old);
     new RootCache(dir).prune();
     expect(readdirSync(dir).sort()).toEqual(['base-cc.tar.zst', 'phase-bb.tar.zst']);
+  });
+});
+
+describe('unpacked roots in the cache', () => {
+  const rootWith = (dir: string, name: string, text: string) => {
+    const root = path.join(dir, name);
+    mkdirSync(path.join(root, 'etc'), { recursive: true });
+    writeFileSync(path.join(root, 'etc', 'hostname'), text);
+    return root;
+  };
+
+  it('are taken by a rename only for the making of the key they are, and the newest two are kept', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-unpacked-'));
+    const cache = new RootCache(path.join(dir, 'cache'));
+    const key = 'a'.repeat(64);
+    const id = await cache.store('phase', key, rootWith(dir, 'made', 'one\n'), {});
+    expect(cache.id('phase', key)).toBe(id);
+    expect(cache.keep(key, id, path.join(dir, 'made'))).toBe(true);
+    expect(existsSync(path.join(dir, 'made'))).toBe(false);
+
+    mkdirSync(path.join(dir, 'work'));
+    expect(cache.take(key, path.join(dir, 'work'))).toBe(id);
+    expect(readFileSync(path.join(dir, 'work', 'etc', 'hostname'), 'utf8')).toBe('one\n');
+    mkdirSync(path.join(dir, 'again'));
+    expect(cache.take(key, path.join(dir, 'again'))).toBeUndefined(); // taken: one build at a time
+
+    // The key made again (a --no-cache build): the old unpacked root is not that making.
+    expect(cache.keep(key, id, path.join(dir, 'work'))).toBe(true);
+    const id2 = await cache.store('phase', key, rootWith(dir, 'remade', 'two\n'), {});
+    expect(id2).not.toBe(id);
+    expect(cache.take(key, path.join(dir, 'again'))).toBeUndefined();
+    const restored = path.join(dir, 'restored');
+    mkdirSync(restored);
+    expect(await cache.restore('phase', key, restored)).toBe(id2);
+    expect(readFileSync(path.join(restored, 'etc', 'hostname'), 'utf8')).toBe('two\n');
+
+    // Kept in the order a (the first making), b, c, a (the second): the two kept last stay.
+    const unpacked = (k: string, kid: string) => path.join(cache.dir, `root-${k.slice(0, 32)}-${kid}`);
+    const age = (file: string, seconds: number) => utimesSync(file, new Date(Date.now() - seconds * 1000), new Date(Date.now() - seconds * 1000));
+    age(unpacked(key, id), 10);
+    const kept = { b: '', c: '' };
+    for (const [i, k] of (['b', 'c'] as const).entries()) {
+      kept[k] = await cache.store('phase', k.repeat(64), rootWith(dir, `r${k}`, k), {});
+      expect(cache.keep(k.repeat(64), kept[k], path.join(dir, `r${k}`))).toBe(true);
+      age(unpacked(k.repeat(64), kept[k]), 3 - i);
+    }
+    expect(cache.keep(key, id2, path.join(dir, 'remade'))).toBe(true);
+    expect(readdirSync(cache.dir).filter((f) => f.startsWith('root-')).sort()).toEqual([unpacked(key, id2), unpacked('c'.repeat(64), kept.c)].map((f) => path.basename(f)).sort());
+  });
+
+  it('an entry stored by an older imgc has no id, so nothing is taken or reused for it', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-unpacked-'));
+    const cache = new RootCache(dir);
+    writeFileSync(path.join(dir, `phase-${'d'.repeat(32)}.json`), JSON.stringify({ kind: 'phase', key: 'd'.repeat(64), created: 'then' }));
+    expect(cache.id('phase', 'd'.repeat(64))).toBeUndefined();
+    mkdirSync(path.join(dir, 'w'));
+    expect(cache.take('d'.repeat(64), path.join(dir, 'w'))).toBeUndefined();
+  });
+});
+
+describe('artifact reuse', () => {
+  const step = (over: Partial<StepOf<'artifact'>> = {}): StepOf<'artifact'> =>
+    ({ kind: 'artifact', id: 'artifact.1.artifact', format: 'raw', output: 'disk.raw', size: '1G', provides: [], requires: [], removes: [], ...over }) as StepOf<'artifact'>;
+
+  it('an input names the root it was made from and the settings, not the step id or location', () => {
+    const a = artifactInput('r1', step());
+    expect(artifactInput('r1', step({ id: 'artifact.7.artifact', loc: { file: 'x.ts', line: 3, column: 1 } }))).toBe(a);
+    expect(artifactInput('r2', step())).not.toBe(a);
+    expect(artifactInput('r1', step({ size: '2G' }))).not.toBe(a);
+    expect(artifactInput('r1', step({ output: 'other.raw' }))).not.toBe(a);
+  });
+
+  it('a disk stamp changes on any write, mode or new entry, and not when the tree is renamed', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-stamp-'));
+    const tree = path.join(dir, 'staging', 'rootfs');
+    mkdirSync(path.join(tree, 'etc'), { recursive: true });
+    writeFileSync(path.join(tree, 'etc', 'motd'), 'hi\n');
+    const before = diskStamp(tree);
+    renameSync(tree, path.join(dir, 'rootfs'));
+    const moved = path.join(dir, 'rootfs');
+    expect(diskStamp(moved)).toBe(before);
+    appendFileSync(path.join(moved, 'etc', 'motd'), 'x');
+    const written = diskStamp(moved);
+    expect(written).not.toBe(before);
+    chmodSync(path.join(moved, 'etc', 'motd'), 0o600);
+    expect(diskStamp(moved)).not.toBe(written);
+    const chmodded = diskStamp(moved);
+    writeFileSync(path.join(moved, 'new'), '');
+    expect(diskStamp(moved)).not.toBe(chmodded);
   });
 });
