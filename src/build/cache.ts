@@ -3,14 +3,13 @@
 // never inside the repository). Keys chain: a phase's key hashes the previous
 // key, the phase's IR without source locations, and the target, so editing
 // one phase rebuilds it and the phases after it, and nothing before.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Base, Phase } from '../ir/schema.js';
 import { sha256 } from '../util/cache.js';
-import { SYSTEM_PATH, type RunOptions } from './exec.js';
+import { removeTree, type RunOptions } from './exec.js';
 import { packRoot, unpackRoot } from './tar.js';
 
 /** Bump when what a cached root contains changes for the same key. */
@@ -244,11 +243,6 @@ export class RootCache {
     return before === this.id(kind, key) ? before : undefined;
   }
 }
-
-/** rm -rf that stays on one filesystem (a root may hold a stale mount). */
-const removeTree = (dir: string): void => {
-  spawnSync('rm', ['-rf', '--one-file-system', dir], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
-};
 
 /** mtime of the lock directory (a lock whose owner never wrote its pid goes stale after a minute). */
 const lockAge = (lock: string): number => {

@@ -3,10 +3,16 @@
 // stop it and everything it started (apt, dpkg, maintainer scripts) before the
 // mounts are taken down.
 import { execa } from 'execa';
+import { spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /** The PATH the build's commands see on the host and inside the root. */
 export const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** rm -rf that stays on one filesystem (a root may still hold a mount), synchronous for cleanup actions. */
+export const removeTree = (dir: string): void => {
+  spawnSync('rm', ['-rf', '--one-file-system', dir], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
+};
 
 /** The host's PATH with the system directories (sbin too) appended; or only those. */
 const hostPath = (extend: boolean): string => (extend && process.env['PATH'] ? `${process.env['PATH']}:${SYSTEM_PATH}` : SYSTEM_PATH);

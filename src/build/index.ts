@@ -5,7 +5,6 @@
 // result is cached; artifacts appear only when the whole build succeeded.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { compilers } from '../compilers/index.js';
 import type { CompiledFiles } from '../compilers/types.js';
 import { irToJson } from '../ir/index.js';
@@ -17,7 +16,7 @@ import { makeArtifacts, publish, REUSE_STATE, sha256sums, type ArtifactRecord, t
 import { layBase, resolveBase, type BaseSource } from './base.js';
 import { cacheDir, phaseKey, RootCache, sha256 } from './cache.js';
 import { Display, type Io } from './display.js';
-import { CommandError, haveCommand, SYSTEM_PATH } from './exec.js';
+import { CommandError, haveCommand, removeTree } from './exec.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
 import { phaseKind, targetSteps } from './phases.js';
@@ -94,7 +93,7 @@ const removeWorkDir = (dir: string, display: Display): void => {
     display.warn(`not removing ${dir}: still mounted ${mounted.join(', ')}`);
     return;
   }
-  spawnSync('rm', ['-rf', '--one-file-system', dir], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
+  removeTree(dir);
 };
 
 const finalFacts = (ir: Image): Fact[] => {
