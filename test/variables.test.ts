@@ -126,8 +126,8 @@ describe('variables: every backend renders references', () => {
     expect(shell('phases/02-provision.sh')).not.toContain('v1.30/deb');
     const ansible = await compile('ansible');
     const tasks = ansible('roles/provision/tasks/main.yml');
-    expect(tasks).toContain("url: '{{ ''https://pkgs.k8s.io/core:/stable:/v'' ~ k8s_minor ~ ''/deb/Release.key'' }}'");
-    expect(tasks).toContain('content: "{{ join_token ~ \'\\n\' }}"');
+    expect(tasks).toContain("url: '{{ (''https://pkgs.k8s.io/core:/stable:/v'' ~ k8s_minor ~ ''/deb/Release.key'') | string }}'");
+    expect(tasks).toContain('content: "{{ (join_token ~ \'\\n\') | string }}"');
     expect(tasks).toMatch(/ansible\.builtin\.assert:\n {4}that:\n {6}- 'join_token is defined'/);
     expect(tasks).not.toContain('v1.30/deb');
     expect(ansible('group_vars/all.yml')).toContain("k8s_minor: !unsafe '1.30'");

@@ -113,6 +113,29 @@ describe('ansible quote.ts with Ansible', () => {
     }
   }, 300_000);
 
+  it('a value beside a variable stays a string when it reads as a Python literal', async () => {
+    // Ansible literal_evals a template's result that starts with [ or { (or is True/False).
+    const cases = [`[] #${marker('imgc_x')}[] #`, `{"k": "${marker('imgc_x')}"}`, marker('imgc_t'), `[${marker('imgc_n')}]`];
+    const ws = workspace('literal');
+    const playbook = document(
+      seq([
+        map({
+          name: label('Literals'),
+          hosts: word('all'),
+          gather_facts: bool(false),
+          vars: map({ imgc_x: unsafe('{{ x }}'), imgc_t: unsafe('True'), imgc_n: unsafe('1, 2') }),
+          tasks: seq([map({ name: label('Echo'), 'ansible.builtin.debug': map({ msg: seq(cases.map(unsafe)) }) })]),
+        }),
+      ]),
+    );
+    writeFiles(ws.out, { 'play.yml': playbook });
+    const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'play.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: 'json' });
+    expect(r.exitCode, r.all).toBe(0);
+    ws.remove();
+    const out = JSON.parse(r.stdout) as { plays: { tasks: { hosts: { localhost: { msg: unknown } } }[] }[] };
+    expect(out.plays[0]!.tasks[0]!.hosts.localhost.msg).toEqual(['[] #{{ x }}[] #', '{"k": "{{ x }}"}', 'True', '[1, 2]']);
+  }, 120_000);
+
   it('ansible.builtin.copy writes hostile contents byte for byte', async () => {
     const sample = [
       '',

@@ -166,11 +166,18 @@ export const jinjaString = (s: string): string => {
   return parts.join(' ~ ');
 };
 
-/** The Jinja expression (with its `{{ }}`) that concatenates a string's literal parts and variables. */
+/**
+ * The Jinja expression (with its `{{ }}`) that concatenates a string's literal
+ * parts and variables. Ending in `| string` keeps it a string: Ansible passes
+ * a template's result that starts with `[` or `{` (or is True/False) through
+ * `ast.literal_eval`, so `[] # x` would arrive as an empty list and a JSON
+ * body as a dict, except for the result of one of its STRING_TYPE_FILTERS,
+ * `string` among them by default.
+ */
 const variableExpression = (s: string): string =>
-  `{{ ${splitMarkers(s)
+  `{{ (${splitMarkers(s)
     .map((p) => (typeof p === 'string' ? jinjaString(p) : p.variable))
-    .join(' ~ ')} }}`;
+    .join(' ~ ')}) | string }}`;
 
 /**
  * A label (task or play name). Ansible templates names when it prints them, and
