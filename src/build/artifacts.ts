@@ -172,10 +172,16 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
       mkdirSync(path.dirname(target), { recursive: true });
       rmSync(target, { recursive: true, force: true });
       const input = ctx.rootId ? artifactInput(ctx.rootId, step) : undefined;
-      const stamp = (rec: ArtifactRecord): ArtifactRecord => {
-        if (input) state.artifacts[step.output] = { input, stamp: diskStamp(target), record: { ...rec, reused: false } };
-        return rec;
-      };
+      // Once made (or kept) and hashed: what it was made from and how it now sits on disk, for the next build.
+      const settle = (made: Promise<ArtifactRecord>): void =>
+        recorded(
+          step,
+          started,
+          made.then((rec) => {
+            if (input) state.artifacts[step.output] = { input, stamp: diskStamp(target), record: { ...rec, reused: false } };
+            return rec;
+          }),
+        );
       const old = reusable(step, input, ctx);
       if (old) {
         const from = ensureInside(ctx.previous!.dir, step.output);
@@ -183,32 +189,32 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
         if (step.format === 'dir') await run('cp', ['-al', from, target], ctx.run);
         else linkSync(from, target);
         if (step.format === 'raw') rawBySize.set(diskSize(step), target);
-        recorded(step, started, Promise.resolve(stamp({ ...old, step: step.id, reused: true })));
+        settle(Promise.resolve({ ...old, step: step.id, reused: true }));
         continue;
       }
       switch (step.format) {
         case 'dir': {
           await run('cp', ['-a', '--one-file-system', ctx.root, target], ctx.run);
-          recorded(step, started, treeSha256(target).then((t) => stamp({ step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes })));
+          settle(treeSha256(target).then((t) => ({ step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes })));
           break;
         }
         case 'tar': {
           const compression = step.compression ?? 'none';
           await packRoot(ctx.root, target, compression, ctx.run);
-          recorded(step, started, fileSha256(target).then((sha256) => stamp({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
+          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
           break;
         }
         case 'raw': {
           const size = diskSize(step);
           await raw(size, target);
-          recorded(step, started, fileSha256(target).then((sha256) => stamp({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
+          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
           break;
         }
         case 'qcow2': {
           const size = diskSize(step);
           const from = await raw(size);
           await run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run);
-          recorded(step, started, fileSha256(target).then((sha256) => stamp({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
+          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
           break;
         }
       }
