@@ -8,9 +8,6 @@ if (!existsSync(main)) {
   process.stderr.write('imgc: dist/ is missing; run `npm run build` (npm ci does it) first\n');
   process.exit(2);
 }
-// One process parses the IR once or twice: zod's generated fast path costs
-// more to generate (~15 ms for the IR's schema) than it saves on so few parses.
-(await import('zod')).z.config({ jitless: true });
 const { run } = await import(pathToFileURL(main).href);
 try {
   process.exitCode = await run(process.argv.slice(2), {

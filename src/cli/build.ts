@@ -7,7 +7,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { loadFromCli, UsageError, type LoadFlags } from './load-check.js';
+import { UsageError } from './exit.js';
+import { loadFromCli, type LoadFlags } from './load-check.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 

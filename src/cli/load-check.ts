@@ -6,10 +6,7 @@ import path from 'node:path';
 import { loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
 import { ConfigError, readProjectConfig } from './config.js';
 
-export const EXIT = { ok: 0, contract: 1, usage: 2 } as const;
-
-/** A mistake in how imgc was called (arguments, imgc.toml): exit 2 with its message. */
-export class UsageError extends Error {}
+import { EXIT, UsageError } from './exit.js';
 
 /** The options every command that loads a definition takes. */
 export interface LoadFlags {

@@ -8,11 +8,25 @@ import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { EXIT, loadFromCli, projectConfig, UsageError } from './load-check.js';
+import { prefetchTypecheck } from '../load/typecheck.js';
+import { EXIT, UsageError } from './exit.js';
 
 // Each command imports what only it needs when it runs (the backends, the
 // builder, the scaffold, …): `imgc check`, the one CI runs on every push,
-// loads the loader and the checker and nothing else.
+// loads the loader and the checker and nothing else. And before any of that,
+// a command that loads a definition starts its type-check (another process),
+// so that it runs while this one loads.
+
+/**
+ * What every command needs besides: the loader and checker, after zod is told
+ * to skip its generated fast path: one process parses the IR once or twice,
+ * and generating it (~15 ms for the IR's schema) costs more than it saves.
+ * zod reads the setting when a schema is made, so it comes first.
+ */
+const loadCheck = async () => {
+  (await import('zod')).z.config({ jitless: true });
+  return import('./load-check.js');
+};
 
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
@@ -70,7 +84,8 @@ interface Io {
   isTTY: boolean;
 }
 
-const loadChecked = (file: string, v: Values) => loadFromCli(file, { 'no-typecheck': v['no-typecheck'], var: (v as { var?: string[] }).var });
+const loadChecked = async (file: string, v: Values) =>
+  (await loadCheck()).loadFromCli(file, { 'no-typecheck': v['no-typecheck'], var: (v as { var?: string[] }).var });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
@@ -80,19 +95,22 @@ const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'js
 };
 
 /** The definition: the argument, else imgc.toml's `definition`. */
-const fileArg = (positionals: string[], command: string): string => {
+const fileArg = async (positionals: string[], command: string): Promise<string> => {
   if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
   const file = positionals[1];
   if (file) return file;
-  const project = projectConfig();
+  const project = (await loadCheck()).projectConfig();
   if (project) return path.join(path.dirname(project.file), project.config.definition);
   throw new UsageError(`imgc ${command} needs a definition file (or an imgc.toml here), e.g. imgc ${command} examples/node-image.ts`);
 };
 
 export const run = async (argv: string[], io: Io): Promise<number> => {
   // build and verify have options of their own (src/cli/build.ts).
-  if (argv[0] === 'build') return (await import('./build.js')).buildCommand(argv.slice(1), io);
-  if (argv[0] === 'verify') return (await import('./build.js')).verifyCommand(argv.slice(1), io);
+  if (argv[0] === 'build' || argv[0] === 'verify') {
+    await loadCheck();
+    const build = await import('./build.js');
+    return argv[0] === 'build' ? build.buildCommand(argv.slice(1), io) : build.verifyCommand(argv.slice(1), io);
+  }
   let parsed: { values: Values; positionals: string[] };
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
@@ -106,6 +124,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
     return EXIT.ok;
   }
   const command = positionals[0];
+  if (command && ['check', 'ir', 'explain', 'compile'].includes(command) && positionals[1] && !v['no-typecheck']) prefetchTypecheck(path.resolve(positionals[1]));
   if (v.help || !command) {
     (command || v.help ? io.out : io.err)(await usage());
     return v.help ? EXIT.ok : EXIT.usage;
@@ -114,7 +133,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
     switch (command) {
       case 'check': {
         const format = oneOf('format', v.format, ['text', 'json', 'sarif'] as const, 'text');
-        const { loaded, diagnostics, exit } = await loadChecked(fileArg(positionals, command), v);
+        const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
         report(diagnostics, loaded, format, v, io, 'out');
         if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
         // --verbose: what was checked, step by step, with the facts each provides and requires.
@@ -123,7 +142,7 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
       }
       case 'ir':
       case 'explain': {
-        const { loaded, diagnostics, exit } = await loadChecked(fileArg(positionals, command), v);
+        const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
         if (!loaded.ir || exit === EXIT.usage) {
           report(diagnostics, loaded, 'text', v, io, 'err');
           return exit;
@@ -140,8 +159,8 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
         return exit;
       }
       case 'compile': {
-        const file = fileArg(positionals, command);
-        const settings = positionals[1] ? undefined : projectConfig()?.config.compile;
+        const file = await fileArg(positionals, command);
+        const settings = positionals[1] ? undefined : (await loadCheck()).projectConfig()?.config.compile;
         const target = v.target ?? settings?.target;
         if (!target) throw new UsageError(`imgc compile needs --target (${targetNames.join(', ')})`);
         if (!isTarget(target)) throw new UsageError(`unknown target '${target}'; targets: ${targetNames.join(', ')}`);

@@ -20,7 +20,8 @@ export interface Entries {
   stdlib: string;
 }
 
-export type Linked = { url: string } | { needsHooks: string };
+/** The URL to import; or why the module hooks are needed; or the file whose syntax errors forbid running it. */
+export type Linked = { url: string } | { needsHooks: string } | { syntaxErrors: string };
 
 const isTypeScript = (file: string) => /\.m?ts$/.test(file);
 
@@ -45,11 +46,12 @@ const resolveSpecifier = (specifier: string, from: string, entries: Entries): { 
 export const linkDefinition = (file: string, entries: Entries): Linked => {
   if (!isTypeScript(file)) return { needsHooks: 'the definition is not a TypeScript file' };
   const urls = new Map<string, string>();
-  const link = (source: string): string | { needsHooks: string } => {
+  const link = (source: string): string | Exclude<Linked, { url: string }> => {
     const known = urls.get(source);
     if (known) return known;
     const text = readFileSync(source, 'utf8');
     const module = transpile(source, text);
+    if (module.syntaxErrors) return { syntaxErrors: source };
     if (module.needsHooks) return { needsHooks: `${path.basename(source)} uses ${module.needsHooks}` };
     // Named by the file and its own text, not by what it imports: a cycle of imports has no other fixed point.
     const key = `${sha256(`${cacheSalt}\0${source}\0${text}`)}.mjs`;

@@ -1,0 +1,192 @@
+// TypeScript's diagnostics for a definition, from ./typecheck-child.cjs in a
+// process of its own: started first, it checks on another core while this one
+// evaluates the definition. This side caches answers by the content of every
+// file they read, and keeps the child's V8 snapshot (TypeScript's libraries
+// parsed and bound) fresh: it is used only while every file it was made from
+// is unchanged; a check that finds none runs without, then has it made in
+// the background for the next.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
+import type { SourceLocation } from '../ir/schema.js';
+import { cacheDir, readCached, sha256, writeCached } from '../util/cache.js';
+import { cacheSalt } from './transpile.js';
+import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
+import type { Answer, Request, Stamp } from './typecheck-child.cjs';
+
+const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'typecheck-child.cjs');
+
+const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
+
+export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({
+  file: path.relative(dir, file).split(path.sep).join('/'),
+  line,
+  column,
+});
+
+const request = (file: string): Request => ({
+  file,
+  imgcTypes,
+  stdlibTypes,
+  typeRoots,
+  nodeTypesAvailable: typeRoots.some((r) => existsSync(path.join(r, 'node'))),
+  ownDirs,
+  cacheDir: cacheDir(),
+});
+
+/** NODE_OPTIONS (--require, --import) would load modules that a snapshot cannot hold. */
+const childEnv = (): NodeJS.ProcessEnv => {
+  const { NODE_OPTIONS: _, ...env } = process.env;
+  return env;
+};
+
+export interface Ran {
+  answer?: Answer;
+  exitCode: number | null;
+  stderr: string;
+}
+
+/** Runs node with `args`, the request on stdin; the answer is the first line it prints. */
+const runChild = (args: string[], req: Request): Promise<Ran> =>
+  new Promise((resolve) => {
+    const p = spawn(process.execPath, ['--no-warnings', ...args], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    p.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    p.stdin.on('error', () => {}); // a child that died early: reported by its exit
+    p.stdin.end(JSON.stringify(req));
+    p.on('error', (e) => resolve({ exitCode: null, stderr: e.message }));
+    p.on('close', (code) => {
+      let answer: Answer | undefined;
+      try {
+        answer = JSON.parse(out.split('\n', 1)[0]!) as Answer;
+      } catch {
+        answer = undefined;
+      }
+      resolve({ ...(answer ? { answer } : {}), exitCode: code, stderr: err });
+    });
+  });
+
+/** The snapshot for this Node binary and this child script; its sidecar lists the files it was made from. */
+const snapshotFiles = () => {
+  const dir = path.join(cacheDir(), 'typecheck-snapshot');
+  const name = sha256(`${process.execPath}\0${process.version}\0${process.arch}\0${child}`).slice(0, 32);
+  return { dir, blob: path.join(dir, `${name}.blob`), sidecar: `${name}.json` };
+};
+
+const unchanged = (s: Stamp): boolean => {
+  try {
+    const now = statSync(s.file);
+    return now.size === s.size && now.mtimeMs === s.mtimeMs;
+  } catch {
+    return false;
+  }
+};
+
+const freshSnapshot = (files: ReturnType<typeof snapshotFiles>): boolean => {
+  const sidecar = readCached('typecheck-snapshot', files.sidecar);
+  if (sidecar === undefined || !existsSync(files.blob)) return false;
+  try {
+    return (JSON.parse(sidecar) as Stamp[]).every(unchanged);
+  } catch {
+    return false;
+  }
+};
+
+/** Makes the snapshot for next time, in a process of its own that outlives this one (it takes a few seconds of one core). */
+const makeSnapshotLater = (files: ReturnType<typeof snapshotFiles>, req: Request): void => {
+  try {
+    mkdirSync(files.dir, { recursive: true });
+    const maker = spawn(process.execPath, ['--no-warnings', child, '--make-snapshot', files.blob, JSON.stringify(req)], { detached: true, stdio: 'ignore', env: childEnv() });
+    maker.on('error', () => {});
+    if (maker.pid) setPriority(maker.pid, 19);
+    maker.unref();
+  } catch {
+    // a cache that cannot be written: no snapshot, checks as fast as before
+  }
+};
+
+/** The child's answer: from the snapshot when it is fresh; else from a plain run, and the snapshot made after it. */
+export const askTypecheck = async (file: string): Promise<Ran> => {
+  const req = request(file);
+  const files = snapshotFiles();
+  if (freshSnapshot(files)) {
+    const ran = await runChild(['--snapshot-blob', files.blob], req);
+    if (ran.answer) return ran;
+    rmSync(files.blob, { force: true }); // a blob this Node cannot load: make it again
+  }
+  const ran = await runChild([child], req);
+  makeSnapshotLater(files, req);
+  return ran;
+};
+
+const toDiagnostics = (answer: Extract<Answer, { ok: true }>, dir: string): Diagnostic[] => {
+  const code = answer.syntactic ? 'IMGC1006' : 'IMGC1001';
+  return answer.diagnostics.map((d) => diagnostic(code, d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {}));
+};
+
+interface CachedCheck {
+  inputs: { file: string; sha256: string }[];
+  diagnostics: Diagnostic[];
+}
+
+const hashFile = (f: string): string | undefined => {
+  try {
+    return sha256(readFileSync(f));
+  } catch {
+    return undefined;
+  }
+};
+
+let prefetched: { file: string; diagnostics: Promise<Diagnostic[]> } | undefined;
+
+/**
+ * Starts the type-check of `file` (absolute) now; the next typecheck() of it
+ * takes this one. For the CLI, which knows the file before it has loaded the
+ * rest of itself.
+ */
+export const prefetchTypecheck = (file: string): void => {
+  const diagnostics = check(file, path.dirname(file));
+  diagnostics.catch(() => {}); // whoever takes it sees the failure
+  prefetched = { file, diagnostics };
+};
+
+/**
+ * TypeScript's diagnostics for the definition and the local files it imports.
+ * The result is cached with the hash of every file it read (outside
+ * node_modules), so an unchanged definition is not type-checked again.
+ */
+export const typecheck = (file: string, dir: string): Promise<Diagnostic[]> => {
+  const started = prefetched?.file === file ? prefetched.diagnostics : undefined;
+  prefetched = undefined;
+  return started ?? check(file, dir);
+};
+
+const check = async (file: string, dir: string): Promise<Diagnostic[]> => {
+  const key = `${sha256(`${cacheSalt}\0${file}`)}.json`;
+  const cached = readCached('typecheck', key);
+  if (cached !== undefined) {
+    const entry = JSON.parse(cached) as CachedCheck;
+    if (entry.inputs.every((i) => hashFile(i.file) === i.sha256)) return entry.diagnostics;
+  }
+  const { answer, exitCode, stderr } = await askTypecheck(file);
+  if (!answer) throw new Error(`the type-check process ended (exit ${exitCode}) without an answer: ${stderr.trim() || 'nothing on stderr'}`);
+  if (!answer.ok) {
+    if (answer.error.name !== 'RangeError') throw new Error(`the type-check failed: ${answer.error.name}: ${answer.error.message}`);
+    // Not cached: a retry may succeed.
+    return [
+      diagnostic('IMGC1001', `TypeScript could not check this definition (${answer.error.message})`, {
+        loc: locOf(dir, file, 1, 1),
+        hint: 'split very long chains of steps into modules (defineModule) of a few hundred steps each, or pass --no-typecheck',
+      }),
+    ];
+  }
+  const diagnostics = toDiagnostics(answer, dir);
+  const hashed = answer.inputs.map((f) => ({ file: f, sha256: hashFile(f) ?? '' }));
+  writeCached('typecheck', key, JSON.stringify({ inputs: hashed, diagnostics } satisfies CachedCheck));
+  return diagnostics;
+};
