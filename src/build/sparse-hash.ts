@@ -4,9 +4,13 @@
 // from e2fsprogs, which makes the images) says where its data is, only that
 // is read, and the holes are hashed from a buffer of zeros. Whenever the map
 // is not plainly "data here, nothing elsewhere", every byte is read instead.
+// Hashing those holes is still seconds of CPU (SHA-256 has no shortcut for
+// zeros), so a large file is hashed in a worker thread: the build's main
+// thread stays free to start the next artifact and hash it on another core.
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { execa } from 'execa';
 
 /** Below this, reading everything is as quick as asking for the map. */
@@ -52,10 +56,8 @@ const hashZeros = (h: Hash, n: number): void => {
   if (n > 0) h.update(zeros.subarray(0, n));
 };
 
-/** sha256 (hex) of `file`'s bytes, reading only the extents that hold data when the file is large. */
-export const fileSha256 = async (file: string): Promise<string> => {
+const hashHere = async (file: string, size: number): Promise<string> => {
   const h = createHash('sha256');
-  const size = statSync(file).size;
   const ranges = size >= SPARSE_MIN ? await dataRanges(file) : undefined;
   if (!ranges) {
     await streamInto(h, file);
@@ -83,3 +85,30 @@ export const fileSha256 = async (file: string): Promise<string> => {
   }
   return h.digest('hex');
 };
+
+/** A worker runs this module (built, as .js) with the file to hash. */
+interface HashJob {
+  imgcSha256Of: string;
+}
+const isJob = (d: unknown): d is HashJob => typeof d === 'object' && d !== null && typeof (d as HashJob).imgcSha256Of === 'string';
+
+/** sha256 (hex) of `file`'s bytes, reading only the extents that hold data when the file is large; a large file in a worker thread. */
+export const fileSha256 = async (file: string): Promise<string> => {
+  const size = statSync(file).size;
+  // From the sources (the unit tests) there is no .js for a worker to load.
+  if (size < SPARSE_MIN || !import.meta.url.endsWith('.js')) return hashHere(file, size);
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL(import.meta.url), { workerData: { imgcSha256Of: file } satisfies HashJob });
+    worker.once('message', (m: { sha256?: string; error?: string }) => (m.sha256 ? resolve(m.sha256) : reject(new Error(m.error))));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`hashing ${file} stopped (worker exit ${code})`))); // after a message, a no-op
+  });
+};
+
+if (!isMainThread && isJob(workerData)) {
+  const file = workerData.imgcSha256Of;
+  hashHere(file, statSync(file).size).then(
+    (sha256) => parentPort!.postMessage({ sha256 }),
+    (e: unknown) => parentPort!.postMessage({ error: e instanceof Error ? e.message : String(e) }),
+  );
+}
