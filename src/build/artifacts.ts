@@ -4,9 +4,10 @@
 // partial artifact. Raw images are ext4 made by `mkfs.ext4 -d` (no loop
 // mount); qcow2 is that raw image converted by qemu-img. An artifact made
 // from the same cached root with the same settings by the previous build into
-// the same directory, and not written since, is kept instead (see ReuseState).
+// the same directory, and not written since, is kept where it is instead
+// (see ReuseState).
 import { createHash } from 'node:crypto';
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { StepOf } from '../ir/schema.js';
 import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
@@ -118,11 +119,11 @@ const ensureInside = (dir: string, output: string): string => {
 };
 
 /** The previous build's artifact for `step`, when it was made from the same input and nobody touched it since. */
-const reusable = (step: ArtifactStep, input: string | undefined, ctx: ArtifactContext): ArtifactRecord | undefined => {
+const reusable = (step: ArtifactStep, input: string | undefined, ctx: ArtifactContext): ReuseState['artifacts'][string] | undefined => {
   const was = ctx.previous?.state.artifacts[step.output];
   if (!input || !was || was.input !== input || was.record.format !== step.format) return undefined;
   try {
-    return diskStamp(ensureInside(ctx.previous!.dir, step.output)) === was.stamp ? was.record : undefined;
+    return diskStamp(ensureInside(ctx.previous!.dir, step.output)) === was.stamp ? was : undefined;
   } catch {
     return undefined; // gone
   }
@@ -130,9 +131,10 @@ const reusable = (step: ArtifactStep, input: string | undefined, ctx: ArtifactCo
 
 /**
  * Makes every artifact step into the staging directory, reusing one raw
- * image for a raw and a qcow2 of the same size, and taking over (as hard
- * links) the previous build's artifacts whose input is unchanged. Returns the
- * records and the reuse state to publish beside them.
+ * image for a raw and a qcow2 of the same size, and keeping in place the
+ * previous build's artifacts whose input is unchanged (their records say
+ * `reused`: there is nothing of them to publish). Returns the records and
+ * the reuse state to publish beside them.
  */
 export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: ArtifactContext): Promise<{ records: ArtifactRecord[]; state: ReuseState }> => {
   mkdirSync(ctx.staging, { recursive: true });
@@ -184,12 +186,11 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
         );
       const old = reusable(step, input, ctx);
       if (old) {
-        const from = ensureInside(ctx.previous!.dir, step.output);
-        // Links, not copies: the old name is replaced when the build publishes, and stays as it was if it fails.
-        if (step.format === 'dir') await run('cp', ['-al', from, target], ctx.run);
-        else linkSync(from, target);
-        if (step.format === 'raw') rawBySize.set(diskSize(step), target);
-        settle(Promise.resolve({ ...old, step: step.id, reused: true }));
+        // Left where it is, unstaged: publishing moves only what was made, so a failed build leaves it as it was too.
+        const kept: ArtifactRecord = { ...old.record, step: step.id, reused: true };
+        if (step.format === 'raw') rawBySize.set(diskSize(step), ensureInside(ctx.previous!.dir, step.output));
+        state.artifacts[step.output] = { input: input!, stamp: old.stamp, record: { ...kept, reused: false } };
+        recorded(step, started, Promise.resolve(kept));
         continue;
       }
       switch (step.format) {

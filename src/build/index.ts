@@ -418,7 +418,8 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
           created: new Date().toISOString(),
         };
         writeFileSync(path.join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-        const outputs = [...staged.map((a) => a.output), 'manifest.json'];
+        // Artifacts kept from the last build are in place already.
+        const outputs = [...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json'];
         if (Object.keys(reuseState.artifacts).length) {
           writeFileSync(path.join(staging, REUSE_STATE), `${JSON.stringify(reuseState)}\n`);
           outputs.push(REUSE_STATE);

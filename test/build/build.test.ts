@@ -121,11 +121,14 @@ describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () 
     const first = await build('small-reuse.ts');
     expect(first.all).toMatch(/kept the root unpacked in the cache/);
     expect(Object.values(first.status)).toEqual(['changed', 'changed', 'changed']);
+    const inodes = () => ['rootfs', 'rootfs.tar.gz'].map((f) => statSync(path.join(out, f)).ino);
+    const madeFirst = inodes();
 
     // Only the raw image's size changed: the root is taken unpacked, rootfs and the tarball are kept.
     const second = await build('small-reuse-2g.ts');
     expect(second.baseLog).toMatch(/took the unpacked root after provision from the cache/);
     expect(second.status).toEqual({ 'artifact.1.artifact': 'unchanged', 'artifact.2.artifact': 'unchanged', 'artifact.3.artifact': 'changed' });
+    expect(inodes(), 'the kept artifacts were left in place, not copied or linked anew').toEqual(madeFirst);
     const sums = await execa('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out, reject: false });
     expect(sums.exitCode, sums.stdout + sums.stderr).toBe(0);
     expect(statSync(path.join(out, 'disk.raw')).size).toBe(2 * 1024 ** 3);
