@@ -56,5 +56,14 @@ export const escapeChar = (ch: string): string => {
   return cp <= 0xff ? `\\x${hex(cp, 2)}` : `\\u${hex(cp, 4)}`;
 };
 
+/**
+ * Words that some YAML reader takes for something other than a string when
+ * they are written plain: booleans and nulls of YAML 1.1 (PyYAML) and 1.2,
+ * and an exponent without a mantissa ("E0", "e+5"), which the yaml
+ * package's YAML 1.1 schema reads as a float (NaN). Plain-scalar rules that
+ * let a word start with a letter must also check this.
+ */
+export const notAStringWhenPlain = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~|[eE][-+]?[0-9]+)$/;
+
 /** A single-quoted scalar (the caller checked that `s` is one printable line). */
 export const singleQuoted = (s: string): string => `'${s.replaceAll("'", "''")}'`;

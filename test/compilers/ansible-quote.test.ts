@@ -113,6 +113,18 @@ describe('ansible quote.ts with Ansible', () => {
     }
   }, 300_000);
 
+  it('quotes words a YAML reader takes for a boolean, a null or a number', () => {
+    // "E0" is a float (NaN) to the yaml package's YAML 1.1 schema (PyYAML's needs a dot).
+    for (const v of ['E0', 'e+5', 'E-12', 'e00', 'y', 'NO', 'off', '~', 'null', 'Null']) {
+      // Values are always quoted; labels (task names) are plain where that reads back the same.
+      const [t] = parseYaml(contexts(v), '1.1') as [{ 'ansible.builtin.debug': { msg: string }; vars: { list: string[] } }];
+      expect(t['ansible.builtin.debug'].msg, v).toBe(v);
+      expect(t.vars.list, v).toEqual([v, v]);
+      const l = label(v).render({ column: 8, indent: 2, mappingValue: true });
+      expect((parseYaml(`name: ${l}\n`, '1.1') as { name: string }).name, v).toBe(v);
+    }
+  });
+
   it('a value beside a variable stays a string when it reads as a Python literal', async () => {
     // Ansible literal_evals a template's result that starts with [ or { (or is True/False).
     const cases = [`[] #${marker('imgc_x')}[] #`, `{"k": "${marker('imgc_x')}"}`, marker('imgc_t'), `[${marker('imgc_n')}]`];

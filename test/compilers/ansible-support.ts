@@ -61,7 +61,8 @@ export const workspace = (prefix: string) => {
 
 /** The `!unsafe` tag as the `yaml` package should read it: a plain string. */
 export const unsafeTag = { tag: '!unsafe', resolve: (s: string) => s } as const;
-export const parseYaml = (text: string): unknown => YAML.parse(text, { customTags: [unsafeTag], uniqueKeys: true, strict: true, prettyErrors: true });
+export const parseYaml = (text: string, version: '1.1' | '1.2' = '1.2'): unknown =>
+  YAML.parse(text, { version, customTags: [unsafeTag], uniqueKeys: true, strict: true, prettyErrors: true });
 
 const base: Image['base'] = {
   name: 'debian-12',

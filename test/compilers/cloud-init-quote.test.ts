@@ -103,6 +103,14 @@ describe('cloud-init quote.ts with the yaml package', () => {
     );
   });
 
+  it('quotes words a YAML reader takes for a boolean, a null or a number', () => {
+    // "E0" is a float (NaN) to the yaml package's YAML 1.1 schema: found by the property above.
+    for (const v of ['E0', 'e+5', 'E-12', 'e00', 'y', 'NO', 'off', '~', 'null', 'Null']) {
+      expect(parseYaml(contexts(v)), v).toEqual(expected(v));
+      expect(parseYaml(contexts(v), '1.1'), v).toEqual(expected(v));
+    }
+  });
+
   it(`compiles ${RUNS} images with hostile file bodies, commands and paths whose user-data reads back exactly`, () => {
     fc.assert(
       fc.property(hostile, (v) => {

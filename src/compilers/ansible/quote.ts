@@ -19,7 +19,7 @@
 // `template()`.
 
 import { displayMarkers, hasMarker, referencedIn, splitMarkers } from '../../ir/variables.js';
-import { escapeChar, mustEscape, singleQuoted } from '../yaml-text.js';
+import { escapeChar, mustEscape, notAStringWhenPlain, singleQuoted } from '../yaml-text.js';
 
 /** A rendered YAML scalar; `render` gets where it starts and the indentation for continuation lines. */
 export interface Scalar {
@@ -196,7 +196,7 @@ export const label = (s: string): Scalar => {
 
 /** Text that reads back as the same string when written plain in block context (deliberately narrow). */
 const plainSafe = (s: string): boolean =>
-  /^[A-Za-z][A-Za-z0-9 ._/()+,=~;<>:-]*[A-Za-z0-9._/()+=~;<>-]$/.test(s) && !/: /.test(s) && !yaml11Special.test(s);
+  /^[A-Za-z][A-Za-z0-9 ._/()+,=~;<>:-]*[A-Za-z0-9._/()+=~;<>-]$/.test(s) && !/: /.test(s) && !notAStringWhenPlain.test(s);
 
 /** One line of text with no template delimiter left in it (see `label`). */
 export const defuse = (s: string): string =>
@@ -206,7 +206,6 @@ export const defuse = (s: string): string =>
     .replace(/\{(?=[{%#])/g, '{ ');
 
 const templateDelimiters = /\{\{|\{%|\{#/;
-const yaml11Special = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~)$/;
 
 const assertConstant = (s: string): void => {
   if (templateDelimiters.test(s)) throw new Error(`internal: constant ${JSON.stringify(s)} contains a template delimiter`);
@@ -215,14 +214,14 @@ const assertConstant = (s: string): void => {
 /** A compiler constant written plain: module choices, absolute tool paths, host names. */
 export const word = (s: string): Scalar => {
   assertConstant(s);
-  if (!/^[A-Za-z_/][A-Za-z0-9_./-]*$/.test(s) || yaml11Special.test(s)) throw new Error(`internal: ${JSON.stringify(s)} is not a plain word`);
+  if (!/^[A-Za-z_/][A-Za-z0-9_./-]*$/.test(s) || notAStringWhenPlain.test(s)) throw new Error(`internal: ${JSON.stringify(s)} is not a plain word`);
   return { kind: 'scalar', render: () => s };
 };
 
 /** A validated identifier (phase and role names): plain when YAML reads it as a string, else single-quoted. */
 export const ident = (s: string): Scalar => {
   assertConstant(s);
-  return /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) && !yaml11Special.test(s) ? { kind: 'scalar', render: () => s } : str(s);
+  return /^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) && !notAStringWhenPlain.test(s) ? { kind: 'scalar', render: () => s } : str(s);
 };
 
 /** A compiler constant (or a value the IR schema has validated, such as a mode) in single quotes. */
@@ -262,7 +261,7 @@ export const comment = (text: string): string => {
 
 /** A mapping key: the backend's own identifiers (and module FQCNs) only, always plain. */
 export const key = (k: string): string => {
-  if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(k) || yaml11Special.test(k)) throw new Error(`internal: ${JSON.stringify(k)} is not a plain key`);
+  if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(k) || notAStringWhenPlain.test(k)) throw new Error(`internal: ${JSON.stringify(k)} is not a plain key`);
   return k;
 };
 

@@ -30,7 +30,7 @@
 // delimiters, which are ordinary text here. What both share, the tag-free
 // escapes and single quoting, is ../yaml-text.ts.
 
-import { escapeChar, mustEscape, singleQuoted } from '../yaml-text.js';
+import { escapeChar, mustEscape, notAStringWhenPlain, singleQuoted } from '../yaml-text.js';
 
 /** Where a scalar goes: `indent` is the column of continuation lines and block content. */
 export interface ScalarContext {
@@ -54,11 +54,9 @@ const printable = (s: string, tabs: boolean): boolean => {
   return true;
 };
 
-/** Words of YAML 1.1 (PyYAML) or 1.2 that resolve to a boolean or null when plain. */
-const specialWord = /^(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF|null|Null|NULL|~)$/;
 
 /** Plain text that every resolver reads back as this very string, in block and flow context. */
-const plainSafe = (s: string): boolean => /^[A-Za-z_/][A-Za-z0-9_./+=@-]*$/.test(s) && !specialWord.test(s);
+const plainSafe = (s: string): boolean => /^[A-Za-z_/][A-Za-z0-9_./+=@-]*$/.test(s) && !notAStringWhenPlain.test(s);
 
 /** Double-quoted with escapes; in block context folded after each escaped line break. */
 const doubleQuoted = (s: string, at: ScalarContext): string => {
@@ -139,7 +137,7 @@ export const bool = (b: boolean): Scalar => ({ kind: 'scalar', render: () => (b 
 
 /** A mapping key: the backend's own names (cloud-config module keys), always plain. */
 export const key = (k: string): string => {
-  if (!/^[a-z_][a-z0-9_-]*$/.test(k) || specialWord.test(k)) throw new Error(`internal: ${JSON.stringify(k)} is not a plain key`);
+  if (!/^[a-z_][a-z0-9_-]*$/.test(k) || notAStringWhenPlain.test(k)) throw new Error(`internal: ${JSON.stringify(k)} is not a plain key`);
   return k;
 };
 
