@@ -60,7 +60,7 @@ const imgc = (...a) => [process.execPath, [imgcBin, ...a]];
  */
 const snapshotMade = (cache) => {
   const dir = path.join(cache ?? path.join(os.homedir(), '.cache', 'imgc'), 'typecheck-snapshot');
-  const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.lock'));
+  const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.making'));
   for (let waited = 0; making() && waited < 120_000; waited += 100) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
 };
 

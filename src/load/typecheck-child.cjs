@@ -194,22 +194,28 @@ const fromSnapshot = (/** @type {TS} */ t, /** @type {Map<string, import('typesc
     return { ok: true, ...result, snapshot: 'used' };
   });
 
+/** How long a snapshot attempt holds off the next one: while it runs, and after it failed. */
+const ATTEMPT_MS = 120_000;
+
+/** Whether snapshot `blob` is being made, or an attempt to make it failed in the last two minutes. */
+const attempted = (/** @type {string} */ blob) => Date.now() - (fs.statSync(`${blob}.making`, { throwIfNoEntry: false })?.mtimeMs ?? 0) < ATTEMPT_MS;
+
 /**
  * Makes snapshot `blob` (and its sidecar, `.json` beside it: the stamps of the
- * files it holds) by a snapshot build of this file, unless another process is
- * making it. V8 cannot keep optimised code in a snapshot, so a build runs
- * unoptimised: it checks a definition that only imports imgc, not the user's.
+ * files it holds) by a snapshot build of this file, unless another attempt
+ * holds it off (see `attempted`). V8 cannot keep optimised code in a
+ * snapshot, so a build runs unoptimised: it checks a definition that only
+ * imports imgc, not the user's.
  * @param {string} blob
  * @param {Request} req
  */
 const makeSnapshot = (blob, req) => {
-  const lock = `${blob}.lock`;
+  const making = `${blob}.making`;
   try {
-    fs.writeFileSync(lock, `${process.pid}\n`, { flag: 'wx' });
+    fs.writeFileSync(making, `${process.pid}\n`, { flag: 'wx' });
   } catch {
-    // Being made, unless the maker died long ago.
-    if (Date.now() - (fs.statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0) < 120_000) return;
-    fs.writeFileSync(lock, `${process.pid}\n`);
+    if (attempted(blob)) return;
+    fs.writeFileSync(making, `${process.pid}\n`);
   }
   const tmp = `${blob}.${process.pid}.tmp`;
   const stub = path.join(path.dirname(blob), 'imports-imgc.ts');
@@ -221,14 +227,15 @@ const makeSnapshot = (blob, req) => {
     });
     /** @type {Answer | undefined} */
     const answer = built.status === 0 ? JSON.parse(built.stdout.split('\n', 1)[0] || 'null') : undefined;
-    if (!answer?.ok || !answer.preloaded || answer.diagnostics.length) return; // kept out: a check of the stub that fails
+    // A failed attempt leaves its marker, so that checks do not start another one each.
+    if (!answer?.ok || !answer.preloaded || answer.diagnostics.length) return;
     fs.renameSync(tmp, blob);
     const sidecar = blob.replace(/\.blob$/, '.json');
     fs.writeFileSync(`${sidecar}.${process.pid}.tmp`, JSON.stringify(answer.preloaded));
     fs.renameSync(`${sidecar}.${process.pid}.tmp`, sidecar);
+    fs.rmSync(making, { force: true });
   } finally {
     fs.rmSync(tmp, { force: true });
-    fs.rmSync(lock, { force: true });
   }
 };
 
@@ -256,4 +263,4 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadTypescript };
+if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted };

@@ -7,6 +7,7 @@
 // the background for the next.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,7 @@ import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
 import type { Answer, Request, Stamp } from './typecheck-child.cjs';
 
 const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'typecheck-child.cjs');
+const { attempted } = createRequire(import.meta.url)(child) as typeof import('./typecheck-child.cjs');
 
 const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
 
@@ -99,6 +101,7 @@ const freshSnapshot = (files: ReturnType<typeof snapshotFiles>): boolean => {
 
 /** Makes the snapshot for next time, in a process of its own that outlives this one (it takes a few seconds of one core). */
 const makeSnapshotLater = (files: ReturnType<typeof snapshotFiles>, req: Request): void => {
+  if (attempted(files.blob)) return;
   try {
     mkdirSync(files.dir, { recursive: true });
     const maker = spawn(process.execPath, ['--no-warnings', child, '--make-snapshot', files.blob, JSON.stringify(req)], { detached: true, stdio: 'ignore', env: childEnv() });

@@ -2,7 +2,7 @@
 // V8 snapshot with TypeScript's libraries parsed once it has one. Whichever
 // way it runs, the diagnostics must be the same; a stale or broken snapshot
 // must never be used; code with syntax errors must never run.
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askTypecheck, type Ran } from '../../src/load/typecheck.js';
@@ -22,7 +22,7 @@ const blobOf = (cache: string) => {
 const snapshotMade = async (cache: string): Promise<string> => {
   for (let waited = 0; waited < 120_000; waited += 250) {
     const blob = blobOf(cache);
-    if (blob && existsSync(blob.replace(/\.blob$/, '.json')) && !existsSync(`${blob}.lock`)) return blob;
+    if (blob && existsSync(blob.replace(/\.blob$/, '.json')) && !existsSync(`${blob}.making`)) return blob;
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`no snapshot was made in ${snapshotDir(cache)}`);
@@ -81,6 +81,28 @@ describe('the type-check process', () => {
     expect(ran.diagnostics.map((d) => d.code)).toEqual([2322]);
     await new Promise((r) => setTimeout(r, 500));
     expect(readFileSync(await snapshotMade(cache)).length).toBeGreaterThan(1 << 20);
+  });
+
+  it('starts no second attempt at a snapshot within two minutes of one that is running or failed', async () => {
+    const own = tempDir('typecheck-attempt');
+    process.env['IMGC_CACHE'] = own;
+    try {
+      // The marker of an attempt that started just now: checks answer, and leave the making to it.
+      const first = answerOf(await askTypecheck(typeError));
+      const made = await snapshotMade(own);
+      rmSync(made);
+      writeFileSync(`${made}.making`, '1\n');
+      expect(answerOf(await askTypecheck(typeError)).snapshot).toBe('none');
+      await new Promise((r) => setTimeout(r, 8000));
+      expect(existsSync(made)).toBe(false);
+      // Three minutes on, that attempt is over: the next check makes the snapshot again.
+      const then = new Date(Date.now() - 180_000);
+      utimesSync(`${made}.making`, then, then);
+      expect(answerOf(await askTypecheck(typeError)).diagnostics).toEqual(first.diagnostics);
+      expect(await snapshotMade(own)).toBe(made);
+    } finally {
+      process.env['IMGC_CACHE'] = cache;
+    }
   });
 
   it('gives the CLI the same diagnostics with and without a snapshot, and keeps NODE_OPTIONS out of the child', async () => {
