@@ -123,6 +123,17 @@ describe('the type-check process', () => {
   });
 });
 
+describe('a definition TypeScript cannot check', () => {
+  it('is IMGC1001 with the way out, when one chain of calls overflows the checker\'s stack', async () => {
+    const dir = tempDir('deep');
+    const chain = Array.from({ length: 6000 }, (_, i) => `  .group('g${i}')`).join('\n');
+    writeFileSync(path.join(dir, 'deep.ts'), `import { image, debian12 } from 'imgc';\nexport default image('deep').base(debian12()).customize((p) => p\n${chain}\n);\n`);
+    const r = await imgc(['check', '--format', 'json', path.join(dir, 'deep.ts')], { env: { IMGC_CACHE: tempDir('deep-cache') } });
+    const typeErrors = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; hint?: string }[] }).diagnostics.filter((d) => d.code === 'IMGC1001');
+    expect(typeErrors).toEqual([expect.objectContaining({ message: expect.stringMatching(/TypeScript could not check this definition \(Maximum call stack size exceeded\)/), hint: expect.stringMatching(/defineModule/) })]);
+  });
+});
+
 describe('a definition with syntax errors', () => {
   const body = (marker: string) =>
     [
