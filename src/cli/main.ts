@@ -8,7 +8,7 @@ import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { prefetchTypecheck } from '../load/typecheck.js';
+import { dropTypecheckPrefetch, prefetchTypecheck } from '../load/typecheck.js';
 import { EXIT, UsageError } from './exit.js';
 
 // Each command imports what only it needs when it runs (the backends, the
@@ -104,7 +104,7 @@ const fileArg = async (positionals: string[], command: string): Promise<string> 
   throw new UsageError(`imgc ${command} needs a definition file (or an imgc.toml here), e.g. imgc ${command} examples/node-image.ts`);
 };
 
-export const run = async (argv: string[], io: Io): Promise<number> => {
+const runCommand = async (argv: string[], io: Io): Promise<number> => {
   // build and verify have options of their own (src/cli/build.ts).
   if (argv[0] === 'build' || argv[0] === 'verify') {
     await loadCheck();
@@ -213,5 +213,13 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
       return EXIT.usage;
     }
     throw e;
+  }
+};
+
+export const run = async (argv: string[], io: Io): Promise<number> => {
+  try {
+    return await runCommand(argv, io);
+  } finally {
+    dropTypecheckPrefetch(); // a usage error before the definition was loaded: do not wait for its type-check
   }
 };

@@ -52,9 +52,9 @@ export interface Ran {
 }
 
 /** Runs node with `args`, the request on stdin; the answer is the first line it prints. */
-const runChild = (args: string[], req: Request): Promise<Ran> =>
+const runChild = (args: string[], req: Request, signal?: AbortSignal): Promise<Ran> =>
   new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--no-warnings', ...args], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, ['--no-warnings', ...args], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
     let out = '';
     let err = '';
     p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -113,17 +113,17 @@ const makeSnapshotLater = (files: ReturnType<typeof snapshotFiles>, req: Request
   }
 };
 
-/** The child's answer: from the snapshot when it is fresh; else from a plain run, and the snapshot made after it. */
-export const askTypecheck = async (file: string): Promise<Ran> => {
+/** The child's answer: from the snapshot when it is fresh; else from a plain run, and the snapshot made after it. `signal` stops the child. */
+export const askTypecheck = async (file: string, signal?: AbortSignal): Promise<Ran> => {
   const req = request(file);
   const files = snapshotFiles();
   if (freshSnapshot(files)) {
-    const ran = await runChild(['--snapshot-blob', files.blob], req);
-    if (ran.answer) return ran;
+    const ran = await runChild(['--snapshot-blob', files.blob], req, signal);
+    if (ran.answer || signal?.aborted) return ran;
     rmSync(files.blob, { force: true }); // a blob this Node cannot load: make it again
   }
-  const ran = await runChild([child], req);
-  makeSnapshotLater(files, req);
+  const ran = await runChild([child], req, signal);
+  if (!signal?.aborted) makeSnapshotLater(files, req);
   return ran;
 };
 
@@ -145,17 +145,24 @@ const hashFile = (f: string): string | undefined => {
   }
 };
 
-let prefetched: { file: string; diagnostics: Promise<Diagnostic[]> } | undefined;
+let prefetched: { file: string; diagnostics: Promise<Diagnostic[]>; stop: AbortController } | undefined;
 
 /**
  * Starts the type-check of `file` (absolute) now; the next typecheck() of it
  * takes this one. For the CLI, which knows the file before it has loaded the
- * rest of itself.
+ * rest of itself (and calls dropTypecheckPrefetch when it ends).
  */
 export const prefetchTypecheck = (file: string): void => {
-  const diagnostics = check(file, path.dirname(file));
+  const stop = new AbortController();
+  const diagnostics = check(file, path.dirname(file), stop.signal);
   diagnostics.catch(() => {}); // whoever takes it sees the failure
-  prefetched = { file, diagnostics };
+  prefetched = { file, diagnostics, stop };
+};
+
+/** Stops a prefetched type-check nobody took (a usage error came first), so the command does not wait on it. */
+export const dropTypecheckPrefetch = (): void => {
+  prefetched?.stop.abort();
+  prefetched = undefined;
 };
 
 /**
@@ -169,14 +176,14 @@ export const typecheck = (file: string, dir: string): Promise<Diagnostic[]> => {
   return started ?? check(file, dir);
 };
 
-const check = async (file: string, dir: string): Promise<Diagnostic[]> => {
+const check = async (file: string, dir: string, signal?: AbortSignal): Promise<Diagnostic[]> => {
   const key = `${sha256(`${cacheSalt}\0${file}`)}.json`;
   const cached = readCached('typecheck', key);
   if (cached !== undefined) {
     const entry = JSON.parse(cached) as CachedCheck;
     if (entry.inputs.every((i) => hashFile(i.file) === i.sha256)) return entry.diagnostics;
   }
-  const { answer, exitCode, stderr } = await askTypecheck(file);
+  const { answer, exitCode, stderr } = await askTypecheck(file, signal);
   if (!answer) throw new Error(`the type-check process ended (exit ${exitCode}) without an answer: ${stderr.trim() || 'nothing on stderr'}`);
   if (!answer.ok) {
     if (answer.error.name !== 'RangeError') throw new Error(`the type-check failed: ${answer.error.name}: ${answer.error.message}`);

@@ -123,6 +123,17 @@ describe('the type-check process', () => {
   });
 });
 
+describe('the CLI', () => {
+  it('stops the type-check it started early when the command fails on its arguments first', async () => {
+    const own = tempDir('typecheck-usage');
+    const r = await imgc(['compile', 'examples/broken/type-error.ts', '--target', 'nope'], { env: { IMGC_CACHE: own } });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/unknown target 'nope'/);
+    // A type-check left to finish would have cached its answer before the process could exit.
+    expect(existsSync(path.join(own, 'typecheck'))).toBe(false);
+  });
+});
+
 describe('a definition TypeScript cannot check', () => {
   it('is IMGC1001 with the way out, when one chain of calls overflows the checker\'s stack', async () => {
     const dir = tempDir('deep');
