@@ -8,9 +8,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type ts from 'typescript';
 import { cacheDir, readCached, sha256, writeCached } from '../util/cache.js';
+import { srcRoot } from './entries.js';
 
 const require = createRequire(import.meta.url);
 const { loadTypescript } = require('./typecheck-child.cjs') as typeof import('./typecheck-child.cjs');
@@ -20,7 +21,6 @@ let loaded: ReturnType<typeof loadTypescript> | undefined;
 const typescript = () => (loaded ??= loadTypescript(cacheDir(), 'transpile'));
 
 const versionOf = (pkgJson: string): string => (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
-const srcRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resolve(srcRoot, '..', '..', 'package.json')].find(existsSync);
 /** What every cache entry of the loader depends on besides the user's files. */
 export const cacheSalt = `imgc@${imgcPackageJson ? versionOf(imgcPackageJson) : '?'} typescript@${versionOf(require.resolve('typescript/package.json'))}`;
