@@ -194,6 +194,23 @@ const fromSnapshot = (/** @type {TS} */ t, /** @type {Map<string, import('typesc
     return { ok: true, ...result, snapshot: 'used' };
   });
 
+/**
+ * Each Node binary and each imgc installation (checkout, clone, node_modules)
+ * has a snapshot of its own, some 30 MB: the newest few are kept.
+ */
+const KEEP_SNAPSHOTS = 4;
+const pruneSnapshots = (/** @type {string} */ dir) => {
+  const blobs = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.blob'))
+    .map((f) => ({ f, mtimeMs: fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { f } of blobs.slice(KEEP_SNAPSHOTS)) {
+    fs.rmSync(path.join(dir, f.replace(/\.blob$/, '.json')), { force: true }); // the sidecar first: a blob without one is never used
+    fs.rmSync(path.join(dir, f), { force: true });
+  }
+};
+
 /** How long a snapshot attempt holds off the next one: while it runs, and after it failed. */
 const ATTEMPT_MS = 120_000;
 
@@ -234,6 +251,7 @@ const makeSnapshot = (blob, req) => {
     fs.writeFileSync(`${sidecar}.${process.pid}.tmp`, JSON.stringify(answer.preloaded));
     fs.renameSync(`${sidecar}.${process.pid}.tmp`, sidecar);
     fs.rmSync(making, { force: true });
+    pruneSnapshots(path.dirname(blob));
   } finally {
     fs.rmSync(tmp, { force: true });
   }

@@ -2,10 +2,10 @@
 // hooks mean: the same IR, the same step locations, the same errors. Each
 // definition here is loaded both ways through the CLI and compared, and
 // linkDefinition says which way the CLI took.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { linkDefinition, type Entries } from '../../src/load/link.js';
 import { imgc, repoRoot, tempDir } from '../helpers/cli.js';
 
@@ -21,9 +21,16 @@ const write = (dir: string, files: Record<string, string>) => {
   }
 };
 
+// A cache a check wrote into holds a type-check snapshot of some 30 MB.
+const caches: string[] = [];
+afterAll(() => {
+  for (const c of caches) rmSync(c, { recursive: true, force: true });
+});
+
 /** `imgc <args>` through the in-thread loader and through the hooks, with a cache of its own. */
 const bothWays = async (args: string[]) => {
   const cache = tempDir('link-cache');
+  caches.push(cache);
   const inThread = await imgc(args, { env: { IMGC_CACHE: cache } });
   const hooks = await imgc(args, { env: { IMGC_CACHE: cache, IMGC_LOADER: 'hooks' } });
   return { inThread, hooks, cache };

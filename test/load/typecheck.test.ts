@@ -2,7 +2,7 @@
 // V8 snapshot with TypeScript's libraries parsed once it has one. Whichever
 // way it runs, the diagnostics must be the same; a stale or broken snapshot
 // must never be used; code with syntax errors must never run.
-import { existsSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askTypecheck, type Ran } from '../../src/load/typecheck.js';
@@ -11,10 +11,21 @@ import { imgc, repoRoot, tempDir } from '../helpers/cli.js';
 
 const typeError = path.join(repoRoot, 'examples', 'broken', 'type-error.ts');
 
+// Each cache here gets a snapshot of some 30 MB: all are removed at the end.
+const scratch: string[] = [];
+const temp = (prefix: string): string => {
+  const dir = tempDir(prefix);
+  scratch.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
 const snapshotDir = (cache: string) => path.join(cache, 'typecheck-snapshot');
 const blobOf = (cache: string) => {
   const dir = snapshotDir(cache);
-  const blob = existsSync(dir) ? readdirSync(dir).find((f) => f.endsWith('.blob')) : undefined;
+  const blob = existsSync(dir) ? readdirSync(dir).find((f) => /^[0-9a-f]{32}\.blob$/.test(f)) : undefined;
   return blob && path.join(dir, blob);
 };
 
@@ -34,7 +45,7 @@ const answerOf = (ran: Ran) => {
 };
 
 describe('the type-check process', () => {
-  const cache = tempDir('typecheck-cache');
+  const cache = temp('typecheck-cache');
   let saved: string | undefined;
   beforeAll(() => {
     saved = process.env['IMGC_CACHE'];
@@ -83,8 +94,32 @@ describe('the type-check process', () => {
     expect(readFileSync(await snapshotMade(cache)).length).toBeGreaterThan(1 << 20);
   });
 
+  it('keeps the newest four snapshots of the cache, one per Node binary and imgc installation', async () => {
+    const own = temp('typecheck-prune');
+    const dir = snapshotDir(own);
+    mkdirSync(dir, { recursive: true });
+    // Five others, of other installations, the oldest first.
+    const others = Array.from({ length: 5 }, (_, i) => path.join(dir, `other${i}.blob`));
+    others.forEach((blob, i) => {
+      writeFileSync(blob, 'x');
+      writeFileSync(blob.replace(/\.blob$/, '.json'), '[]');
+      const then = new Date(Date.now() - (10 - i) * 60_000);
+      utimesSync(blob, then, then);
+    });
+    process.env['IMGC_CACHE'] = own;
+    try {
+      answerOf(await askTypecheck(typeError));
+      const made = await snapshotMade(own);
+      const left = readdirSync(dir).filter((f) => f.endsWith('.blob')).sort();
+      expect(left).toEqual([path.basename(made), 'other2.blob', 'other3.blob', 'other4.blob'].sort());
+      expect(readdirSync(dir).filter((f) => f.endsWith('.json')).sort()).toEqual(left.map((f) => f.replace(/\.blob$/, '.json')));
+    } finally {
+      process.env['IMGC_CACHE'] = cache;
+    }
+  });
+
   it('starts no second attempt at a snapshot within two minutes of one that is running or failed', async () => {
-    const own = tempDir('typecheck-attempt');
+    const own = temp('typecheck-attempt');
     process.env['IMGC_CACHE'] = own;
     try {
       // The marker of an attempt that started just now: checks answer, and leave the making to it.
@@ -106,7 +141,7 @@ describe('the type-check process', () => {
   });
 
   it('gives the CLI the same diagnostics with and without a snapshot, and keeps NODE_OPTIONS out of the child', async () => {
-    const own = tempDir('typecheck-cli');
+    const own = temp('typecheck-cli');
     const check = () => imgc(['check', '--format', 'json', 'examples/broken/type-error.ts'], { env: { IMGC_CACHE: own } });
     const before = await check();
     await snapshotMade(own);
@@ -125,7 +160,7 @@ describe('the type-check process', () => {
 
 describe('the CLI', () => {
   it('stops the type-check it started early when the command fails on its arguments first', async () => {
-    const own = tempDir('typecheck-usage');
+    const own = temp('typecheck-usage');
     const r = await imgc(['compile', 'examples/broken/type-error.ts', '--target', 'nope'], { env: { IMGC_CACHE: own } });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/unknown target 'nope'/);
@@ -136,10 +171,10 @@ describe('the CLI', () => {
 
 describe('a definition TypeScript cannot check', () => {
   it('is IMGC1001 with the way out, when one chain of calls overflows the checker\'s stack', async () => {
-    const dir = tempDir('deep');
+    const dir = temp('deep');
     const chain = Array.from({ length: 6000 }, (_, i) => `  .group('g${i}')`).join('\n');
     writeFileSync(path.join(dir, 'deep.ts'), `import { image, debian12 } from 'imgc';\nexport default image('deep').base(debian12()).customize((p) => p\n${chain}\n);\n`);
-    const r = await imgc(['check', '--format', 'json', path.join(dir, 'deep.ts')], { env: { IMGC_CACHE: tempDir('deep-cache') } });
+    const r = await imgc(['check', '--format', 'json', path.join(dir, 'deep.ts')], { env: { IMGC_CACHE: temp('deep-cache') } });
     const typeErrors = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; hint?: string }[] }).diagnostics.filter((d) => d.code === 'IMGC1001');
     expect(typeErrors).toEqual([expect.objectContaining({ message: expect.stringMatching(/TypeScript could not check this definition \(Maximum call stack size exceeded\)/), hint: expect.stringMatching(/defineModule/) })]);
   });
@@ -157,7 +192,7 @@ describe('a definition with syntax errors', () => {
 
   for (const loader of ['in-thread', 'hooks'] as const) {
     it(`is reported as IMGC1006 and never run (${loader} loader)`, async () => {
-      const dir = tempDir('syntax');
+      const dir = temp('syntax');
       const file = path.join(dir, 'broken.ts');
       const marker = path.join(dir, 'ran');
       writeFileSync(file, body(marker));
