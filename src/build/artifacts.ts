@@ -175,22 +175,20 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
       rmSync(target, { recursive: true, force: true });
       const input = ctx.rootId ? artifactInput(ctx.rootId, step) : undefined;
       // Once made (or kept) and hashed: what it was made from and how it now sits on disk, for the next build.
-      const settle = (made: Promise<ArtifactRecord>): void =>
+      const settle = (made: Promise<ArtifactRecord>, stamp = () => diskStamp(target)): void =>
         recorded(
           step,
           started,
           made.then((rec) => {
-            if (input) state.artifacts[step.output] = { input, stamp: diskStamp(target), record: { ...rec, reused: false } };
+            if (input) state.artifacts[step.output] = { input, stamp: stamp(), record: { ...rec, reused: false } };
             return rec;
           }),
         );
       const old = reusable(step, input, ctx);
       if (old) {
         // Left where it is, unstaged: publishing moves only what was made, so a failed build leaves it as it was too.
-        const kept: ArtifactRecord = { ...old.record, step: step.id, reused: true };
         if (step.format === 'raw') rawBySize.set(diskSize(step), ensureInside(ctx.previous!.dir, step.output));
-        state.artifacts[step.output] = { input: input!, stamp: old.stamp, record: { ...kept, reused: false } };
-        recorded(step, started, Promise.resolve(kept));
+        settle(Promise.resolve({ ...old.record, step: step.id, reused: true }), () => old.stamp);
         continue;
       }
       switch (step.format) {

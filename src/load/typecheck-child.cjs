@@ -87,15 +87,27 @@ const loadTypescript = (cacheDir, role) => {
     saved = true;
     try {
       fs.mkdirSync(path.dirname(cacheFile), { recursive: true });
-      const tmp = `${cacheFile}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, script.createCachedData());
-      fs.renameSync(tmp, cacheFile);
+      writeAtomically(cacheFile, script.createCachedData());
     } catch {
       // a read-only cache: compile again next time
     }
   };
   return { ts: /** @type {TS} */ (module.exports), saveCode };
 };
+
+/** Writes `file` whole or not at all (a reader never sees half of it); throws as writeFileSync does. */
+const writeAtomically = (/** @type {string} */ file, /** @type {string | Uint8Array} */ data) => {
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    fs.writeFileSync(tmp, data);
+    fs.renameSync(tmp, file);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+};
+
+/** The sidecar of snapshot `blob`: the stamps of the files it holds. */
+const sidecarOf = (/** @type {string} */ blob) => blob.replace(/\.blob$/, '.json');
 
 /** TS codes that mean "this file uses Node's APIs": retry with Node's types. */
 const needsNodeTypes = new Set([2580, 2591, 2592, 2867, 2868]);
@@ -206,7 +218,7 @@ const pruneSnapshots = (/** @type {string} */ dir) => {
     .map((f) => ({ f, mtimeMs: fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
     .sort((a, b) => b.mtimeMs - a.mtimeMs);
   for (const { f } of blobs.slice(KEEP_SNAPSHOTS)) {
-    fs.rmSync(path.join(dir, f.replace(/\.blob$/, '.json')), { force: true }); // the sidecar first: a blob without one is never used
+    fs.rmSync(sidecarOf(path.join(dir, f)), { force: true }); // the sidecar first: a blob without one is never used
     fs.rmSync(path.join(dir, f), { force: true });
   }
 };
@@ -247,9 +259,7 @@ const makeSnapshot = (blob, req) => {
     // A failed attempt leaves its marker, so that checks do not start another one each.
     if (!answer?.ok || !answer.preloaded || answer.diagnostics.length) return;
     fs.renameSync(tmp, blob);
-    const sidecar = blob.replace(/\.blob$/, '.json');
-    fs.writeFileSync(`${sidecar}.${process.pid}.tmp`, JSON.stringify(answer.preloaded));
-    fs.renameSync(`${sidecar}.${process.pid}.tmp`, sidecar);
+    writeAtomically(sidecarOf(blob), JSON.stringify(answer.preloaded));
     fs.rmSync(making, { force: true });
     pruneSnapshots(path.dirname(blob));
   } finally {
@@ -281,4 +291,4 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted };
+if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted, sidecarOf };

@@ -19,7 +19,7 @@ import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
 import type { Answer, Request, Stamp } from './typecheck-child.cjs';
 
 const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'typecheck-child.cjs');
-const { attempted } = createRequire(import.meta.url)(child) as typeof import('./typecheck-child.cjs');
+const { attempted, sidecarOf } = createRequire(import.meta.url)(child) as typeof import('./typecheck-child.cjs');
 
 const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
 
@@ -77,7 +77,7 @@ const runChild = (args: string[], req: Request, signal?: AbortSignal): Promise<R
 const snapshotFiles = () => {
   const dir = path.join(cacheDir(), 'typecheck-snapshot');
   const name = sha256(`${process.execPath}\0${process.version}\0${process.arch}\0${child}`).slice(0, 32);
-  return { dir, blob: path.join(dir, `${name}.blob`), sidecar: `${name}.json` };
+  return { dir, blob: path.join(dir, `${name}.blob`) };
 };
 
 const unchanged = (s: Stamp): boolean => {
@@ -90,10 +90,9 @@ const unchanged = (s: Stamp): boolean => {
 };
 
 const freshSnapshot = (files: ReturnType<typeof snapshotFiles>): boolean => {
-  const sidecar = readCached('typecheck-snapshot', files.sidecar);
-  if (sidecar === undefined || !existsSync(files.blob)) return false;
+  if (!existsSync(files.blob)) return false;
   try {
-    return (JSON.parse(sidecar) as Stamp[]).every(unchanged);
+    return (JSON.parse(readFileSync(sidecarOf(files.blob), 'utf8')) as Stamp[]).every(unchanged);
   } catch {
     return false;
   }
