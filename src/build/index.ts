@@ -201,10 +201,13 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
   }
 
   let exitCode = 1;
+  // This build's own: other builds beside the same output directory have work directories there too.
+  let workDir: string | undefined;
   try {
     exitCode = await session.guard(async () => {
-      const workDir = mkdtempSync(path.join(workParent, `.imgc-work-${ir.name}-`));
-      const root = path.join(workDir, 'root');
+      const work = mkdtempSync(path.join(workParent, `.imgc-work-${ir.name}-`));
+      workDir = work;
+      const root = path.join(work, 'root');
       mkdirSync(root, { mode: 0o755 });
       summary.root = root;
       const cache = new RootCache(cacheDir(env));
@@ -218,7 +221,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
         if (opts.keepRoot) display.info(`root kept at ${path.relative(cwd, root) || root}`);
         else {
           if (rootIs && mountsUnder(root).length === 0 && cache.keep(rootIs.key, rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
-          removeWorkDir(workDir, display);
+          removeWorkDir(work, display);
         }
       });
       const staging = path.join(outDir, `.imgc-staging-${process.pid}`);
@@ -440,7 +443,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
     const signal = e instanceof Interrupted ? e.signal : session.interrupted;
     if (signal) {
       summary.error = `interrupted by ${signal}`;
-      const left = mountsUnder(path.dirname(outDir)).filter((m) => m.includes('.imgc-work-'));
+      const left = workDir ? mountsUnder(workDir) : [];
       display.line(`imgc: interrupted by ${signal}; ${left.length ? `STILL MOUNTED: ${left.join(', ')}` : 'nothing is left mounted'}, no artifact was published`);
       exitCode = signal === 'SIGINT' ? 130 : 143;
     } else if (e instanceof PhaseFailed) {
