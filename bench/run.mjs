@@ -16,6 +16,8 @@ const { values: args } = parseArgs({ options: { runs: { type: 'string' }, quick:
 const runs = Number(args.runs ?? (args.quick ? 3 : 7));
 const only = new Set((args.only ?? 'check,compile,scale,build').split(','));
 const work = mkdtempSync(path.join(os.tmpdir(), 'imgc-bench-'));
+// A type-check server started by one measurement would answer the next: only the rows that say so have one.
+process.env.IMGC_NO_SERVER = '1';
 const hasGnuTime = existsSync('/usr/bin/time');
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
@@ -64,6 +66,32 @@ const snapshotMade = (cache) => {
   for (let waited = 0; making() && waited < 120_000; waited += 100) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
 };
 
+/**
+ * Runs `measureWith(env)` with a type-check server running for cache `env`
+ * (src/load/typecheck-server.ts): started by a check, as a user's first
+ * check starts it, warmed by a few edited checks, stopped after.
+ */
+const withServer = async (env, edited, measureWith) => {
+  const serverEnv = { ...env, IMGC_NO_SERVER: '0', CI: '' };
+  const { typecheckServerSocket } = await import(path.join(root, 'dist', 'src', 'load', 'typecheck.js'));
+  const { stopServer } = await import(path.join(root, 'dist', 'src', 'load', 'typecheck-server.js'));
+  const saved = { ...process.env };
+  Object.assign(process.env, serverEnv);
+  const socket = typecheckServerSocket();
+  process.env = saved;
+  if (!socket) throw new Error(`no type-check server socket can be made in ${env.IMGC_CACHE}`);
+  const check = (file) => spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...edited(), ...serverEnv } });
+  try {
+    return await measureWith(serverEnv, (file) => {
+      check(file);
+      for (let waited = 0; !(existsSync(socket) && !existsSync(`${socket}.making`)) && waited < 120_000; waited += 100) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      for (let i = 0; i < 3; i++) check(file);
+    });
+  } finally {
+    await stopServer(socket);
+  }
+};
+
 const freshCache = () => {
   const dir = mkdtempSync(path.join(work, 'cache-'));
   return { IMGC_CACHE: dir };
@@ -102,9 +130,14 @@ if (only.has('check')) {
     return warmEnv;
   };
   const changed = measure(...imgc('check', example), { env: edited });
+  const served = await withServer(warmEnv, edited, (serverEnv, start) => {
+    start(example);
+    return measure(...imgc('check', example), { env: () => ({ ...edited(), ...serverEnv }) });
+  });
   const cold = measure(...imgc('check', example), { env: freshCache });
   row('check', 'imgc check node-image.ts (warm cache)', warm, syntax);
-  row('check', 'imgc check node-image.ts (edited: type-check from the snapshot)', changed, syntax);
+  row('check', 'imgc check node-image.ts (edited: type-check server running)', served, syntax);
+  row('check', 'imgc check node-image.ts (edited: no server, type-check from the snapshot)', changed, syntax);
   row('check', 'imgc check node-image.ts (empty cache)', cold, syntax);
   row('check', 'imgc check node-image.ts (warm cache)', warm, lint);
 }
@@ -168,20 +201,23 @@ if (only.has('scale')) {
     spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...warmEnv } });
     snapshotMade(warmEnv.IMGC_CACHE);
     const warm = measure(...imgc('check', file), { n: scaleRuns, env: warmEnv });
-    // Edited: type-checked again, from the snapshot.
-    const edited = measure(...imgc('check', file), {
-      n: scaleRuns,
-      env: () => {
-        rmSync(path.join(warmEnv.IMGC_CACHE, 'typecheck'), { recursive: true, force: true });
-        return warmEnv;
-      },
+    // Edited: type-checked again, from the snapshot; and from a server.
+    const editedEnv = () => {
+      rmSync(path.join(warmEnv.IMGC_CACHE, 'typecheck'), { recursive: true, force: true });
+      return warmEnv;
+    };
+    const edited = measure(...imgc('check', file), { n: scaleRuns, env: editedEnv });
+    const served = await withServer(warmEnv, editedEnv, (serverEnv, start) => {
+      start(file);
+      return measure(...imgc('check', file), { n: scaleRuns, env: () => ({ ...editedEnv(), ...serverEnv }) });
     });
     const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns });
     const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns });
     const steps = n === 1 ? '1 step' : `${n} steps`;
     row('scale', `imgc check, ${steps} (cold)`, check);
     row('scale', `imgc check, ${steps} (warm cache)`, warm);
-    row('scale', `imgc check, ${steps} (edited: type-check from the snapshot)`, edited);
+    row('scale', `imgc check, ${steps} (edited: type-check server running)`, served);
+    row('scale', `imgc check, ${steps} (edited: no server, type-check from the snapshot)`, edited);
     row('scale', `imgc check --no-typecheck, ${steps}`, noTc);
     row('scale', `imgc compile --target shell, ${steps}`, compile);
     for (const [name, m] of [['check', check], ['check --no-typecheck', noTc], ['compile shell', compile]]) {

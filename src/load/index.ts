@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { linkDefinition, type Entries, type Linked } from './link.js';
 import { imgcEntry, srcRoot, stdlibEntry } from './entries.js';
-import { locOf, typecheck } from './typecheck.js';
+import { locOf, prefetchedTranspiles, typecheck } from './typecheck.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { setDefinitionDir } from '../dsl/location.js';
@@ -85,6 +85,8 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
     return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${(e as Error).message}`)] };
   }
   // The type-check runs in a process of its own (./typecheck.ts) while this one evaluates.
+  // A type-check server transpiles the files first, into the cache link() reads.
+  const transpiled = prefetchedTranspiles(abs);
   const typechecked = opts.typecheck === false ? Promise.resolve([]) : typecheck(abs, dir);
   typechecked.catch(() => {}); // awaited below on every path; this only keeps Node from calling it unhandled meanwhile
   const done = async (more: Diagnostic[], rest: Omit<LoadedDefinition, 'dir' | 'diagnostics'> = {}): Promise<LoadedDefinition> => {
@@ -96,6 +98,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
 
   // Stack traces and step locations are read through the modules' source maps.
   process.setSourceMapsEnabled(true);
+  await transpiled;
   const linked = link(abs);
   if (!('url' in linked) && opts.typecheck !== false) {
     // Code with syntax errors is not run. A linked file's transpile says so; through the hooks, only the type-check can.

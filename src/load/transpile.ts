@@ -20,6 +20,11 @@ let loaded: ReturnType<typeof loadTypescript> | undefined;
 /** The typescript package, loaded on first use, with V8's code cache for transpiling (see ./typecheck-child.cjs). */
 const typescript = () => (loaded ??= loadTypescript(cacheDir(), 'transpile'));
 
+/** For a process that has TypeScript loaded already (./typecheck-server.ts): transpile with that one. */
+export const useTypescript = (t: typeof ts): void => {
+  loaded ??= { ts: t, saveCode: () => {} };
+};
+
 const versionOf = (pkgJson: string): string => (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
 const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resolve(srcRoot, '..', '..', 'package.json')].find(existsSync);
 /** What every cache entry of the loader depends on besides the user's files. */

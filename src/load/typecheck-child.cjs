@@ -49,7 +49,7 @@ const requireHere = createRequire(__filename);
  * @property {number} size
  * @property {number} mtimeMs
  *
- * @typedef {{ ok: true, syntactic: boolean, diagnostics: TsDiagnostic[], inputs: string[], snapshot: 'used' | 'built' | 'none', preloaded?: Stamp[] }
+ * @typedef {{ ok: true, syntactic: boolean, diagnostics: TsDiagnostic[], inputs: string[], via: 'snapshot' | 'snapshot build' | 'fresh process' | 'server', preloaded?: Stamp[] }
  *   | { ok: false, error: { name: string, message: string } }} Answer
  */
 
@@ -136,19 +136,27 @@ const compilerOptions = (t, req, withNode) => ({
 /**
  * The check itself. `parsed` holds declaration files parsed (and, once a
  * checker has run, bound) before; TypeScript reuses a SourceFile object as is.
+ * A long-lived caller (./typecheck-server.ts) passes `previous`, the last
+ * program per option set, so that TypeScript reuses its module resolutions
+ * too, and `onSources`, called with the user's files before they are checked.
  * @param {TS} t
  * @param {Request} req
  * @param {Map<string, import('typescript').SourceFile>} parsed
+ * @param {Map<boolean, import('typescript').Program>} [previous]
+ * @param {(sources: readonly import('typescript').SourceFile[]) => void} [onSources]
  */
-const check = (t, req, parsed) => {
+const check = (t, req, parsed, previous, onSources) => {
   const isUsers = (/** @type {string} */ f) => !f.includes('/node_modules/') && !req.ownDirs.some((d) => path.resolve(f).startsWith(d));
   const attempt = (/** @type {boolean} */ withNode) => {
     const options = compilerOptions(t, req, withNode);
     const host = t.createCompilerHost(options);
     const parse = host.getSourceFile;
     host.getSourceFile = (name, ...rest) => parsed.get(name) ?? parse.call(host, name, ...rest);
-    const program = t.createProgram([req.file], options, host);
+    const program = t.createProgram([req.file], options, host, previous?.get(withNode));
+    previous?.set(withNode, program);
     const sources = program.getSourceFiles().filter((sf) => !sf.isDeclarationFile && isUsers(sf.fileName));
+    if (onSources) onSources(sources);
+    onSources = undefined; // once: a retry with Node's types reads the same files
     const syntactic = sources.flatMap((sf) => program.getSyntacticDiagnostics(sf));
     const all = syntactic.length > 0 ? syntactic : [...program.getOptionsDiagnostics(), ...sources.flatMap((sf) => program.getSemanticDiagnostics(sf))];
     return { program, all, syntactic: syntactic.length > 0 };
@@ -196,6 +204,12 @@ const stamp = (file) => {
   return { file, size: s.size, mtimeMs: s.mtimeMs };
 };
 
+/** Whether `s` still describes its file (same size and mtime). */
+const unchanged = (/** @type {Stamp} */ s) => {
+  const now = fs.statSync(s.file, { throwIfNoEntry: false });
+  return now !== undefined && now.size === s.size && now.mtimeMs === s.mtimeMs;
+};
+
 /** The files a snapshot made by this script depends on, besides the declarations it keeps. */
 const ownFiles = () => [__filename, requireHere.resolve('typescript'), process.execPath];
 
@@ -203,7 +217,7 @@ const ownFiles = () => [__filename, requireHere.resolve('typescript'), process.e
 const fromSnapshot = (/** @type {TS} */ t, /** @type {Map<string, import('typescript').SourceFile>} */ parsed) => () =>
   respond(readRequest(), (req) => {
     const { declarations: _, ...result } = check(t, req, parsed);
-    return { ok: true, ...result, snapshot: 'used' };
+    return { ok: true, ...result, via: 'snapshot' };
   });
 
 /**
@@ -223,11 +237,37 @@ const pruneSnapshots = (/** @type {string} */ dir) => {
   }
 };
 
-/** How long a snapshot attempt holds off the next one: while it runs, and after it failed. */
+/** How long an attempt (to make a snapshot, to start a server) holds off the next one: while it runs, and after it failed. */
 const ATTEMPT_MS = 120_000;
 
-/** Whether snapshot `blob` is being made, or an attempt to make it failed in the last two minutes. */
-const attempted = (/** @type {string} */ blob) => Date.now() - (fs.statSync(`${blob}.making`, { throwIfNoEntry: false })?.mtimeMs ?? 0) < ATTEMPT_MS;
+/** Whether the attempt that `marker` (a file) stands for runs, or failed in the last two minutes. */
+const attempted = (/** @type {string} */ marker) => Date.now() - (fs.statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? 0) < ATTEMPT_MS;
+
+/**
+ * Makes this process the one attempt that `marker` stands for, unless
+ * another holds it off; whoever succeeds removes the marker, and a failed
+ * attempt leaves it, so that checks do not start another one each.
+ */
+const claimAttempt = (/** @type {string} */ marker) => {
+  try {
+    fs.writeFileSync(marker, `${process.pid}\n`, { flag: 'wx' });
+    return true;
+  } catch {
+    if (attempted(marker)) return false;
+    fs.writeFileSync(marker, `${process.pid}\n`);
+    return true;
+  }
+};
+
+/** The marker of the attempt to make snapshot `blob`, or to start server `socket`. */
+const markerOf = (/** @type {string} */ blobOrSocket) => `${blobOrSocket}.making`;
+
+/** A definition that only imports imgc, in `dir`: checking it parses and binds every declaration a definition needs. */
+const writeStub = (/** @type {string} */ dir) => {
+  const stub = path.join(dir, 'imports-imgc.ts');
+  fs.writeFileSync(stub, "import type {} from 'imgc';\nimport type {} from 'imgc/stdlib';\n");
+  return stub;
+};
 
 /**
  * Makes snapshot `blob` (and its sidecar, `.json` beside it: the stamps of the
@@ -239,24 +279,17 @@ const attempted = (/** @type {string} */ blob) => Date.now() - (fs.statSync(`${b
  * @param {Request} req
  */
 const makeSnapshot = (blob, req) => {
-  const making = `${blob}.making`;
-  try {
-    fs.writeFileSync(making, `${process.pid}\n`, { flag: 'wx' });
-  } catch {
-    if (attempted(blob)) return;
-    fs.writeFileSync(making, `${process.pid}\n`);
-  }
+  const making = markerOf(blob);
+  if (!claimAttempt(making)) return;
   const tmp = `${blob}.${process.pid}.tmp`;
-  const stub = path.join(path.dirname(blob), 'imports-imgc.ts');
   try {
-    fs.writeFileSync(stub, "import type {} from 'imgc';\nimport type {} from 'imgc/stdlib';\n");
+    const stub = writeStub(path.dirname(blob));
     const built = spawnSync(process.execPath, ['--no-warnings', '--snapshot-blob', tmp, '--build-snapshot', __filename], {
       input: JSON.stringify({ ...req, file: stub }),
       encoding: 'utf8',
     });
     /** @type {Answer | undefined} */
     const answer = built.status === 0 ? JSON.parse(built.stdout.split('\n', 1)[0] || 'null') : undefined;
-    // A failed attempt leaves its marker, so that checks do not start another one each.
     if (!answer?.ok || !answer.preloaded || answer.diagnostics.length) return;
     fs.renameSync(tmp, blob);
     writeAtomically(sidecarOf(blob), JSON.stringify(answer.preloaded));
@@ -276,7 +309,7 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
     const { declarations, ...result } = check(t, r, new Map());
     for (const sf of declarations) parsed.set(sf.fileName, sf);
     const preloaded = [...ownFiles(), ...parsed.keys()].map(stamp);
-    return { ok: true, ...result, snapshot: 'built', preloaded };
+    return { ok: true, ...result, via: 'snapshot build', preloaded };
   });
   v8.startupSnapshot.setDeserializeMainFunction(fromSnapshot(t, parsed));
 } else if (typeof module !== 'undefined' && require.main === module) {
@@ -286,9 +319,9 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
       const { ts: t, saveCode } = loadTypescript(req.cacheDir, 'check');
       const { declarations: _, ...result } = check(t, req, new Map());
       saveCode();
-      return { ok: true, ...result, snapshot: 'none' };
+      return { ok: true, ...result, via: 'fresh process' };
     });
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted, sidecarOf };
+if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, ownFiles, stamp, unchanged };

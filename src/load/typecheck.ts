@@ -6,7 +6,7 @@
 // is unchanged; a check that finds none runs without, then has it made in
 // the background for the next.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setPriority } from 'node:os';
 import path from 'node:path';
@@ -17,9 +17,10 @@ import { cacheDir, readCached, sha256, writeCached } from '../util/cache.js';
 import { cacheSalt } from './transpile.js';
 import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
 import type { Answer, Request, Stamp } from './typecheck-child.cjs';
+import { askServer, serverSocket, serverWanted, startServerLater } from './typecheck-server.js';
 
 const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'typecheck-child.cjs');
-const { attempted, sidecarOf } = createRequire(import.meta.url)(child) as typeof import('./typecheck-child.cjs');
+const { attempted, markerOf, sidecarOf, unchanged } = createRequire(import.meta.url)(child) as typeof import('./typecheck-child.cjs');
 
 const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
 
@@ -73,21 +74,17 @@ const runChild = (args: string[], req: Request, signal?: AbortSignal): Promise<R
     });
   });
 
-/** The snapshot for this Node binary and this child script; its sidecar lists the files it was made from. */
+/** This Node binary and this imgc installation: each has a snapshot, and a server, of its own. */
+const installation = (): string => sha256(`${process.execPath}\0${process.version}\0${process.arch}\0${child}`).slice(0, 32);
+
+/** The snapshot for this installation; its sidecar lists the files it was made from. */
 const snapshotFiles = () => {
   const dir = path.join(cacheDir(), 'typecheck-snapshot');
-  const name = sha256(`${process.execPath}\0${process.version}\0${process.arch}\0${child}`).slice(0, 32);
-  return { dir, blob: path.join(dir, `${name}.blob`) };
+  return { dir, blob: path.join(dir, `${installation()}.blob`) };
 };
 
-const unchanged = (s: Stamp): boolean => {
-  try {
-    const now = statSync(s.file);
-    return now.size === s.size && now.mtimeMs === s.mtimeMs;
-  } catch {
-    return false;
-  }
-};
+/** The socket of this installation's type-check server (./typecheck-server.ts), when one may be used. */
+export const typecheckServerSocket = (): string | undefined => (serverWanted().use ? serverSocket(cacheDir(), installation()) : undefined);
 
 const freshSnapshot = (files: ReturnType<typeof snapshotFiles>): boolean => {
   if (!existsSync(files.blob)) return false;
@@ -100,7 +97,7 @@ const freshSnapshot = (files: ReturnType<typeof snapshotFiles>): boolean => {
 
 /** Makes the snapshot for next time, in a process of its own that outlives this one (it takes a few seconds of one core). */
 const makeSnapshotLater = (files: ReturnType<typeof snapshotFiles>, req: Request): void => {
-  if (attempted(files.blob)) return;
+  if (attempted(markerOf(files.blob))) return;
   try {
     mkdirSync(files.dir, { recursive: true });
     const maker = spawn(process.execPath, ['--no-warnings', child, '--make-snapshot', files.blob, JSON.stringify(req)], { detached: true, stdio: 'ignore', env: childEnv() });
@@ -112,17 +109,42 @@ const makeSnapshotLater = (files: ReturnType<typeof snapshotFiles>, req: Request
   }
 };
 
-/** The child's answer: from the snapshot when it is fresh; else from a plain run, and the snapshot made after it. `signal` stops the child. */
-export const askTypecheck = async (file: string, signal?: AbortSignal): Promise<Ran> => {
+export interface AskOptions {
+  /** Stops the check. */
+  signal?: AbortSignal;
+  /** Called once the definition's files are in the transpile cache, or will not be put there by the check. */
+  onTranspiled?: () => void;
+}
+
+/**
+ * The answer: from the server when one runs; else from a child process,
+ * started from the snapshot when it is fresh, and afterwards the snapshot
+ * made and a server started, for the next check.
+ */
+export const askTypecheck = async (file: string, { signal, onTranspiled }: AskOptions = {}): Promise<Ran> => {
   const req = request(file);
-  const files = snapshotFiles();
-  if (freshSnapshot(files)) {
-    const ran = await runChild(['--snapshot-blob', files.blob], req, signal);
-    if (ran.answer || signal?.aborted) return ran;
-    rmSync(files.blob, { force: true }); // a blob this Node cannot load: make it again
+  const socket = typecheckServerSocket();
+  if (socket && existsSync(socket)) {
+    const asked = askServer(socket, req, onTranspiled !== undefined, signal);
+    if (onTranspiled) void asked.transpiled.then(onTranspiled);
+    const answer = await asked.answer;
+    if (answer || signal?.aborted) return { ...(answer ? { answer } : {}), exitCode: 0, stderr: '' };
   }
-  const ran = await runChild([child], req, signal);
-  if (!signal?.aborted) makeSnapshotLater(files, req);
+  onTranspiled?.();
+  const files = snapshotFiles();
+  let ran: Ran | undefined;
+  if (freshSnapshot(files)) {
+    ran = await runChild(['--snapshot-blob', files.blob], req, signal);
+    if (!ran.answer && !signal?.aborted) {
+      rmSync(files.blob, { force: true }); // a blob this Node cannot load: make it again
+      ran = undefined;
+    }
+  }
+  ran ??= await runChild([child], req, signal);
+  if (!signal?.aborted) {
+    makeSnapshotLater(files, req);
+    if (socket && serverWanted().start) startServerLater(socket, req, childEnv());
+  }
   return ran;
 };
 
@@ -144,7 +166,7 @@ const hashFile = (f: string): string | undefined => {
   }
 };
 
-let prefetched: { file: string; diagnostics: Promise<Diagnostic[]>; stop: AbortController } | undefined;
+let prefetched: { file: string; diagnostics: Promise<Diagnostic[]>; transpiled: Promise<void>; stop: AbortController } | undefined;
 
 /**
  * Starts the type-check of `file` (absolute) now; the next typecheck() of it
@@ -153,9 +175,27 @@ let prefetched: { file: string; diagnostics: Promise<Diagnostic[]>; stop: AbortC
  */
 export const prefetchTypecheck = (file: string): void => {
   const stop = new AbortController();
-  const diagnostics = check(file, path.dirname(file), stop.signal);
+  let transpiled!: () => void;
+  const ready = new Promise<void>((resolve) => (transpiled = resolve));
+  const diagnostics = check(file, path.dirname(file), { signal: stop.signal, onTranspiled: transpiled });
   diagnostics.catch(() => {}); // whoever takes it sees the failure
-  prefetched = { file, diagnostics, stop };
+  diagnostics.finally(transpiled).catch(() => {});
+  prefetched = { file, diagnostics, transpiled: ready, stop };
+};
+
+/** Loading TypeScript to transpile takes ~100 ms: wait no longer than that for the server to do it. */
+const TRANSPILE_WAIT_MS = 100;
+
+/**
+ * Settles when a prefetched check of `file` has had the server transpile its
+ * files into the cache, or will not (no server, a cached check), or after a
+ * loading of TypeScript's worth of waiting. Call before typecheck() takes it.
+ */
+export const prefetchedTranspiles = (file: string): Promise<void> => {
+  if (prefetched?.file !== file) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, TRANSPILE_WAIT_MS)));
+  return Promise.race([prefetched.transpiled, waited]).finally(() => clearTimeout(timer));
 };
 
 /** Stops a prefetched type-check nobody took (a usage error came first), so the command does not wait on it. */
@@ -175,14 +215,14 @@ export const typecheck = (file: string, dir: string): Promise<Diagnostic[]> => {
   return started ?? check(file, dir);
 };
 
-const check = async (file: string, dir: string, signal?: AbortSignal): Promise<Diagnostic[]> => {
+const check = async (file: string, dir: string, ask: AskOptions = {}): Promise<Diagnostic[]> => {
   const key = `${sha256(`${cacheSalt}\0${file}`)}.json`;
   const cached = readCached('typecheck', key);
   if (cached !== undefined) {
     const entry = JSON.parse(cached) as CachedCheck;
     if (entry.inputs.every((i) => hashFile(i.file) === i.sha256)) return entry.diagnostics;
   }
-  const { answer, exitCode, stderr } = await askTypecheck(file, signal);
+  const { answer, exitCode, stderr } = await askTypecheck(file, ask);
   if (!answer) throw new Error(`the type-check process ended (exit ${exitCode}) without an answer: ${stderr.trim() || 'nothing on stderr'}`);
   if (!answer.ok) {
     if (answer.error.name !== 'RangeError') throw new Error(`the type-check failed: ${answer.error.name}: ${answer.error.message}`);

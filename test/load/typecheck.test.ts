@@ -58,7 +58,7 @@ describe('the type-check process', () => {
 
   it('answers without a snapshot, makes one, and then answers the same from it', async () => {
     const first = answerOf(await askTypecheck(typeError));
-    expect(first.snapshot).toBe('none');
+    expect(first.via).toBe('fresh process');
     expect(first.diagnostics.map((d) => [d.code, d.line])).toEqual([[2322, 12]]);
     const blob = await snapshotMade(cache);
     const sidecar = JSON.parse(readFileSync(blob.replace(/\.blob$/, '.json'), 'utf8')) as { file: string }[];
@@ -67,7 +67,7 @@ describe('the type-check process', () => {
     expect(sidecar.some((s) => s.file.includes('/zod/'))).toBe(true);
     expect(sidecar.some((s) => s.file.includes('examples'))).toBe(false);
     const second = answerOf(await askTypecheck(typeError));
-    expect(second.snapshot).toBe('used');
+    expect(second.via).toBe('snapshot');
     expect(second.diagnostics).toEqual(first.diagnostics);
     expect(second.inputs).toEqual(first.inputs);
   });
@@ -78,17 +78,17 @@ describe('the type-check process', () => {
     const stamps = JSON.parse(readFileSync(sidecarFile, 'utf8')) as { file: string; mtimeMs: number }[];
     stamps[stamps.length - 1]!.mtimeMs -= 1000; // as if that file had been written after the snapshot was made
     writeFileSync(sidecarFile, JSON.stringify(stamps));
-    expect(answerOf(await askTypecheck(typeError)).snapshot).toBe('none');
+    expect(answerOf(await askTypecheck(typeError)).via).toBe('fresh process');
     await new Promise((r) => setTimeout(r, 500));
     await snapshotMade(cache);
-    expect(answerOf(await askTypecheck(typeError)).snapshot).toBe('used');
+    expect(answerOf(await askTypecheck(typeError)).via).toBe('snapshot');
   });
 
   it('answers when the snapshot cannot be loaded, and drops it', async () => {
     const blob = await snapshotMade(cache);
     writeFileSync(blob, 'not a snapshot');
     const ran = answerOf(await askTypecheck(typeError));
-    expect(ran.snapshot).toBe('none');
+    expect(ran.via).toBe('fresh process');
     expect(ran.diagnostics.map((d) => d.code)).toEqual([2322]);
     await new Promise((r) => setTimeout(r, 500));
     expect(readFileSync(await snapshotMade(cache)).length).toBeGreaterThan(1 << 20);
@@ -127,7 +127,7 @@ describe('the type-check process', () => {
       const made = await snapshotMade(own);
       rmSync(made);
       writeFileSync(`${made}.making`, '1\n');
-      expect(answerOf(await askTypecheck(typeError)).snapshot).toBe('none');
+      expect(answerOf(await askTypecheck(typeError)).via).toBe('fresh process');
       await new Promise((r) => setTimeout(r, 8000));
       expect(existsSync(made)).toBe(false);
       // Three minutes on, that attempt is over: the next check makes the snapshot again.
