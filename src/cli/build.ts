@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { afterCommand, buildOptions, commonOptions, verifyOptions } from './build-args.js';
 import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
@@ -30,19 +31,17 @@ const loadChecked = async (file: string, flags: LoadFlags, io: Io): Promise<{ lo
   return { loaded, exit };
 };
 
-const common = { 'no-typecheck': { type: 'boolean' }, var: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } as const satisfies ParseArgsConfig['options'];
-
 /** parseArgs with the options every command has; its errors are usage errors. */
 const parse = <O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) => {
   try {
-    return parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...common, ...options } });
+    return parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...commonOptions, ...options } });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
 };
 
 const oneFile = (positionals: string[], command: string): string => {
-  const rest = positionals[0] === command ? positionals.slice(1) : positionals;
+  const rest = afterCommand(positionals, command);
   if (!rest[0]) throw new UsageError(`imgc ${command} needs a definition file, e.g. imgc ${command} examples/node-image-debian.ts`);
   if (rest.length > 1) throw new UsageError(`unexpected argument '${rest[1]}'`);
   return rest[0];
@@ -63,14 +62,7 @@ const guardUsage = async (io: Io, body: () => Promise<number>): Promise<number> 
 /** `imgc build FILE …` (argv may start with "build"). */
 export const buildCommand = (argv: string[], io: Io): Promise<number> =>
   guardUsage(io, async () => {
-    const { values: v, positionals } = parse(argv, {
-      target: { type: 'string', short: 't' },
-      out: { type: 'string', short: 'o' },
-      'from-tar': { type: 'string' },
-      'from-dir': { type: 'string' },
-      'no-cache': { type: 'boolean' },
-      'keep-root': { type: 'boolean' },
-    });
+    const { values: v, positionals } = parse(argv, buildOptions);
     if (v.help) {
       io.out(buildUsage);
       return 0;
@@ -115,11 +107,7 @@ const scratchFor = (image: string): string => {
 /** `imgc verify FILE --root DIR | --image FILE` (argv may start with "verify"). */
 export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
   guardUsage(io, async () => {
-    const { values: v, positionals } = parse(argv, {
-      root: { type: 'string' },
-      image: { type: 'string' },
-      format: { type: 'string' },
-    });
+    const { values: v, positionals } = parse(argv, verifyOptions);
     if (v.help) {
       io.out(buildUsage);
       return 0;

@@ -105,8 +105,10 @@ const fileArg = async (positionals: string[], command: string): Promise<string> 
 };
 
 const runCommand = async (argv: string[], io: Io): Promise<number> => {
-  // build and verify have options of their own (src/cli/build.ts).
+  // build and verify have options of their own (src/cli/build-args.ts); their type-check starts first here too.
   if (argv[0] === 'build' || argv[0] === 'verify') {
+    const file = (await import('./build-args.js')).typecheckedFile(argv[0], argv.slice(1));
+    if (file) prefetchTypecheck(path.resolve(file));
     await loadCheck();
     const build = await import('./build.js');
     return argv[0] === 'build' ? build.buildCommand(argv.slice(1), io) : build.verifyCommand(argv.slice(1), io);
