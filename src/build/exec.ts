@@ -4,6 +4,8 @@
 // mounts are taken down.
 import { execa } from 'execa';
 import { spawnSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 /** The PATH the build's commands see on the host and inside the root. */
@@ -114,8 +116,19 @@ export const capture = async (file: string, args: readonly string[], opts: { env
   return r.stdout.trim();
 };
 
-/** Whether a program is on PATH (host). */
-export const haveCommand = async (name: string): Promise<boolean> => {
-  const r = await execa('sh', ['-c', 'command -v "$1"', 'sh', name], { env: { PATH: hostPath(true) }, reject: false, stdin: 'ignore' });
-  return r.exitCode === 0;
+const isExecutableFile = (file: string): boolean => {
+  try {
+    accessSync(file, constants.X_OK);
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
 };
+
+/**
+ * Whether a program is on PATH (host): the lookup `command -v` makes, an
+ * executable file in one of its directories (an empty entry is the current
+ * one), done here rather than by a shell per name.
+ */
+export const haveCommand = async (name: string): Promise<boolean> =>
+  name.includes('/') ? isExecutableFile(name) : hostPath(true).split(':').some((dir) => isExecutableFile(path.join(dir || '.', name)));
