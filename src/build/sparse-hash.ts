@@ -10,8 +10,8 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
-import { execa } from 'execa';
 
 /** Below this, reading everything is as quick as asking for the map. */
 const SPARSE_MIN = 64 << 20;
@@ -26,6 +26,16 @@ const streamInto = (h: Hash, file: string): Promise<void> =>
       .on('end', () => resolve());
   });
 
+/** stdout of a command that exited 0, else undefined (node:child_process: a worker that loads execa starts ~0.1 s later). */
+const stdoutOf = (file: string, args: readonly string[]): Promise<string | undefined> =>
+  new Promise((resolve) => {
+    const p = spawn(file, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    p.on('error', () => resolve(undefined));
+    p.on('close', (code) => resolve(code === 0 ? out : undefined));
+  });
+
 /**
  * `[start, end)` byte ranges that may hold non-zero data, sorted; undefined
  * when filefrag is missing or reports anything but plain (or unwritten,
@@ -33,10 +43,10 @@ const streamInto = (h: Hash, file: string): Promise<void> =>
  */
 export const dataRanges = async (file: string): Promise<Array<[number, number]> | undefined> => {
   // -s: flush first, so delayed allocations are in the map.
-  const r = await execa('filefrag', ['-s', '-e', '-b1', file], { reject: false, stdin: 'ignore' });
-  if (r.exitCode !== 0 || typeof r.stdout !== 'string') return undefined;
+  const stdout = await stdoutOf('filefrag', ['-s', '-e', '-b1', file]);
+  if (stdout === undefined) return undefined;
   const ranges: Array<[number, number]> = [];
-  for (const line of r.stdout.split('\n')) {
+  for (const line of stdout.split('\n')) {
     const m = /^\s*\d+:\s+(\d+)\.\.\s*(\d+):\s+\d+\.\.\s*\d+:\s+(\d+):\s*(?:\d+:)?\s*(\S*)\s*$/.exec(line);
     if (!m) continue;
     const flags = m[4]!.split(',').filter((f) => f && f !== 'last' && f !== 'eof' && f !== 'merged');
@@ -47,7 +57,7 @@ export const dataRanges = async (file: string): Promise<Array<[number, number]> 
     if (end - start !== Number(m[3]) || (ranges.length && start < ranges[ranges.length - 1]![1])) return undefined;
     ranges.push([start, end]);
   }
-  const header = /extents? found/.test(r.stdout);
+  const header = /extents? found/.test(stdout);
   return header ? ranges : undefined;
 };
 
