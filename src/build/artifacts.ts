@@ -166,6 +166,20 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
     settled.catch(() => {}); // handled: awaited below, after the artifacts
     hashing.push(settled);
   };
+  // Whether the previous build's artifact can be kept costs a walk of it (a
+  // `dir` is thousands of lstats): every step's is found out while the first
+  // command that makes an artifact runs, rather than each in turn before it.
+  const inputOf = (step: ArtifactStep) => (ctx.rootId ? artifactInput(ctx.rootId, step) : undefined);
+  const keptFrom = new Map<ArtifactStep, ReturnType<typeof reusable>>();
+  const reuseOf = (step: ArtifactStep) => {
+    if (!keptFrom.has(step)) keptFrom.set(step, reusable(step, inputOf(step), ctx));
+    return keptFrom.get(step);
+  };
+  /** `started`: a command just started (its process runs already); the other steps' reuse is checked meanwhile. */
+  const meanwhile = <T>(started: Promise<T>): Promise<T> => {
+    for (const s of order) reuseOf(s);
+    return started;
+  };
   try {
     for (const step of order) {
       const started = Date.now();
@@ -173,7 +187,7 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
       const target = ensureInside(ctx.staging, step.output);
       mkdirSync(path.dirname(target), { recursive: true });
       rmSync(target, { recursive: true, force: true });
-      const input = ctx.rootId ? artifactInput(ctx.rootId, step) : undefined;
+      const input = inputOf(step);
       // Once made (or kept) and hashed: what it was made from and how it now sits on disk, for the next build.
       const settle = (made: Promise<ArtifactRecord>, stamp = () => diskStamp(target)): void =>
         recorded(
@@ -184,7 +198,7 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
             return rec;
           }),
         );
-      const old = reusable(step, input, ctx);
+      const old = reuseOf(step);
       if (old) {
         // Left where it is, unstaged: publishing moves only what was made, so a failed build leaves it as it was too.
         if (step.format === 'raw') rawBySize.set(diskSize(step), ensureInside(ctx.previous!.dir, step.output));
@@ -193,26 +207,26 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
       }
       switch (step.format) {
         case 'dir': {
-          await run('cp', ['-a', '--one-file-system', ctx.root, target], ctx.run);
+          await meanwhile(run('cp', ['-a', '--one-file-system', ctx.root, target], ctx.run));
           settle(treeSha256(target).then((t) => ({ step: step.id, format: 'dir', output: step.output, sha256: t.sha256, bytes: t.bytes })));
           break;
         }
         case 'tar': {
           const compression = step.compression ?? 'none';
-          await packRoot(ctx.root, target, compression, ctx.run);
+          await meanwhile(packRoot(ctx.root, target, compression, ctx.run));
           settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
           break;
         }
         case 'raw': {
           const size = diskSize(step);
-          await raw(size, target);
+          await meanwhile(raw(size, target));
           settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
           break;
         }
         case 'qcow2': {
           const size = diskSize(step);
-          const from = await raw(size);
-          await run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run);
+          const from = await meanwhile(raw(size));
+          await meanwhile(run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run));
           settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
           break;
         }
