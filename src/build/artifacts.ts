@@ -8,6 +8,7 @@
 // (see ReuseState).
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { StepOf } from '../ir/schema.js';
 import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
@@ -244,19 +245,30 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
 
 /**
  * Moves staged outputs into `outDir`, each by rename (same filesystem): an
- * old output of the same name is moved aside first and removed after.
+ * old output of the same name is moved aside first and removed once the new
+ * one is in place. The old ones are removed together, after the renames:
+ * unlinking a multi-gigabyte image costs the kernel a few tenths of a second.
  */
-export const publish = (staging: string, outDir: string, outputs: readonly string[]): void => {
+export const publish = async (staging: string, outDir: string, outputs: readonly string[]): Promise<void> => {
   mkdirSync(outDir, { recursive: true });
-  for (const output of outputs) {
-    const from = path.join(staging, output);
-    const to = ensureInside(outDir, output);
-    mkdirSync(path.dirname(to), { recursive: true });
-    const old = `${to}.old-${process.pid}`;
-    if (existsSync(to) || isLink(to)) renameSync(to, old);
-    renameSync(from, to);
-    rmSync(old, { recursive: true, force: true });
+  const replaced: string[] = [];
+  const removeReplaced = () => replaced.map((old) => rm(old, { recursive: true, force: true }));
+  try {
+    for (const output of outputs) {
+      const from = path.join(staging, output);
+      const to = ensureInside(outDir, output);
+      mkdirSync(path.dirname(to), { recursive: true });
+      const old = `${to}.old-${process.pid}`;
+      const had = existsSync(to) || isLink(to);
+      if (had) renameSync(to, old);
+      renameSync(from, to);
+      if (had) replaced.push(old);
+    }
+  } catch (e) {
+    await Promise.allSettled(removeReplaced()); // the outputs that were replaced; the one that failed keeps its old copy aside
+    throw e;
   }
+  await Promise.all(removeReplaced());
 };
 
 const isLink = (p: string) => {

@@ -431,7 +431,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
           writeFileSync(path.join(staging, 'SHA256SUMS'), sha256sums(staged));
           outputs.push('SHA256SUMS');
         }
-        publish(staging, outDir, outputs);
+        await publish(staging, outDir, outputs);
         display.info(`${staged.length} artifact${staged.length === 1 ? '' : 's'} in ${path.relative(cwd, outDir) || '.'}: ${staged.map((a) => a.output).join(', ')}, manifest.json${wantChecksums ? ', SHA256SUMS' : ''}`);
       }
       summary.ok = true;
