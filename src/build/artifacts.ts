@@ -12,6 +12,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { StepOf } from '../ir/schema.js';
 import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
+import { warmHashWorker } from './sparse-hash.js';
 import { run, type RunOptions } from './exec.js';
 import { packRoot, type Compression } from './tar.js';
 
@@ -176,9 +177,14 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
     if (!keptFrom.has(step)) keptFrom.set(step, reusable(step, inputOf(step), ctx));
     return keptFrom.get(step);
   };
-  /** `started`: a command just started (its process runs already); the other steps' reuse is checked meanwhile. */
+  /**
+   * `started`: a command that makes an artifact just started (its process
+   * runs already). Meanwhile the other steps' reuse is checked, and a worker
+   * to hash the artifact is started.
+   */
   const meanwhile = <T>(started: Promise<T>): Promise<T> => {
     for (const s of order) reuseOf(s);
+    warmHashWorker();
     return started;
   };
   try {

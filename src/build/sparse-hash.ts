@@ -96,29 +96,60 @@ const hashHere = async (file: string, size: number): Promise<string> => {
   return h.digest('hex');
 };
 
-/** A worker runs this module (built, as .js) with the file to hash. */
+/** A worker runs this module (built, as .js) and waits for the file to hash. */
 interface HashJob {
   imgcSha256Of: string;
 }
+const WORKER_DATA = 'imgc-sha256-worker';
 const isJob = (d: unknown): d is HashJob => typeof d === 'object' && d !== null && typeof (d as HashJob).imgcSha256Of === 'string';
+// From the sources (the unit tests) there is no .js for a worker to load.
+const workersPossible = import.meta.url.endsWith('.js');
+
+/** A worker started ahead of time, idle until fileSha256 hands it a file (see warmHashWorker). */
+let spare: { worker: Worker; exited: boolean } | undefined;
+
+const startWorker = (): { worker: Worker; exited: boolean } => {
+  const started = { worker: new Worker(new URL(import.meta.url), { workerData: WORKER_DATA }), exited: false };
+  started.worker.once('exit', () => (started.exited = true));
+  return started;
+};
+
+/**
+ * Starts a hashing worker now, for the next large fileSha256: a worker takes
+ * ~0.1 s to start, which then passes while the file is still being made
+ * (call it when a command that makes one has started). An unused one does
+ * not keep the process alive.
+ */
+export const warmHashWorker = (): void => {
+  if ((spare && !spare.exited) || !workersPossible) return;
+  const s = startWorker();
+  s.worker.on('error', () => {}); // an idle worker that failed: reported by whoever takes it, as its exit
+  s.worker.unref();
+  spare = s;
+};
 
 /** sha256 (hex) of `file`'s bytes, reading only the extents that hold data when the file is large; a large file in a worker thread. */
 export const fileSha256 = async (file: string): Promise<string> => {
   const size = statSync(file).size;
-  // From the sources (the unit tests) there is no .js for a worker to load.
-  if (size < SPARSE_MIN || !import.meta.url.endsWith('.js')) return hashHere(file, size);
+  if (size < SPARSE_MIN || !workersPossible) return hashHere(file, size);
+  const taken = spare && !spare.exited ? spare : startWorker();
+  spare = undefined;
+  const { worker } = taken;
+  worker.ref();
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { imgcSha256Of: file } satisfies HashJob });
     worker.once('message', (m: { sha256?: string; error?: string }) => (m.sha256 ? resolve(m.sha256) : reject(new Error(m.error))));
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`hashing ${file} stopped (worker exit ${code})`))); // after a message, a no-op
+    worker.postMessage({ imgcSha256Of: file } satisfies HashJob);
   });
 };
 
-if (!isMainThread && isJob(workerData)) {
-  const file = workerData.imgcSha256Of;
-  hashHere(file, statSync(file).size).then(
-    (sha256) => parentPort!.postMessage({ sha256 }),
-    (e: unknown) => parentPort!.postMessage({ error: e instanceof Error ? e.message : String(e) }),
-  );
+if (!isMainThread && workerData === WORKER_DATA) {
+  parentPort!.once('message', (job: unknown) => {
+    if (!isJob(job)) return;
+    hashHere(job.imgcSha256Of, statSync(job.imgcSha256Of).size).then(
+      (sha256) => parentPort!.postMessage({ sha256 }),
+      (e: unknown) => parentPort!.postMessage({ error: e instanceof Error ? e.message : String(e) }),
+    );
+  });
 }
