@@ -142,8 +142,10 @@ describe('the in-thread loader', () => {
   });
 });
 
+/** A directory under `parent`/out (ignored by git), removed with the caches at the end. */
 const tempDirIn = (parent: string): string => {
   const dir = path.join(parent, 'out', `link-test-${process.pid}-${Math.random().toString(36).slice(2)}`);
   mkdirSync(dir, { recursive: true });
+  caches.push(dir);
   return dir;
 };
