@@ -55,6 +55,11 @@ const row = (group, name, m, peer) => {
 };
 
 const imgc = (...a) => [process.execPath, [imgcBin, ...a]];
+/** Blocks (measurements are synchronous) until `ready()`, for two minutes at most. */
+const waitUntil = (ready) => {
+  for (let waited = 0; !ready() && waited < 120_000; waited += 100) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+};
+
 /**
  * A check with no type-check snapshot has one made in the background
  * (src/load/typecheck.ts): wait for it, so that it neither runs into the next
@@ -63,7 +68,7 @@ const imgc = (...a) => [process.execPath, [imgcBin, ...a]];
 const snapshotMade = (cache) => {
   const dir = path.join(cache ?? path.join(os.homedir(), '.cache', 'imgc'), 'typecheck-snapshot');
   const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.making'));
-  for (let waited = 0; making() && waited < 120_000; waited += 100) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+  waitUntil(() => !making());
 };
 
 /**
@@ -84,7 +89,7 @@ const withServer = async (env, edited, measureWith) => {
   try {
     return await measureWith(serverEnv, (file) => {
       check(file);
-      for (let waited = 0; !(existsSync(socket) && !existsSync(`${socket}.making`)) && waited < 120_000; waited += 100) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+      waitUntil(() => existsSync(socket) && !existsSync(`${socket}.making`));
       for (let i = 0; i < 3; i++) check(file);
     });
   } finally {

@@ -75,6 +75,8 @@ const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
   return undefined;
 };
 
+const isSyntaxError = (d: Diagnostic) => d.code === 'IMGC1006';
+
 export const loadDefinition = async (file: string, opts: LoadOptions = {}): Promise<LoadedDefinition> => {
   const abs = path.resolve(file);
   const dir = path.dirname(abs);
@@ -92,7 +94,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   const done = async (more: Diagnostic[], rest: Omit<LoadedDefinition, 'dir' | 'diagnostics'> = {}): Promise<LoadedDefinition> => {
     const types = await typechecked;
     // A syntax error makes whatever the evaluation said beside the point.
-    if (types.some((d) => d.code === 'IMGC1006')) return { dir, diagnostics: types };
+    if (types.some(isSyntaxError)) return { dir, diagnostics: types };
     return { dir, ...rest, diagnostics: [...types, ...more] };
   };
 
@@ -100,11 +102,8 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   process.setSourceMapsEnabled(true);
   await transpiled;
   const linked = link(abs);
-  if (!('url' in linked) && opts.typecheck !== false) {
-    // Code with syntax errors is not run. A linked file's transpile says so; through the hooks, only the type-check can.
-    const types = await typechecked;
-    if (types.some((d) => d.code === 'IMGC1006')) return { dir, diagnostics: types };
-  }
+  // Code with syntax errors is not run. A linked file's transpile says so; through the hooks, only the type-check can.
+  if (!('url' in linked) && opts.typecheck !== false && (await typechecked).some(isSyntaxError)) return done([]);
   if (!('url' in linked)) await registerHooks();
   setDefinitionDir(dir);
   let exported: unknown;

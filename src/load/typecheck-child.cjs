@@ -180,20 +180,26 @@ const check = (t, req, parsed, previous, onSources) => {
 };
 
 /**
+ * `answer(req)`, or what it threw as a failed Answer.
+ * @param {Request} req
+ * @param {(req: Request) => Answer} answer
+ * @returns {Answer}
+ */
+const tryAnswer = (req, answer) => {
+  try {
+    return answer(req);
+  } catch (e) {
+    // TypeScript's binder recurses once per chained call: ~1000 calls in one expression overflow its stack.
+    return { ok: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
+  }
+};
+
+/**
+ * Prints the answer to `req` on stdout, one line.
  * @param {Request} req
  * @param {(req: Request) => Answer} answer
  */
-const respond = (req, answer) => {
-  /** @type {Answer} */
-  let out;
-  try {
-    out = answer(req);
-  } catch (e) {
-    // TypeScript's binder recurses once per chained call: ~1000 calls in one expression overflow its stack.
-    out = { ok: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
-  }
-  fs.writeSync(1, `${JSON.stringify(out)}\n`);
-};
+const respond = (req, answer) => fs.writeSync(1, `${JSON.stringify(tryAnswer(req, answer))}\n`);
 
 /** @returns {Request} */
 const readRequest = () => JSON.parse(fs.readFileSync(0, 'utf8'));
@@ -324,4 +330,4 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, ownFiles, stamp, unchanged };
+if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };

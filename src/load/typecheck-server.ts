@@ -222,14 +222,11 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       }
       conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
     };
-    let answer: Answer;
-    try {
-      const { declarations, ...result } = child.check(t, message.request, parsed, previous, message.transpile ? transpileFirst : undefined);
+    const answer = child.tryAnswer(message.request, (req) => {
+      const { declarations, ...result } = child.check(t, req, parsed, previous, message.transpile ? transpileFirst : undefined);
       keep(declarations);
-      answer = { ok: true, ...result, via: 'server' };
-    } catch (e) {
-      answer = { ok: false, error: { name: e instanceof Error ? e.name : 'Error', message: e instanceof Error ? e.message : String(e) } };
-    }
+      return { ok: true, ...result, via: 'server' };
+    });
     conn.end(`${JSON.stringify({ answer } satisfies Reply)}\n`);
   };
   server.on('connection', (conn) => {
