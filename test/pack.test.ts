@@ -16,6 +16,7 @@ describe('npm pack consumer', () => {
     const shipped = files.map((f) => f.path);
     expect(shipped).toContain('dist/src/index.d.ts');
     expect(shipped).toContain('bin/imgc.js');
+    expect(shipped).toContain('dist/src/util/zod.cjs'); // the bundle the CLI loads (src/util/zod.ts)
     expect(shipped.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
 
     const project = tempDir('consumer');

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { z } from 'zod';
+import { z } from '../util/zod.js';
 import { targets } from '../compilers/targets.js';
 
 // Loaded only when there is an imgc.toml to read: most runs have none.

@@ -24,7 +24,7 @@ import { EXIT, UsageError } from './exit.js';
  * zod reads the setting when a schema is made, so it comes first.
  */
 const loadCheck = async () => {
-  (await import('zod')).z.config({ jitless: true });
+  (await import('../util/zod.js')).z.config({ jitless: true });
   return import('./load-check.js');
 };
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from '../util/zod.js';
 import { Image } from './schema.js';
 
 /** The IR's JSON Schema (draft 2020-12), for users validating IR with ajv. */

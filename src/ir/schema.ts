@@ -1,7 +1,7 @@
 // The Image IR: plain JSON that every other part of imgc reads. The zod schemas
 // are the single source of truth; TypeScript types and the exported JSON Schema
 // are both derived from them.
-import { z } from 'zod';
+import { z } from '../util/zod.js';
 
 export const IR_VERSION = 1;
 

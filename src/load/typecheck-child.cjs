@@ -56,20 +56,20 @@ const requireHere = createRequire(__filename);
 /** @typedef {typeof import('typescript')} TS */
 
 /**
- * The typescript package, compiled through vm.Script with V8's code cache
- * (what v8-compile-cache does): compiling its 9 MB, and then each function it
- * runs, is a large part of a cold check. `role` names the cache, since the
- * functions a type-check compiles are not those a transpile does. V8 rejects a
- * cache from another Node or V8 build by itself.
+ * A CommonJS file compiled through vm.Script with V8's code cache (what
+ * v8-compile-cache does), kept in `cacheDir`/v8. `role` names the cache, since
+ * the functions one use compiles are not those another does. V8 rejects a
+ * cache from another Node or V8 build by itself. `saveCode` writes the cache
+ * when there was none that V8 took; call it once the process has run what it
+ * needs, so that the cache holds those functions compiled too.
+ * @param {string} file
  * @param {string} cacheDir
- * @param {'check' | 'transpile'} role
- * @returns {{ ts: TS, saveCode: () => void }}
+ * @param {string} role
+ * @returns {{ exports: unknown, saveCode: () => void }}
  */
-const loadTypescript = (cacheDir, role) => {
-  const file = requireHere.resolve('typescript');
+const loadCached = (file, cacheDir, role) => {
   const source = fs.readFileSync(file, 'utf8');
-  const key = createHash('sha256').update(`${role}\0${process.version}\0${process.arch}\0${file}\0`).update(source).digest('hex');
-  const cacheFile = path.join(cacheDir, 'v8', `${key}.bin`);
+  const cacheFile = codeCacheFile(file, source, cacheDir, role);
   /** @type {Buffer | undefined} */
   let cachedData;
   try {
@@ -92,7 +92,25 @@ const loadTypescript = (cacheDir, role) => {
       // a read-only cache: compile again next time
     }
   };
-  return { ts: /** @type {TS} */ (module.exports), saveCode };
+  return { exports: module.exports, saveCode };
+};
+
+/** Where loadCached keeps `file`'s code cache for `role`. */
+const codeCacheFile = (/** @type {string} */ file, /** @type {string} */ source, /** @type {string} */ cacheDir, /** @type {string} */ role) => {
+  const key = createHash('sha256').update(`${role}\0${process.version}\0${process.arch}\0${file}\0`).update(source).digest('hex');
+  return path.join(cacheDir, 'v8', `${key}.bin`);
+};
+
+/**
+ * The typescript package, through loadCached: compiling its 9 MB, and then
+ * each function it runs, is a large part of a cold check.
+ * @param {string} cacheDir
+ * @param {'check' | 'transpile'} role
+ * @returns {{ ts: TS, saveCode: () => void }}
+ */
+const loadTypescript = (cacheDir, role) => {
+  const { exports, saveCode } = loadCached(requireHere.resolve('typescript'), cacheDir, role);
+  return { ts: /** @type {TS} */ (exports), saveCode };
 };
 
 /** Writes `file` whole or not at all (a reader never sees half of it); throws as writeFileSync does. */
@@ -330,4 +348,4 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadTypescript, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };
+if (typeof module !== 'undefined') module.exports = { loadCached, codeCacheFile, loadTypescript, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };
