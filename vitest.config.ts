@@ -10,6 +10,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // Removes each test file's temporary directories after it (test/helpers/temp.ts).
+    setupFiles: ['test/helpers/setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 600_000,
     pool: 'forks',

@@ -4,12 +4,11 @@
 import { execa } from 'execa';
 import { appendFileSync, chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cannotBuild, imgcRun, mountsContaining, outDir, read, removeOutDirs, summaryOf } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { cannotBuild, imgcRun, mountsContaining, outDir, read, summaryOf } from './helpers.js';
 
 const small = 'test/build/fixtures/small.ts';
 
-afterAll(removeOutDirs);
 
 describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () => {
   const out = outDir('small');

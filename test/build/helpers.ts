@@ -2,10 +2,11 @@
 // `imgc build` / `imgc verify` as separate processes (they need root, mount
 // things and handle signals, so they do not run inside the test worker).
 import { execa, type ResultPromise } from 'execa';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
 import { freeBytes, type BuildSummary } from '../../src/build/index.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -33,21 +34,8 @@ export const imgcRun = (args: string[], opts: { env?: Record<string, string> } =
     env: { CI: 'true', ...opts.env },
   }) as unknown as ResultPromise<{ all: true; reject: false }>;
 
-const created: string[] = [];
-
-/** A fresh directory for a build's output, on the disk that has room; removed by `removeOutDirs`. */
-export const outDir = (name: string): string => {
-  const dir = mkdtempSync(path.join(scratchParent(), `imgc-${name}-`));
-  created.push(dir);
-  return dir;
-};
-
-/** Removes this file's build outputs (gigabytes of images) unless IMGC_KEEP_TEST_OUTPUT is set. */
-export const removeOutDirs = (): void => {
-  if (process.env['IMGC_KEEP_TEST_OUTPUT']) return;
-  // Never while something is still mounted below (rm would reach into /dev).
-  for (const dir of created.splice(0)) if (mountsContaining(dir).length === 0) rmSync(dir, { recursive: true, force: true });
-};
+/** A fresh directory for a build's output, on the disk that has room; removed after the test file (../helpers/temp.ts). */
+export const outDir = (name: string): string => tempDir(name, scratchParent());
 
 /** $IMGC_TEST_DIR, else the temp dir when it has room for a few images, else the repo's (ignored) out/. */
 const scratchParent = (): string => {
@@ -58,11 +46,6 @@ const scratchParent = (): string => {
 
 export const summaryOf = (out: string): BuildSummary => JSON.parse(readFileSync(path.join(out, 'logs', 'build.json'), 'utf8')) as BuildSummary;
 
-/** Mount points whose path contains `fragment` (e.g. a build's work directory). */
-export const mountsContaining = (fragment: string): string[] =>
-  readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((l) => (l.split(' ')[4] ?? '').replace(/\\040/g, ' '))
-    .filter((mp) => mp.includes(fragment));
+export { mountsContaining } from '../helpers/temp.js';
 
 export const read = (file: string): string => readFileSync(file, 'utf8');

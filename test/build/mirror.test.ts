@@ -1,14 +1,14 @@
 // The host mirror reader: deb822 and one-line formats, what counts as the
 // Debian main archive, and the sources.list it writes into the root.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tempDir } from '../helpers/temp.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hostMirror, MirrorError, parseDeb822Sources, parseOneLineSources, readAptSources, rootSourcesList } from '../../src/build/mirror.js';
 
 // Host names here are placeholders in the reserved .example domain.
 const etcApt = (files: Record<string, string>): string => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'imgc-apt-'));
+  const dir = tempDir('apt');
   mkdirSync(path.join(dir, 'sources.list.d'));
   for (const [rel, text] of Object.entries(files)) writeFileSync(path.join(dir, rel), text);
   return dir;

@@ -5,13 +5,12 @@
 import { execa } from 'execa';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { imgc } from '../helpers/cli.js';
-import { cannotBuild, imgcRun, mountsContaining, outDir, read, removeOutDirs, summaryOf } from './helpers.js';
+import { cannotBuild, imgcRun, mountsContaining, outDir, read, summaryOf } from './helpers.js';
 
 const example = 'examples/node-image-debian.ts';
 
-afterAll(removeOutDirs);
 
 describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s of examples/node-image-debian.ts', (target) => {
   const out = outDir(`node-${target}`);

@@ -1,7 +1,7 @@
 // Unit tests of the build's small parts: cache keys, the progress parsers,
 // mountinfo reading, the display, and the verify readers on a fake root.
-import { appendFileSync, chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tempDir } from '../helpers/temp.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { artifactInput, diskStamp } from '../../src/build/artifacts.js';
@@ -155,7 +155,7 @@ PLAY RECAP ****
 
 describe('mountsUnder', () => {
   it('decodes mountinfo escapes and matches only the directory and below', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-mi-'));
+    const dir = tempDir('mi');
     const fake = path.join(dir, 'mountinfo');
     writeFileSync(
       fake,
@@ -202,7 +202,7 @@ describe('display', () => {
 
 describe('verify readers', () => {
   const root = () => {
-    const r = mkdtempSync(path.join(tmpdir(), 'imgc-root-'));
+    const r = tempDir('root');
     for (const d of ['etc/systemd/system/multi-user.target.wants', 'lib/systemd/system', 'usr/bin', 'var/lib/dpkg', 'etc/sysctl.d']) mkdirSync(path.join(r, d), { recursive: true });
     return r;
   };
@@ -269,7 +269,7 @@ describe('base resolution', () => {
     const b = await resolveBase(debian, { env: { IMGC_MIRROR: 'http://other.example/debian' } });
     expect(a.kind).toBe('debootstrap');
     expect(a.key).not.toBe(b.key);
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-base-'));
+    const dir = tempDir('base');
     writeFileSync(path.join(dir, 'one.tar'), 'one');
     writeFileSync(path.join(dir, 'two.tar'), 'two');
     const t1 = await resolveBase(debian, { fromTar: path.join(dir, 'one.tar') });
@@ -286,7 +286,7 @@ describe('base resolution', () => {
 
 describe('cache lock', () => {
   it('serialises holders and takes over a lock whose process is gone', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-lock-'));
+    const dir = tempDir('lock');
     const order: string[] = [];
     const hold = (name: string, ms: number) =>
       withCacheLock(dir, 'base-x', async () => {
@@ -304,7 +304,7 @@ describe('cache lock', () => {
 
 describe('cache pruning', () => {
   it('drops phase roots unused for two weeks and keeps bases and recent roots', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-prune-'));
+    const dir = tempDir('prune');
     const old = new Date(Date.now() - 15 * 86_400_000);
     for (const f of ['phase-aa.tar.zst', 'phase-aa.json', 'phase-bb.tar.zst', 'base-cc.tar.zst']) writeFileSync(path.join(dir, f), '');
     for (const f of ['phase-aa.tar.zst', 'base-cc.tar.zst']) utimesSync(path.join(dir, f), old, old);
@@ -322,7 +322,7 @@ describe('unpacked roots in the cache', () => {
   };
 
   it('are taken by a rename only for the making of the key they are, and the newest two are kept', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-unpacked-'));
+    const dir = tempDir('unpacked');
     const cache = new RootCache(path.join(dir, 'cache'));
     const key = 'a'.repeat(64);
     const id = await cache.store('phase', key, rootWith(dir, 'made', 'one\n'), {});
@@ -361,7 +361,7 @@ describe('unpacked roots in the cache', () => {
   });
 
   it('an entry stored by an older imgc has no id, so nothing is taken or reused for it', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-unpacked-'));
+    const dir = tempDir('unpacked');
     const cache = new RootCache(dir);
     writeFileSync(path.join(dir, `phase-${'d'.repeat(32)}.json`), JSON.stringify({ kind: 'phase', key: 'd'.repeat(64), created: 'then' }));
     expect(cache.id('phase', 'd'.repeat(64))).toBeUndefined();
@@ -383,7 +383,7 @@ describe('artifact reuse', () => {
   });
 
   it('a disk stamp changes on any write, mode or new entry, and not when the tree is renamed', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-stamp-'));
+    const dir = tempDir('stamp');
     const tree = path.join(dir, 'staging', 'rootfs');
     mkdirSync(path.join(tree, 'etc'), { recursive: true });
     writeFileSync(path.join(tree, 'etc', 'motd'), 'hi\n');

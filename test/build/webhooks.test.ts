@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
-import { cannotBuild, imgcRun, outDir, read, removeOutDirs, summaryOf } from './helpers.js';
+import { cannotBuild, imgcRun, outDir, read, summaryOf } from './helpers.js';
 
 interface Received {
   order: number;
@@ -53,7 +53,7 @@ type Recorder = Awaited<ReturnType<typeof recorder>>;
 
 const fixture = path.join(repoRoot, 'test/build/fixtures/webhooks.ts');
 
-/** A definition file (in a directory removeOutDirs deletes) calling hookedImage with these options. */
+/** A definition file (in a temp directory removed after this file) calling hookedImage with these options. */
 const definition = (name: string, opts: { url: string; extra?: { url: string; onFailure: 'fail' | 'warn' } }): string => {
   const file = path.join(outDir(`${name}-def`), `${name}.ts`);
   writeFileSync(file, `import { hookedImage } from ${JSON.stringify(fixture)};\nexport default hookedImage(${JSON.stringify(name)}, ${JSON.stringify(opts)});\n`);
@@ -75,7 +75,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([ok?.close(), failing?.close()]);
-  removeOutDirs();
 });
 
 describe('imgc build: phase webhooks', () => {

@@ -1,7 +1,6 @@
 // Runs the built CLI as a user would, and loads examples' IR through it.
 import { execa } from 'execa';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Image } from '../../src/ir/schema.js';
@@ -31,4 +30,4 @@ export const irOf = async (file: string): Promise<Image> => {
   return ir;
 };
 
-export const tempDir = (prefix: string): string => mkdtempSync(path.join(tmpdir(), `imgc-${prefix}-`));
+export { tempDir } from './temp.js';
