@@ -49,7 +49,7 @@ const requireHere = createRequire(__filename);
  * @property {number} size
  * @property {number} mtimeMs
  *
- * @typedef {{ ok: true, syntactic: boolean, diagnostics: TsDiagnostic[], inputs: string[], via: 'snapshot' | 'snapshot build' | 'fresh process' | 'server', preloaded?: Stamp[] }
+ * @typedef {{ ok: true, syntactic: boolean, diagnostics: TsDiagnostic[], inputs: string[], via: 'snapshot' | 'snapshot build' | 'fresh process' | 'server' | 'server on save', preloaded?: Stamp[] }
  *   | { ok: false, error: { name: string, message: string } }} Answer
  */
 

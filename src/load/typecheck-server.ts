@@ -13,13 +13,21 @@
 // Declarations it keeps are parsed again when their size or mtime changes.
 // Its answers are the same `check` a fresh process runs
 // (./typecheck-child.cjs); any failure to reach it means a fresh process.
+//
+// It also checks on save: it watches the directories of the files of the
+// definitions it answered for, and when one of those files changes it
+// transpiles and checks that definition again at once. The next `imgc
+// check` then gets that answer as soon as it asks, if the files still have
+// the content it was made from (their sha256, as imgc's own cache compares).
+// Only requests keep it from exiting idle.
 import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type ts from 'typescript';
+import { hashInputs, inputsUnchanged, type HashedInput } from '../util/cache.js';
 import { transpile, useTypescript } from './transpile.js';
 import type { Answer, Request, Stamp } from './typecheck-child.cjs';
 
@@ -36,6 +44,13 @@ type Reply = { transpiled: true } | { answer: Answer } | { stale: true };
 const WARMUP_CHECKS = 8;
 /** ...and no longer than this, for a definition that takes TypeScript seconds. */
 const WARMUP_MS = 3000;
+
+/** Editors save in steps (a backup, a rename, a write): the check on save waits for this much quiet. */
+const SAVE_SETTLE_MS = 25;
+/** Definitions whose last answer is kept (and whose files are watched), the most recently asked for. */
+const KEPT_ANSWERS = 8;
+/** Directories watched at most: each is an inotify watch. */
+const MAX_WATCHED_DIRS = 64;
 
 /** Unix socket paths are limited to 107 bytes. */
 const MAX_SOCKET_PATH = 100;
@@ -170,16 +185,28 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       stamps.set(sf.fileName, child.stamp(sf.fileName));
     }
   };
+  const checkNow = (request: Request, via: 'server' | 'server on save', onSources?: (sources: readonly ts.SourceFile[]) => void): Answer =>
+    child.tryAnswer(request, (req) => {
+      const { declarations, ...result } = child.check(t, req, parsed, previous, onSources);
+      keep(declarations);
+      return { ok: true, ...result, via };
+    });
+  const transpileAll = (sources: readonly ts.SourceFile[]) => {
+    try {
+      for (const sf of sources) if (isTypeScriptSource(sf.fileName)) transpile(sf.fileName, sf.text);
+    } catch {
+      // the CLI transpiles what is not in the cache itself; the check goes on
+    }
+  };
+
   keep(child.check(t, { ...warmup, file: child.writeStub(path.dirname(socket)) }, parsed, previous).declarations);
   // V8 optimises the checker over the first few checks (~200 ms down to ~60 ms for the reference image):
   // spend them on the definition whose check started this server, before anyone waits.
   const warmupUntil = Date.now() + WARMUP_MS;
+  let warmed: Answer | undefined;
   for (let i = 0; i < WARMUP_CHECKS && Date.now() < warmupUntil; i++) {
-    try {
-      keep(child.check(t, warmup, parsed, previous).declarations);
-    } catch {
-      break; // what the definition does to TypeScript is the client's to hear about
-    }
+    warmed = checkNow(warmup, 'server');
+    if (!warmed.ok) break; // what the definition does to TypeScript is the client's to hear about
   }
 
   // One server per socket: if another answers there, leave it be.
@@ -198,6 +225,65 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
     process.exit(0);
   };
   const stale = () => !own.every(child.unchanged) || lstatSync(socket, { throwIfNoEntry: false })?.ino !== ino;
+  // The last answer per definition, while the files it was made from keep their content.
+  // `transpiled`: its files went into the transpile cache when it was made.
+  const kept = new Map<string, { request: string; inputs: HashedInput[]; answer: Answer; transpiled: boolean }>();
+  const keptAnswer = (request: Request, transpile: boolean): Answer | undefined => {
+    const k = kept.get(request.file);
+    return k && k.request === JSON.stringify(request) && (k.transpiled || !transpile) && inputsUnchanged(k.inputs) ? k.answer : undefined;
+  };
+  /** Drops the declarations that changed on disk since they were parsed, and the answers made with them. */
+  const refreshDeclarations = () => {
+    for (const [file, s] of stamps) {
+      if (child.unchanged(s)) continue;
+      parsed.delete(file);
+      stamps.delete(file);
+      // TypeScript reuses an unchanged file's module resolutions from the previous program: not after a package changed.
+      previous.clear();
+      kept.clear();
+    }
+  };
+  const watched = new Map<string, FSWatcher>();
+  const due = new Map<string, NodeJS.Timeout>();
+  const onChange = (dir: string, name: string) => {
+    const changed = path.join(dir, name);
+    for (const [file, k] of kept) {
+      if (!k.inputs.some((i) => i.file === changed)) continue;
+      clearTimeout(due.get(file));
+      due.set(file, setTimeout(() => checkOnSave(file), SAVE_SETTLE_MS));
+    }
+  };
+  const watchDir = (dir: string) => {
+    if (watched.has(dir) || watched.size >= MAX_WATCHED_DIRS) return;
+    try {
+      const w = watch(dir, { persistent: false }, (_, name) => name && onChange(dir, name.toString()));
+      w.on('error', () => {
+        w.close();
+        watched.delete(dir);
+      });
+      watched.set(dir, w);
+    } catch {
+      // a directory that cannot be watched: its definition is checked when asked
+    }
+  };
+  const remember = (request: Request, answer: Answer, transpiled: boolean) => {
+    kept.delete(request.file);
+    if (!answer.ok) return;
+    kept.set(request.file, { request: JSON.stringify(request), inputs: hashInputs(answer.inputs), answer, transpiled });
+    for (const file of kept.keys()) if (kept.size > KEPT_ANSWERS) kept.delete(file);
+    const own = (f: string) => request.ownDirs.some((d) => path.resolve(f).startsWith(d));
+    for (const f of answer.inputs) if (!own(f)) watchDir(path.dirname(f));
+  };
+  const checkOnSave = (file: string) => {
+    due.delete(file);
+    const k = kept.get(file);
+    if (!k || inputsUnchanged(k.inputs)) return;
+    if (stale()) return exit();
+    refreshDeclarations();
+    const request = JSON.parse(k.request) as Request;
+    remember(request, checkNow(request, 'server on save', transpileAll), true);
+  };
+
   const answer = (conn: net.Socket, message: Message) => {
     if (typeof message !== 'object' || message === null || !('stop' in message || 'request' in message)) return conn.destroy();
     if ('stop' in message) return exit();
@@ -205,28 +291,18 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       conn.end(`${JSON.stringify({ stale: true } satisfies Reply)}\n`);
       return exit();
     }
-    for (const [file, s] of stamps) {
-      if (child.unchanged(s)) continue;
-      parsed.delete(file);
-      stamps.delete(file);
-      // TypeScript reuses an unchanged file's module resolutions from the previous program: not after a package changed.
-      previous.clear();
-    }
+    refreshDeclarations();
     // Before the checker runs, the CLI is told its files are transpiled: it evaluates them meanwhile.
     // (A write to an idle socket goes out at once, before the check below.)
-    const transpileFirst = (sources: readonly ts.SourceFile[]) => {
-      try {
-        for (const sf of sources) if (isTypeScriptSource(sf.fileName)) transpile(sf.fileName, sf.text);
-      } catch {
-        // the CLI transpiles what is not in the cache itself; the check goes on
-      }
-      conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
-    };
-    const answer = child.tryAnswer(message.request, (req) => {
-      const { declarations, ...result } = child.check(t, req, parsed, previous, message.transpile ? transpileFirst : undefined);
-      keep(declarations);
-      return { ok: true, ...result, via: 'server' };
-    });
+    const saidTranspiled = () => conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
+    let answer = keptAnswer(message.request, message.transpile);
+    if (answer) {
+      // Checked on save (or asked before): its files were transpiled then.
+      if (message.transpile) saidTranspiled();
+    } else {
+      answer = checkNow(message.request, 'server', message.transpile ? (sources) => (transpileAll(sources), saidTranspiled()) : undefined);
+      remember(message.request, answer, message.transpile);
+    }
     conn.end(`${JSON.stringify({ answer } satisfies Reply)}\n`);
   };
   server.on('connection', (conn) => {
@@ -238,6 +314,7 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socket, resolve));
   chmodSync(socket, 0o600);
   ino = lstatSync(socket).ino;
+  if (warmed?.ok) remember(warmup, warmed, false);
   rmSync(marker, { force: true });
   idle = setTimeout(exit, idleMs);
   // The cache removed, or imgc updated, while nobody asks: go.

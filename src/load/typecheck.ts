@@ -13,7 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
-import { cacheDir, readCached, sha256, writeCached } from '../util/cache.js';
+import { cacheDir, hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import { cacheSalt } from './transpile.js';
 import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
 import type { Answer, Request, Stamp } from './typecheck-child.cjs';
@@ -154,17 +154,9 @@ const toDiagnostics = (answer: Extract<Answer, { ok: true }>, dir: string): Diag
 };
 
 interface CachedCheck {
-  inputs: { file: string; sha256: string }[];
+  inputs: HashedInput[];
   diagnostics: Diagnostic[];
 }
-
-const hashFile = (f: string): string | undefined => {
-  try {
-    return sha256(readFileSync(f));
-  } catch {
-    return undefined;
-  }
-};
 
 let prefetched: { file: string; diagnostics: Promise<Diagnostic[]>; transpiled: Promise<void>; stop: AbortController } | undefined;
 
@@ -220,7 +212,7 @@ const check = async (file: string, dir: string, ask: AskOptions = {}): Promise<D
   const cached = readCached('typecheck', key);
   if (cached !== undefined) {
     const entry = JSON.parse(cached) as CachedCheck;
-    if (entry.inputs.every((i) => hashFile(i.file) === i.sha256)) return entry.diagnostics;
+    if (inputsUnchanged(entry.inputs)) return entry.diagnostics;
   }
   const { answer, exitCode, stderr } = await askTypecheck(file, ask);
   if (!answer) throw new Error(`the type-check process ended (exit ${exitCode}) without an answer: ${stderr.trim() || 'nothing on stderr'}`);
@@ -235,7 +227,6 @@ const check = async (file: string, dir: string, ask: AskOptions = {}): Promise<D
     ];
   }
   const diagnostics = toDiagnostics(answer, dir);
-  const hashed = answer.inputs.map((f) => ({ file: f, sha256: hashFile(f) ?? '' }));
-  writeCached('typecheck', key, JSON.stringify({ inputs: hashed, diagnostics } satisfies CachedCheck));
+  writeCached('typecheck', key, JSON.stringify({ inputs: hashInputs(answer.inputs), diagnostics } satisfies CachedCheck));
   return diagnostics;
 };

@@ -35,3 +35,23 @@ export const writeCached = (area: string, key: string, content: string | Uint8Ar
     // read-only home, full disk: run without the cache
   }
 };
+
+/** A file and the sha256 of its content when a result was made from it ('' when it could not be read). */
+export interface HashedInput {
+  file: string;
+  sha256: string;
+}
+
+const contentHash = (file: string): string | undefined => {
+  try {
+    return sha256(readFileSync(file));
+  } catch {
+    return undefined;
+  }
+};
+
+/** The files a result was made from, with their contents' hashes. */
+export const hashInputs = (files: readonly string[]): HashedInput[] => files.map((file) => ({ file, sha256: contentHash(file) ?? '' }));
+
+/** Whether a result made from `inputs` still holds: every file has the content it had. */
+export const inputsUnchanged = (inputs: readonly HashedInput[]): boolean => inputs.every((i) => contentHash(i.file) === i.sha256);

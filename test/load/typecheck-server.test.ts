@@ -121,6 +121,34 @@ describe('the type-check server', () => {
     expect(entries.some((e) => e.includes(marker))).toBe(true);
   });
 
+  it('checks a definition again when its file is saved, and answers with that check while the file stays so', async () => {
+    const def = path.join(work, 'saved.ts');
+    const text = readFileSync(typeError, 'utf8');
+    const transpiles = () => readdirSync(path.join(cache, 'transpiled')).map((f) => readFileSync(path.join(cache, 'transpiled', f), 'utf8'));
+    const transpileFirst = { onTranspiled: () => {} };
+    writeFileSync(def, text);
+    expect(answerOf(await askTypecheck(def, transpileFirst)).via).toBe('server');
+    // Saved with a second type error; nobody asks.
+    const marker = `saved-${process.pid}-${Date.now()}`;
+    writeFileSync(def, `${text}\nexport const second: number = '${marker}';\n`);
+    // The check on save transpiles first; once that is in the cache, the check is running, and a request waits for it.
+    await until('the check on save to transpile the saved file', () => transpiles().some((e) => e.includes(marker)), 20_000);
+    const onSave = answerOf(await askTypecheck(def, transpileFirst));
+    expect(onSave.via).toBe('server on save');
+    process.env['IMGC_NO_SERVER'] = '1';
+    try {
+      const fresh = answerOf(await askTypecheck(def));
+      expect(onSave.diagnostics).toEqual(fresh.diagnostics);
+      expect(onSave.inputs).toEqual(fresh.inputs);
+      expect(onSave.diagnostics.map((d) => d.code)).toEqual([2322, 2322]);
+    } finally {
+      process.env['IMGC_NO_SERVER'] = '0';
+    }
+    // Changed again and asked at once: never the answer of the content before.
+    writeFileSync(def, 'export const fixed: number = 1;\n');
+    expect(answerOf(await askTypecheck(def, transpileFirst)).diagnostics).toEqual([]);
+  });
+
   it('reads a declaration again when it changes under it', async () => {
     // A package's declarations are kept between checks (they are not the user's files).
     const pkg = path.join(work, 'node_modules', 'site-settings');
