@@ -21,13 +21,13 @@
 // the content it was made from (their sha256, as imgc's own cache compares).
 // Only requests keep it from exiting idle.
 import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, rmSync, watch, type FSWatcher } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, watch, type FSWatcher } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type ts from 'typescript';
-import { hashInputs, inputsUnchanged, type HashedInput } from '../util/cache.js';
+import { hashInputs, inputsUnchanged, sha256, type HashedInput } from '../util/cache.js';
 import { transpile, useTypescript } from './transpile.js';
 import type { Answer, Request, Stamp } from './typecheck-child.cjs';
 
@@ -203,10 +203,8 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
   // V8 optimises the checker over the first few checks (~200 ms down to ~60 ms for the reference image):
   // spend them on the definition whose check started this server, before anyone waits.
   const warmupUntil = Date.now() + WARMUP_MS;
-  let warmed: Answer | undefined;
   for (let i = 0; i < WARMUP_CHECKS && Date.now() < warmupUntil; i++) {
-    warmed = checkNow(warmup, 'server');
-    if (!warmed.ok) break; // what the definition does to TypeScript is the client's to hear about
+    if (!checkNow(warmup, 'server').ok) break; // what the definition does to TypeScript is the client's to hear about
   }
 
   // One server per socket: if another answers there, leave it be.
@@ -266,24 +264,69 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       // a directory that cannot be watched: its definition is checked when asked
     }
   };
-  const remember = (request: Request, answer: Answer, transpiled: boolean) => {
+  const isOwn = (request: Request, f: string) => request.ownDirs.some((d) => path.resolve(f).startsWith(d));
+  /** Keeps `answer`, unless a file changed while it was checked (`used`: the sha256 of each user file's text the check read). */
+  const remember = (request: Request, answer: Answer, transpiled: boolean, used: ReadonlyMap<string, string>) => {
     kept.delete(request.file);
     if (!answer.ok) return;
-    kept.set(request.file, { request: JSON.stringify(request), inputs: hashInputs(answer.inputs), answer, transpiled });
+    const inputs = hashInputs(answer.inputs);
+    if (inputs.some((i) => used.has(i.file) && used.get(i.file) !== i.sha256)) return; // an answer about the text before
+    kept.set(request.file, { request: JSON.stringify(request), inputs, answer, transpiled });
     for (const file of kept.keys()) if (kept.size > KEPT_ANSWERS) kept.delete(file);
-    const own = (f: string) => request.ownDirs.some((d) => path.resolve(f).startsWith(d));
-    for (const f of answer.inputs) if (!own(f)) watchDir(path.dirname(f));
+    for (const f of answer.inputs) if (!isOwn(request, f)) watchDir(path.dirname(f));
   };
+  const checkAndKeep = (request: Request, via: 'server' | 'server on save', transpiled: boolean, onSources?: (sources: readonly ts.SourceFile[]) => void): Answer => {
+    const used = new Map<string, string>();
+    const answer = checkNow(request, via, (sources) => {
+      for (const sf of sources) used.set(sf.fileName, sha256(sf.text));
+      onSources?.(sources);
+    });
+    remember(request, answer, transpiled, used);
+    return answer;
+  };
+
+  // Checks on save under way: their files are transpiled already, and requests for their definition wait for them.
+  const onSave = new Map<string, Array<() => void>>();
   const checkOnSave = (file: string) => {
     due.delete(file);
     const k = kept.get(file);
     if (!k || inputsUnchanged(k.inputs)) return;
+    if (onSave.has(file)) return void due.set(file, setTimeout(() => checkOnSave(file), SAVE_SETTLE_MS));
     if (stale()) return exit();
-    refreshDeclarations();
     const request = JSON.parse(k.request) as Request;
-    remember(request, checkNow(request, 'server on save', transpileAll), true);
+    // The files into the transpile cache now (as the CLI reads them), the check in a later turn:
+    // a request for this definition that comes meanwhile hears at once that they are transpiled.
+    try {
+      for (const i of k.inputs) if (!isOwn(request, i.file) && isTypeScriptSource(i.file)) transpile(i.file, readFileSync(i.file, 'utf8'));
+    } catch {
+      // a file gone or unreadable: the check says so
+    }
+    const waiting: Array<() => void> = [];
+    onSave.set(file, waiting);
+    setImmediate(() => {
+      try {
+        refreshDeclarations();
+        checkAndKeep(request, 'server on save', true, transpileAll);
+      } finally {
+        onSave.delete(file);
+        for (const resume of waiting) resume();
+      }
+    });
   };
 
+  const respond = (conn: net.Socket, { request, transpile }: { request: Request; transpile: boolean }) => {
+    // Before the checker runs, the CLI is told its files are transpiled: it evaluates them meanwhile.
+    // (A write to an idle socket goes out at once, before the check below.)
+    const saidTranspiled = () => conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
+    let answer = keptAnswer(request, transpile);
+    if (answer) {
+      // Checked on save (or asked before): its files were transpiled then.
+      if (transpile) saidTranspiled();
+    } else {
+      answer = checkAndKeep(request, 'server', transpile, transpile ? (sources) => (transpileAll(sources), saidTranspiled()) : undefined);
+    }
+    conn.end(`${JSON.stringify({ answer } satisfies Reply)}\n`);
+  };
   const answer = (conn: net.Socket, message: Message) => {
     if (typeof message !== 'object' || message === null || !('stop' in message || 'request' in message)) return conn.destroy();
     if ('stop' in message) return exit();
@@ -291,19 +334,15 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       conn.end(`${JSON.stringify({ stale: true } satisfies Reply)}\n`);
       return exit();
     }
-    refreshDeclarations();
-    // Before the checker runs, the CLI is told its files are transpiled: it evaluates them meanwhile.
-    // (A write to an idle socket goes out at once, before the check below.)
-    const saidTranspiled = () => conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
-    let answer = keptAnswer(message.request, message.transpile);
-    if (answer) {
-      // Checked on save (or asked before): its files were transpiled then.
-      if (message.transpile) saidTranspiled();
-    } else {
-      answer = checkNow(message.request, 'server', message.transpile ? (sources) => (transpileAll(sources), saidTranspiled()) : undefined);
-      remember(message.request, answer, message.transpile);
+    const waiting = onSave.get(message.request.file);
+    if (waiting && kept.get(message.request.file)?.request === JSON.stringify(message.request)) {
+      // Its check on save is under way, its files transpiled: the answer is that check's, if the files stay so.
+      if (message.transpile) conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
+      waiting.push(() => respond(conn, message));
+      return;
     }
-    conn.end(`${JSON.stringify({ answer } satisfies Reply)}\n`);
+    refreshDeclarations();
+    respond(conn, message);
   };
   server.on('connection', (conn) => {
     conn.on('error', () => {});
@@ -314,7 +353,6 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socket, resolve));
   chmodSync(socket, 0o600);
   ino = lstatSync(socket).ino;
-  if (warmed?.ok) remember(warmup, warmed, false);
   rmSync(marker, { force: true });
   idle = setTimeout(exit, idleMs);
   // The cache removed, or imgc updated, while nobody asks: go.
