@@ -4,7 +4,7 @@
 // out/bench.json). Peers that are not installed are reported missing.
 // Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build]
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,7 +82,8 @@ const editing = (file, env, savedBeforeMs = 0) => () => {
  */
 const snapshotMade = (cache) => {
   const dir = path.join(cache ?? path.join(os.homedir(), '.cache', 'imgc'), 'typecheck-snapshot');
-  const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.making'));
+  // A marker is an attempt in progress for two minutes; an older one is a failed attempt imgc leaves (src/load/typecheck-child.cjs).
+  const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.making') && Date.now() - (statSync(path.join(dir, f), { throwIfNoEntry: false })?.mtimeMs ?? 0) < 120_000);
   waitUntil(() => !making());
 };
 
