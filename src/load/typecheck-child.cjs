@@ -152,6 +152,13 @@ const compilerOptions = (t, req, withNode) => ({
 });
 
 /**
+ * Whether `file` is the user's: neither a package's nor imgc's own.
+ * @param {Request} req
+ * @param {string} file
+ */
+const isUsersFile = (req, file) => !file.includes('/node_modules/') && !req.ownDirs.some((d) => path.resolve(file).startsWith(d));
+
+/**
  * The check itself. `parsed` holds declaration files parsed (and, once a
  * checker has run, bound) before; TypeScript reuses a SourceFile object as is.
  * A long-lived caller (./typecheck-server.ts) passes `previous`, the last
@@ -164,7 +171,7 @@ const compilerOptions = (t, req, withNode) => ({
  * @param {(sources: readonly import('typescript').SourceFile[]) => void} [onSources]
  */
 const check = (t, req, parsed, previous, onSources) => {
-  const isUsers = (/** @type {string} */ f) => !f.includes('/node_modules/') && !req.ownDirs.some((d) => path.resolve(f).startsWith(d));
+  const isUsers = (/** @type {string} */ f) => isUsersFile(req, f);
   const attempt = (/** @type {boolean} */ withNode) => {
     const options = compilerOptions(t, req, withNode);
     const host = t.createCompilerHost(options);
@@ -348,4 +355,4 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadCached, codeCacheFile, loadTypescript, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };
+if (typeof module !== 'undefined') module.exports = { loadCached, codeCacheFile, loadTypescript, isUsersFile, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };

@@ -226,9 +226,14 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
   // The last answer per definition, while the files it was made from keep their content.
   // `transpiled`: its files went into the transpile cache when it was made.
   const kept = new Map<string, { request: string; inputs: HashedInput[]; answer: Answer; transpiled: boolean }>();
-  const keptAnswer = (request: Request, transpile: boolean): Answer | undefined => {
+  /** What is kept for this very request (the same definition, asked the same way), whether or not it still holds. */
+  const keptFor = (request: Request) => {
     const k = kept.get(request.file);
-    return k && k.request === JSON.stringify(request) && (k.transpiled || !transpile) && inputsUnchanged(k.inputs) ? k.answer : undefined;
+    return k?.request === JSON.stringify(request) ? k : undefined;
+  };
+  const keptAnswer = (request: Request, transpile: boolean): Answer | undefined => {
+    const k = keptFor(request);
+    return k && (k.transpiled || !transpile) && inputsUnchanged(k.inputs) ? k.answer : undefined;
   };
   /** Drops the declarations that changed on disk since they were parsed, and the answers made with them. */
   const refreshDeclarations = () => {
@@ -264,7 +269,6 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       // a directory that cannot be watched: its definition is checked when asked
     }
   };
-  const isOwn = (request: Request, f: string) => request.ownDirs.some((d) => path.resolve(f).startsWith(d));
   /** Keeps `answer`, unless a file changed while it was checked (`used`: the sha256 of each user file's text the check read). */
   const remember = (request: Request, answer: Answer, transpiled: boolean, used: ReadonlyMap<string, string>) => {
     kept.delete(request.file);
@@ -273,7 +277,7 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
     if (inputs.some((i) => used.has(i.file) && used.get(i.file) !== i.sha256)) return; // an answer about the text before
     kept.set(request.file, { request: JSON.stringify(request), inputs, answer, transpiled });
     for (const file of kept.keys()) if (kept.size > KEPT_ANSWERS) kept.delete(file);
-    for (const f of answer.inputs) if (!isOwn(request, f)) watchDir(path.dirname(f));
+    for (const f of answer.inputs) if (child.isUsersFile(request, f)) watchDir(path.dirname(f));
   };
   const checkAndKeep = (request: Request, via: 'server' | 'server on save', transpiled: boolean, onSources?: (sources: readonly ts.SourceFile[]) => void): Answer => {
     const used = new Map<string, string>();
@@ -296,8 +300,13 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
     const request = JSON.parse(k.request) as Request;
     // The files into the transpile cache now (as the CLI reads them), the check in a later turn:
     // a request for this definition that comes meanwhile hears at once that they are transpiled.
+    const transpiled = new Set<string>();
     try {
-      for (const i of k.inputs) if (!isOwn(request, i.file) && isTypeScriptSource(i.file)) transpile(i.file, readFileSync(i.file, 'utf8'));
+      for (const { file: f } of k.inputs) {
+        if (!child.isUsersFile(request, f) || !isTypeScriptSource(f)) continue;
+        transpile(f, readFileSync(f, 'utf8'));
+        transpiled.add(f);
+      }
     } catch {
       // a file gone or unreadable: the check says so
     }
@@ -306,7 +315,8 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
     setImmediate(() => {
       try {
         refreshDeclarations();
-        checkAndKeep(request, 'server on save', true, transpileAll);
+        // Only files the edit newly imports are left to transpile.
+        checkAndKeep(request, 'server on save', true, (sources) => transpileAll(sources.filter((sf) => !transpiled.has(sf.fileName))));
       } finally {
         onSave.delete(file);
         for (const resume of waiting) resume();
@@ -335,7 +345,7 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
       return exit();
     }
     const waiting = onSave.get(message.request.file);
-    if (waiting && kept.get(message.request.file)?.request === JSON.stringify(message.request)) {
+    if (waiting && keptFor(message.request)) {
       // Its check on save is under way, its files transpiled: the answer is that check's, if the files stay so.
       if (message.transpile) conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
       waiting.push(() => respond(conn, message));
