@@ -42,7 +42,9 @@ describe('npm pack consumer', () => {
     const tsc = await execa('node', [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', project], { reject: false, all: true });
     expect(tsc.exitCode, tsc.all).toBe(0);
 
-    const check = await execa(path.join(project, 'node_modules/.bin/imgc'), ['check', 'node-image.ts'], { cwd: project, reject: false, all: true });
+    // A cache of its own: the snapshot maker this check starts would fail in the user's cache once the consumer is removed.
+    const env = { IMGC_CACHE: path.join(packDir, 'cache') };
+    const check = await execa(path.join(project, 'node_modules/.bin/imgc'), ['check', 'node-image.ts'], { cwd: project, env, reject: false, all: true });
     expect(check.exitCode, check.all).toBe(0);
     expect(check.stdout).toContain('contracts hold');
     const version = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/package.json'), 'utf8')) as { version: string };

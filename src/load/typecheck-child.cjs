@@ -266,6 +266,7 @@ const pruneSnapshots = (/** @type {string} */ dir) => {
     fs.rmSync(sidecarOf(path.join(dir, f)), { force: true }); // the sidecar first: a blob without one is never used
     fs.rmSync(path.join(dir, f), { force: true });
   }
+  pruneMarkers(dir);
 };
 
 /** How long an attempt (to make a snapshot, to start a server) holds off the next one: while it runs, and after it failed. */
@@ -273,6 +274,18 @@ const ATTEMPT_MS = 120_000;
 
 /** Whether the attempt that `marker` (a file) stands for runs, or failed in the last two minutes. */
 const attempted = (/** @type {string} */ marker) => Date.now() - (fs.statSync(marker, { throwIfNoEntry: false })?.mtimeMs ?? 0) < ATTEMPT_MS;
+
+/**
+ * Removes the markers in `dir` that hold nothing off any more: those of
+ * attempts that failed (a snapshot maker whose imgc was deleted under it, a
+ * server that could not listen) more than two minutes ago.
+ */
+const pruneMarkers = (/** @type {string} */ dir) => {
+  for (const f of fs.readdirSync(dir)) {
+    const marker = path.join(dir, f);
+    if (f.endsWith('.making') && !attempted(marker)) fs.rmSync(marker, { force: true });
+  }
+};
 
 /**
  * Makes this process the one attempt that `marker` stands for, unless
@@ -355,4 +368,4 @@ if (v8.startupSnapshot?.isBuildingSnapshot()) {
 }
 
 // A snapshot build has no `module`: nothing to export there.
-if (typeof module !== 'undefined') module.exports = { loadCached, codeCacheFile, loadTypescript, isUsersFile, attempted, claimAttempt, markerOf, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };
+if (typeof module !== 'undefined') module.exports = { loadCached, codeCacheFile, loadTypescript, isUsersFile, attempted, claimAttempt, markerOf, pruneMarkers, writeStub, sidecarOf, check, tryAnswer, ownFiles, stamp, unchanged };

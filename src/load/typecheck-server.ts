@@ -364,6 +364,7 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
   chmodSync(socket, 0o600);
   ino = lstatSync(socket).ino;
   rmSync(marker, { force: true });
+  child.pruneMarkers(path.dirname(socket)); // other installations' failed starts
   idle = setTimeout(exit, idleMs);
   // The cache removed, or imgc updated, while nobody asks: go.
   setInterval(() => stale() && exit(), 10_000).unref();

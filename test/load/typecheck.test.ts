@@ -94,7 +94,7 @@ describe('the type-check process', () => {
     expect(readFileSync(await snapshotMade(cache)).length).toBeGreaterThan(1 << 20);
   });
 
-  it('keeps the newest four snapshots of the cache, one per Node binary and imgc installation', async () => {
+  it('keeps the newest four snapshots of the cache, one per Node binary and imgc installation, and no failed attempt\'s marker', async () => {
     const own = temp('typecheck-prune');
     const dir = snapshotDir(own);
     mkdirSync(dir, { recursive: true });
@@ -106,6 +106,11 @@ describe('the type-check process', () => {
       const then = new Date(Date.now() - (10 - i) * 60_000);
       utimesSync(blob, then, then);
     });
+    // Markers of other installations' attempts: one failed three minutes ago (it holds nothing off), one runs.
+    writeFileSync(path.join(dir, 'failed.blob.making'), '1\n');
+    const then = new Date(Date.now() - 180_000);
+    utimesSync(path.join(dir, 'failed.blob.making'), then, then);
+    writeFileSync(path.join(dir, 'running.blob.making'), '1\n');
     process.env['IMGC_CACHE'] = own;
     try {
       answerOf(await askTypecheck(typeError));
@@ -113,6 +118,7 @@ describe('the type-check process', () => {
       const left = readdirSync(dir).filter((f) => f.endsWith('.blob')).sort();
       expect(left).toEqual([path.basename(made), 'other2.blob', 'other3.blob', 'other4.blob'].sort());
       expect(readdirSync(dir).filter((f) => f.endsWith('.json')).sort()).toEqual(left.map((f) => f.replace(/\.blob$/, '.json')));
+      expect(readdirSync(dir).filter((f) => f.endsWith('.making'))).toEqual(['running.blob.making']);
     } finally {
       process.env['IMGC_CACHE'] = cache;
     }
