@@ -1,13 +1,12 @@
-import Ajv2020 from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
+import { compileImageSchema } from '../helpers/ajv.js';
 import { goodExamples, imgc, irOf } from '../helpers/cli.js';
 
 describe('Image IR', () => {
   it('imgc schema is a JSON Schema that every example IR satisfies (ajv)', async () => {
     const r = await imgc(['schema']);
     expect(r.exitCode).toBe(0);
-    const ajv = new Ajv2020.default({ allErrors: true, strict: false });
-    const validate = ajv.compile(JSON.parse(r.stdout) as object);
+    const validate = compileImageSchema(JSON.parse(r.stdout) as object);
     for (const file of goodExamples()) {
       const ir = await irOf(file);
       expect(validate(ir), `${file}: ${JSON.stringify(validate.errors)}`).toBe(true);
