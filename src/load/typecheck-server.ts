@@ -9,7 +9,8 @@
 // A check that found no server starts one in the background (not under CI,
 // nor with IMGC_NO_SERVER=1). It exits after IMGC_SERVER_IDLE_SECONDS
 // (default 900) without a request, when Node, TypeScript or imgc's loader
-// changes under it, or when its socket is removed (the cache deleted).
+// changes under it, when its socket is removed (the cache deleted), or on
+// SIGTERM (removing its socket).
 // Declarations it keeps are parsed again when their size or mtime changes.
 // Its answers are the same `check` a fresh process runs
 // (./typecheck-child.cjs); any failure to reach it means a fresh process.
@@ -366,6 +367,8 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
   rmSync(marker, { force: true });
   child.pruneMarkers(path.dirname(socket)); // other installations' failed starts
   idle = setTimeout(exit, idleMs);
+  // Stopped (pkill, a shutdown): without its socket, so that no check tries it first.
+  process.once('SIGTERM', exit);
   // The cache removed, or imgc updated, while nobody asks: go.
   setInterval(() => stale() && exit(), 10_000).unref();
 };

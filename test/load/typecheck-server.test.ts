@@ -195,6 +195,19 @@ describe('the type-check server goes away', () => {
     await until('the server of a removed cache to exit', () => serverPids(socket).length === 0, 30_000);
   }, 120_000);
 
+  it('when sent SIGTERM, taking its socket with it', async () => {
+    const cache = tempDir('typecheck-server-term');
+    try {
+      const socket = await startServer(cache);
+      const [pid] = serverPids(socket);
+      process.kill(pid!, 'SIGTERM');
+      await until('the stopped server to exit', () => serverPids(socket).length === 0, 30_000);
+      expect(existsSync(socket)).toBe(false);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('is neither used nor started with IMGC_NO_SERVER=1, and not started under CI', async () => {
     const cache = tempDir('typecheck-server-off');
     try {
