@@ -41,6 +41,9 @@ type Message = { request: Request; transpile: boolean } | { stop: true };
 /** What the server sends back, one JSON line each: `transpiled` (when asked), then `answer`; or `stale`. */
 type Reply = { transpiled: true } | { answer: Answer } | { stale: true };
 
+/** A reply as sent: one JSON line. */
+const line = (reply: Reply): string => `${JSON.stringify(reply)}\n`;
+
 /** Checks of the definition that started the server, run before it listens... */
 const WARMUP_CHECKS = 8;
 /** ...and no longer than this, for a definition that takes TypeScript seconds. */
@@ -325,35 +328,39 @@ const serve = async (socket: string, warmup: Request): Promise<void> => {
     });
   };
 
-  const respond = (conn: net.Socket, { request, transpile }: { request: Request; transpile: boolean }) => {
-    // Before the checker runs, the CLI is told its files are transpiled: it evaluates them meanwhile.
-    // (A write to an idle socket goes out at once, before the check below.)
-    const saidTranspiled = () => conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
+  const respond = (conn: net.Socket, { request, transpile }: { request: Request; transpile: boolean }, tellTranspiled: () => void) => {
     let answer = keptAnswer(request, transpile);
     if (answer) {
       // Checked on save (or asked before): its files were transpiled then.
-      if (transpile) saidTranspiled();
+      if (transpile) tellTranspiled();
     } else {
-      answer = checkAndKeep(request, 'server', transpile, transpile ? (sources) => (transpileAll(sources), saidTranspiled()) : undefined);
+      answer = checkAndKeep(request, 'server', transpile, transpile ? (sources) => (transpileAll(sources), tellTranspiled()) : undefined);
     }
-    conn.end(`${JSON.stringify({ answer } satisfies Reply)}\n`);
+    conn.end(line({ answer }));
   };
   const answer = (conn: net.Socket, message: Message) => {
     if (typeof message !== 'object' || message === null || !('stop' in message || 'request' in message)) return conn.destroy();
     if ('stop' in message) return exit();
     if (stale()) {
-      conn.end(`${JSON.stringify({ stale: true } satisfies Reply)}\n`);
+      conn.end(line({ stale: true }));
       return exit();
     }
+    // Before the checker runs, the CLI is told its files are transpiled: it evaluates them meanwhile.
+    // (A write to an idle socket goes out at once, before the check.) Once per request.
+    let told = false;
+    const tellTranspiled = () => {
+      if (!told) conn.write(line({ transpiled: true }));
+      told = true;
+    };
     const waiting = onSave.get(message.request.file);
     if (waiting && keptFor(message.request)) {
       // Its check on save is under way, its files transpiled: the answer is that check's, if the files stay so.
-      if (message.transpile) conn.write(`${JSON.stringify({ transpiled: true } satisfies Reply)}\n`);
-      waiting.push(() => respond(conn, message));
+      if (message.transpile) tellTranspiled();
+      waiting.push(() => respond(conn, message, tellTranspiled));
       return;
     }
     refreshDeclarations();
-    respond(conn, message);
+    respond(conn, message, tellTranspiled);
   };
   server.on('connection', (conn) => {
     conn.on('error', () => {});
