@@ -1,10 +1,10 @@
 // The built CLI's zod (see src/util/zod.ts): one bundled file of the
 // installed package, compiled from V8's code cache once a run has saved it.
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { imgc, repoRoot, tempDir } from './helpers/cli.js';
 
 const util = path.join(repoRoot, 'dist', 'src', 'util');
@@ -14,7 +14,6 @@ const child = require(path.join(repoRoot, 'dist', 'src', 'load', 'typecheck-chil
 
 describe('the bundled zod', () => {
   const cache = tempDir('zod-cache');
-  afterAll(() => rmSync(cache, { recursive: true, force: true }));
 
   it('dist imports the bundle, not the package', () => {
     expect(existsSync(bundle)).toBe(true);

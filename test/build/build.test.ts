@@ -9,7 +9,6 @@ import { cannotBuild, imgcRun, mountsContaining, outDir, read, summaryOf } from 
 
 const small = 'test/build/fixtures/small.ts';
 
-
 describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () => {
   const out = outDir('small');
   let first: Awaited<ReturnType<typeof imgcRun>>;

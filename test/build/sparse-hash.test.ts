@@ -2,17 +2,16 @@
 // image can have: holes, data, preallocated (unwritten) extents, a tail
 // that is not block-aligned; and it must really take the sparse path.
 import { execa } from 'execa';
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dataRanges, fileSha256 } from '../../src/build/sparse-hash.js';
-import { repoRoot } from '../helpers/cli.js';
+import { repoRoot, tempDir } from '../helpers/cli.js';
 
 // On the repository's disk: tmpfs has no extent map.
-const dir = path.join(repoRoot, 'out', `sparse-hash-${process.pid}`);
-mkdirSync(dir, { recursive: true });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+mkdirSync(path.join(repoRoot, 'out'), { recursive: true });
+const dir = tempDir('sparse-hash', path.join(repoRoot, 'out'));
 
 const sha256sum = async (file: string) => (await execa('sha256sum', [file])).stdout.split(' ')[0];
 

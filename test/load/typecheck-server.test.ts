@@ -72,8 +72,6 @@ describe('the type-check server', () => {
   afterAll(async () => {
     await stopServer(socket);
     process.env = saved;
-    rmSync(cache, { recursive: true, force: true });
-    rmSync(work, { recursive: true, force: true });
   });
 
   it('is started by a check, listens on a socket only its user can reach, and answers as a fresh process does', async () => {
@@ -179,12 +177,8 @@ describe('the type-check server', () => {
 describe('the type-check server goes away', () => {
   it('when idle for IMGC_SERVER_IDLE_SECONDS', async () => {
     const cache = tempDir('typecheck-server-idle');
-    try {
-      const socket = await startServer(cache, { IMGC_SERVER_IDLE_SECONDS: '3' });
-      await until('the idle server to exit', () => serverPids(socket).length === 0 && !existsSync(socket), 30_000);
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-    }
+    const socket = await startServer(cache, { IMGC_SERVER_IDLE_SECONDS: '3' });
+    await until('the idle server to exit', () => serverPids(socket).length === 0 && !existsSync(socket), 30_000);
   }, 120_000);
 
   it('when its cache is removed', async () => {
@@ -197,41 +191,29 @@ describe('the type-check server goes away', () => {
 
   it('when sent SIGTERM, taking its socket with it', async () => {
     const cache = tempDir('typecheck-server-term');
-    try {
-      const socket = await startServer(cache);
-      const [pid] = serverPids(socket);
-      process.kill(pid!, 'SIGTERM');
-      await until('the stopped server to exit', () => serverPids(socket).length === 0, 30_000);
-      expect(existsSync(socket)).toBe(false);
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-    }
+    const socket = await startServer(cache);
+    const [pid] = serverPids(socket);
+    process.kill(pid!, 'SIGTERM');
+    await until('the stopped server to exit', () => serverPids(socket).length === 0, 30_000);
+    expect(existsSync(socket)).toBe(false);
   }, 120_000);
 
   it('is neither used nor started with IMGC_NO_SERVER=1, and not started under CI', async () => {
     const cache = tempDir('typecheck-server-off');
-    try {
-      for (const env of [{ IMGC_NO_SERVER: '1' }, { CI: 'true' }] as Record<string, string>[]) {
-        const r = await imgc(['check', typeError], { env: serverEnv(cache, env) });
-        expect(r.exitCode).toBe(1);
-      }
-      await new Promise((r) => setTimeout(r, 3000));
-      expect(socketIn(cache)).toBeUndefined();
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
+    for (const env of [{ IMGC_NO_SERVER: '1' }, { CI: 'true' }] as Record<string, string>[]) {
+      const r = await imgc(['check', typeError], { env: serverEnv(cache, env) });
+      expect(r.exitCode).toBe(1);
     }
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(socketIn(cache)).toBeUndefined();
   }, 120_000);
 
   it('keeps its socket directory private', () => {
     const cache = tempDir('typecheck-server-mode');
-    try {
-      mkdirSync(path.join(cache, 'typecheck-server'), { mode: 0o755 });
-      const socket = serverSocket(cache, 'x'.repeat(32));
-      expect(socket).toBe(path.join(cache, 'typecheck-server', `${'x'.repeat(32)}.sock`));
-      expect(statSync(path.dirname(socket!)).mode & 0o777).toBe(0o700);
-      expect(serverSocket(path.join(cache, 'y'.repeat(100)), 'x'.repeat(32))).toBeUndefined(); // beyond a socket path's length
-    } finally {
-      rmSync(cache, { recursive: true, force: true });
-    }
+    mkdirSync(path.join(cache, 'typecheck-server'), { mode: 0o755 });
+    const socket = serverSocket(cache, 'x'.repeat(32));
+    expect(socket).toBe(path.join(cache, 'typecheck-server', `${'x'.repeat(32)}.sock`));
+    expect(statSync(path.dirname(socket!)).mode & 0o777).toBe(0o700);
+    expect(serverSocket(path.join(cache, 'y'.repeat(100)), 'x'.repeat(32))).toBeUndefined(); // beyond a socket path's length
   });
 });

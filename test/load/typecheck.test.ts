@@ -11,16 +11,6 @@ import { imgc, repoRoot, tempDir } from '../helpers/cli.js';
 
 const typeError = path.join(repoRoot, 'examples', 'broken', 'type-error.ts');
 
-// Each cache here gets a snapshot of some 30 MB: all are removed at the end.
-const scratch: string[] = [];
-const temp = (prefix: string): string => {
-  const dir = tempDir(prefix);
-  scratch.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
-});
 
 const snapshotDir = (cache: string) => path.join(cache, 'typecheck-snapshot');
 const blobOf = (cache: string) => {
@@ -45,7 +35,7 @@ const answerOf = (ran: Ran) => {
 };
 
 describe('the type-check process', () => {
-  const cache = temp('typecheck-cache');
+  const cache = tempDir('typecheck-cache');
   let saved: string | undefined;
   beforeAll(() => {
     saved = process.env['IMGC_CACHE'];
@@ -95,7 +85,7 @@ describe('the type-check process', () => {
   });
 
   it('keeps the newest four snapshots of the cache, one per Node binary and imgc installation, and no failed attempt\'s marker', async () => {
-    const own = temp('typecheck-prune');
+    const own = tempDir('typecheck-prune');
     const dir = snapshotDir(own);
     mkdirSync(dir, { recursive: true });
     // Five others, of other installations, the oldest first.
@@ -125,7 +115,7 @@ describe('the type-check process', () => {
   });
 
   it('starts no second attempt at a snapshot within two minutes of one that is running or failed', async () => {
-    const own = temp('typecheck-attempt');
+    const own = tempDir('typecheck-attempt');
     process.env['IMGC_CACHE'] = own;
     try {
       // The marker of an attempt that started just now: checks answer, and leave the making to it.
@@ -147,7 +137,7 @@ describe('the type-check process', () => {
   });
 
   it('gives the CLI the same diagnostics with and without a snapshot, and keeps NODE_OPTIONS out of the child', async () => {
-    const own = temp('typecheck-cli');
+    const own = tempDir('typecheck-cli');
     const check = () => imgc(['check', '--format', 'json', 'examples/broken/type-error.ts'], { env: { IMGC_CACHE: own } });
     const before = await check();
     await snapshotMade(own);
@@ -166,7 +156,7 @@ describe('the type-check process', () => {
 
 describe('the CLI', () => {
   it('stops the type-check it started early when the command fails on its arguments first', async () => {
-    const own = temp('typecheck-usage');
+    const own = tempDir('typecheck-usage');
     const r = await imgc(['compile', 'examples/broken/type-error.ts', '--target', 'nope'], { env: { IMGC_CACHE: own } });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/unknown target 'nope'/);
@@ -177,10 +167,10 @@ describe('the CLI', () => {
 
 describe('a definition TypeScript cannot check', () => {
   it('is IMGC1001 with the way out, when one chain of calls overflows the checker\'s stack', async () => {
-    const dir = temp('deep');
+    const dir = tempDir('deep');
     const chain = Array.from({ length: 6000 }, (_, i) => `  .group('g${i}')`).join('\n');
     writeFileSync(path.join(dir, 'deep.ts'), `import { image, debian12 } from 'imgc';\nexport default image('deep').base(debian12()).customize((p) => p\n${chain}\n);\n`);
-    const r = await imgc(['check', '--format', 'json', path.join(dir, 'deep.ts')], { env: { IMGC_CACHE: temp('deep-cache') } });
+    const r = await imgc(['check', '--format', 'json', path.join(dir, 'deep.ts')], { env: { IMGC_CACHE: tempDir('deep-cache') } });
     const typeErrors = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; hint?: string }[] }).diagnostics.filter((d) => d.code === 'IMGC1001');
     expect(typeErrors).toEqual([expect.objectContaining({ message: expect.stringMatching(/TypeScript could not check this definition \(Maximum call stack size exceeded\)/), hint: expect.stringMatching(/defineModule/) })]);
   });
@@ -198,7 +188,7 @@ describe('a definition with syntax errors', () => {
 
   for (const loader of ['in-thread', 'hooks'] as const) {
     it(`is reported as IMGC1006 and never run (${loader} loader)`, async () => {
-      const dir = temp('syntax');
+      const dir = tempDir('syntax');
       const file = path.join(dir, 'broken.ts');
       const marker = path.join(dir, 'ran');
       writeFileSync(file, body(marker));
