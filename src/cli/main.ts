@@ -41,7 +41,7 @@ Usage:
   imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
   imgc compile [FILE] --target ${targetNames.join('|')} [--out DIR] [--provisioner shell|ansible] [--json]
                           [--runtime] [--decommission]   (shell, ansible: existing hosts)
-  imgc explain FILE [--graph mermaid|dot|lifecycle]
+  imgc explain FILE [--graph mermaid|dot|lifecycle] [--no-base-edges]
   imgc ir FILE            print the Image IR as JSON
   imgc schema             print the IR's JSON Schema
   imgc docs               print the stdlib reference (Markdown)
@@ -56,6 +56,7 @@ Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
 const options = {
   format: { type: 'string' },
   graph: { type: 'string' },
+  'no-base-edges': { type: 'boolean' },
   target: { type: 'string', short: 't' },
   out: { type: 'string', short: 'o' },
   provisioner: { type: 'string' },
@@ -152,8 +153,8 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         const graph = command === 'explain' && v.graph ? oneOf('graph', v.graph, ['mermaid', 'dot', 'lifecycle'] as const, 'mermaid') : undefined;
         const ir = loaded.ir;
         const render = {
-          mermaid: async () => (await import('./graph.js')).mermaidGraph(ir),
-          dot: async () => (await import('./graph.js')).dotGraph(ir),
+          mermaid: async () => (await import('./graph.js')).mermaidGraph(ir, { baseEdges: !v['no-base-edges'] }),
+          dot: async () => (await import('./graph.js')).dotGraph(ir, { baseEdges: !v['no-base-edges'] }),
           lifecycle: async () => (await import('../lifecycle.js')).lifecycleMermaid(ir),
         };
         io.out(command === 'ir' ? (await import('../ir/index.js')).irToJson(ir) : graph ? await render[graph]() : (await import('./explain.js')).explainText(ir));
