@@ -28,7 +28,8 @@ const loadCheck = async () => {
   return import('./load-check.js');
 };
 
-const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const pkg = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
 const targetNames = [...targets].sort();
 
@@ -192,13 +193,18 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
       case 'init': {
         if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
         const dir = path.resolve(positionals[1] ?? '.');
-        let written: string[];
+        let done: import('./init.js').Scaffolded;
         try {
-          written = (await import('./init.js')).scaffold(dir, version);
+          const init = await import('./init.js');
+          done = init.scaffold(dir, init.imgcInstall(packageRoot));
         } catch (e) {
           throw new UsageError((e as Error).message);
         }
-        io.out(`${written.map((f) => `  created ${f}\n`).join('')}next: cd ${path.relative(process.cwd(), dir) || '.'} && npm install && npx imgc check\n`);
+        const rel = path.relative(process.cwd(), dir);
+        io.out(
+          [...done.created.map((f) => `  created ${f}\n`), ...done.updated.map((f) => `  updated ${f}\n`), ...done.kept.map((f) => `  kept ${f}\n`)].join('') +
+            `next: ${rel ? `cd ${rel} && ` : ''}npm install && npx imgc check\n`,
+        );
         return EXIT.ok;
       }
       case 'docs':
