@@ -302,6 +302,18 @@ export const int = (n: number): Scalar => {
   return { kind: 'scalar', render: () => String(n) };
 };
 
+/**
+ * A number as both YAML readers take it: an integer plain, anything else with
+ * a decimal point and a signed exponent, since YAML 1.1 (PyYAML, as Ansible
+ * reads group_vars) takes `1e+21` or `1e-7` without a point for a string.
+ */
+export const num = (n: number): Scalar => {
+  if (Number.isSafeInteger(n)) return int(n);
+  if (!Number.isFinite(n)) throw new Error(`internal: ${n} is not a finite number`);
+  const text = String(n).replace(/^(-?\d+)(e)/, '$1.0$2');
+  return { kind: 'scalar', render: () => text };
+};
+
 /** A YAML comment line's text: one line, no control characters, no trailing blanks. */
 export const comment = (text: string): string => {
   const flat = codePoints(displayMarkers(text))
