@@ -144,7 +144,8 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         if (!loaded.ir || exit !== EXIT.ok) return exit;
         let files: Record<string, string>;
         try {
-          files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission') });
+          const packerVersion = str(v, 'packer-version') as '1.6' | '1.10' | undefined;
+          files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}) });
         } catch (e) {
           if (!(e instanceof CompileError)) throw e;
           report(e.diagnostics, loaded, 'text', v, io, 'err');
