@@ -8,6 +8,7 @@ import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { aptSourcesPath } from '../ir/apt.js';
+import { packageName, type PackageManager } from '../ir/packages.js';
 
 /** A step in run order, with the phase it belongs to. */
 export interface Placed {
@@ -163,7 +164,7 @@ export const checkImage = (ir: Image): Diagnostic[] => {
   const out = walkFacts(ir, steps).unmet.map(({ placed, req, removal }) =>
     unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
   );
-  out.push(...duplicates(steps), ...pathConflicts(steps), ...unrepresentable(ir));
+  out.push(...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps), ...unrepresentable(ir));
   return sortDiagnostics(out);
 };
 
@@ -302,16 +303,16 @@ const pathConflicts = (steps: Placed[]): Diagnostic[] => {
 };
 
 /** Creators of one user, installs of one package, outputs. */
-const duplicates = (steps: Placed[]): Diagnostic[] => {
+const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
   const out: Diagnostic[] = [];
   const seen = new Map<string, Placed>();
   for (const placed of steps) {
     const { step } = placed;
     const keys: string[] =
       step.kind === 'user' || step.kind === 'group' ? [`${step.kind}:${step.name}`]
-      : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${n}`)
+      : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${packageName(n, family)}`)
       : step.kind === 'artifact' ? [`artifact:${step.output}`]
-      : step.kind === 'packages' ? step.names.map((n) => `-package:${n}`)
+      : step.kind === 'packages' ? step.names.map((n) => `-package:${packageName(n, family)}`)
       : [];
     for (const key of keys) {
       const first = seen.get(key);

@@ -7,8 +7,9 @@ import { IR_VERSION } from '../ir/schema.js';
 import { aptSourcesPath } from '../ir/apt.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
-import { packageFacts, packageProviding } from './catalog.js';
-import type { Facts, Listed, NoFacts, PackageCatalog, Ref } from './types.js';
+import { packageFacts, packageProviding, packageRepo } from './catalog.js';
+import type { PackageManager } from '../ir/packages.js';
+import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
 export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
@@ -81,6 +82,8 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
     protected readonly catalog: C,
     protected readonly last: Link | undefined,
     protected readonly hooks: Link | undefined,
+    /** How the base's package manager spells a pinned package. */
+    protected readonly family: PackageManager = 'apt',
   ) {}
 
   protected abstract derive(last: Link | undefined, hooks: Link | undefined): this;
@@ -171,7 +174,7 @@ export class StepBuilder<
   in out C extends PackageCatalog = PackageCatalog,
 > extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new StepBuilder(this.catalog, last, hooks) as this;
+    return new StepBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
   group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {
@@ -235,12 +238,12 @@ export class StepBuilder<
   }
 
   /** Installs packages with the base's package manager. */
-  packages<const N extends string>(
+  packages<const N extends string, M extends string = PackageNameOf<N>>(
     names: readonly N[],
-  ): StepBuilder<U | Listed<C, N, 'users'>, G | Listed<C, N, 'groups'>, K | N, P | Listed<C, N, 'paths'>, S | Listed<C, N, 'services'>, X | Listed<C, N, 'commands'>, C> {
-    const provides = names.flatMap((n) => packageFacts(this.catalog, n));
+  ): StepBuilder<U | Listed<C, M, 'users'>, G | Listed<C, M, 'groups'>, K | M, P | Listed<C, M, 'paths'>, S | Listed<C, M, 'services'>, X | Listed<C, M, 'commands'>, C> {
+    const provides = names.flatMap((n) => packageFacts(this.catalog, n, this.family));
     const requires = names.flatMap((n) => {
-      const repo = this.catalog[n]?.repo;
+      const repo = packageRepo(this.catalog, n, this.family);
       return repo ? [fact('repo', repo)] : [];
     });
     return this.add<'packages'>({ kind: 'packages', action: 'install', names: [...names], provides, requires }) as never;
@@ -248,7 +251,7 @@ export class StepBuilder<
 
   /** Removes packages (and, for the checker, what they provided). */
   removePackages<const N extends string>(names: readonly Ref<K, N>[]): this {
-    const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n));
+    const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n, this.family));
     return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
   }
 
@@ -369,7 +372,7 @@ const ownershipRequires = (path: string, o: { owner?: string; group?: string }):
 /** Produces files from the finished root (phase 3). */
 export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new ArtifactBuilder(this.catalog, last, hooks) as this;
+    return new ArtifactBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
   private artifact(format: StepOf<'artifact'>['format'], output: string, extra: Partial<Pick<StepOf<'artifact'>, 'compression' | 'size'>>): this {
@@ -403,7 +406,7 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
 /** Checks the result (phase 4). */
 export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new VerifyBuilder(this.catalog, last, hooks) as this;
+    return new VerifyBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
   /** Every fact the earlier phases promised holds in the built root. */
@@ -476,7 +479,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
     opts: PhaseOptions = {},
   ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
-    return this.with(name, opts, new StepBuilder(this.baseImage.catalog, undefined, undefined) as PhaseBuilder<F, C>, build) as never;
+    return this.with(name, opts, new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>, build) as never;
   }
 
   /** Phase 1: users, groups, files, repositories, hardening. */
@@ -495,12 +498,12 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
 
   /** Phase 3: files made from the finished root. */
   artifact(build: (a: ArtifactBuilder<F, C>) => ArtifactBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F, C>;
+    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** Phase 4: checks and publishing. */
   verify(build: (v: VerifyBuilder<F, C>) => VerifyBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F, C>;
+    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** The Image IR: plain, deterministic JSON. */

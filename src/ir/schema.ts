@@ -49,12 +49,16 @@ const AccountName = z
   .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'user and group names are lower-case letters, digits, "_" or "-", start with a letter or "_" and may end in "$"');
 /** A package name of apt or dnf. */
 const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit');
-/** A package name, optionally pinned to a version (apt's `name=version`). */
+/**
+ * A package name, optionally qualified by architecture and pinned to a
+ * version: apt's `name[:arch][=version]`, the version possibly ending in `*`
+ * (see ./packages.ts).
+ */
 const PackageSpec = z
   .string()
   .regex(
-    /^[A-Za-z0-9][A-Za-z0-9+._-]*(=[A-Za-z0-9+.:~_-]+)?$/,
-    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by "=version"',
+    /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+\*?)?$/,
+    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by ":arch" and "=version"',
   );
 /** A systemd unit name (a bare name means a .service). */
 const UnitName = z.string().regex(/^[A-Za-z0-9@._:\\-]+$/, 'service names are systemd unit names: letters, digits, "@", ".", "_", ":", "-" or "\\"');

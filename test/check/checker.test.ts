@@ -2,6 +2,7 @@
 // it must find (and must not) about removals, kinds of paths and pins.
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
+import { validateImage } from '../../src/check/validate.js';
 import { image, type BaseImage, type PhaseBuilder } from '../../src/index.js';
 import type { Facts } from '../../src/dsl/types.js';
 import { debian12 } from '../../stdlib/bases.js';
@@ -69,5 +70,32 @@ describe('different kinds at one path conflict (IMGC0012), with both locations',
 
   it('a path removed in between may become another kind', () => {
     expect(verdict((p) => p.directory('/etc/k').command('rm -r /etc/k', { removes: { path: ['/etc/k'] } }).file('/etc/k', { content: '' }) )).toEqual([]);
+  });
+});
+
+describe('package pins (apt name[:arch][=version])', () => {
+  it('a pinned package provides what the unpinned one does', () => {
+    expect(verdict((p) => p.packages(['systemd', 'containerd=1.6.20~ds1-1+b1']).enableService('containerd'))).toEqual([]);
+    expect(verdict((p) => p.packages(['containerd:amd64']).command('ctr version', { requires: { command: ['ctr'] } }))).toEqual([]);
+    expect(verdict((p) => p.packages(['containerd=1.6.*']).file('/etc/containerd/config.toml', { content: '' }))).toEqual([]);
+  });
+
+  it('a pinned package from a repository never added is IMGC0001 for the repository', () => {
+    const ir = image('t').base(base).customize((p) => p.packages(['kubelet=1.30.2-1.1'])).toIR();
+    expect(checkImage(ir).map((d) => `${d.code} ${d.message}`)).toEqual([expect.stringMatching(/^IMGC0001 .*requires repository 'kubernetes'/)]);
+  });
+
+  it('the same package pinned and unpinned is installed twice (IMGC0009); a removal by name takes the pinned one', () => {
+    expect(verdict((p) => p.packages(['curl']).packages(['curl=7.88.1-10+deb12u5']))).toEqual(['IMGC0009@customize.2.packages']);
+    expect(verdict((p) => p.packages(['curl=7.88.1-10+deb12u5']).removePackages(['curl']).command('curl -V', { requires: { command: ['curl'] } }))).toEqual([
+      'IMGC0005@customize.3.command',
+    ]);
+  });
+
+  it('the IR holds the spec as written, and the schema takes arch qualifiers and version globs', () => {
+    const ir = image('t').base(base).customize((p) => p.packages(['curl:amd64=7.88*'])).toIR();
+    expect(ir.phases[0]!.steps[0]).toMatchObject({ names: ['curl:amd64=7.88*'] });
+    expect(validateImage(ir).diagnostics).toEqual([]);
+    expect(validateImage(image('t').base(base).customize((p) => p.packages(['curl=7 8'])).toIR()).diagnostics.map((d) => d.code)).toEqual(['IMGC1004']);
   });
 });

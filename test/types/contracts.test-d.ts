@@ -68,3 +68,13 @@ test('the builder type lists known users', () => {
       return q;
     });
 });
+
+test('a pinned package (apt name[:arch][=version]) provides what the unpinned one does', () => {
+  image('t')
+    .base(base)
+    .provision((p) => p.packages(['containerd=1.6.20~ds1-1+b1', 'runc:amd64']).enableService('containerd').removePackages(['runc']));
+  image('t')
+    .base(base)
+    // @ts-expect-error: the package is named 'containerd'; the pin is not part of its name
+    .provision((p) => p.packages(['containerd=1.6.20~ds1-1+b1']).removePackages(['containerd=1.6.20~ds1-1+b1']));
+});
