@@ -69,6 +69,18 @@ const oneWord = /^\S+$/;
 const oneWordMessage = 'a deb822 field value is one word: no white space or line breaks';
 const Word = z.string().regex(oneWord, oneWordMessage);
 
+/**
+ * A URL, or a string that references variables (U+E000 "var:NAME" U+E001,
+ * see ./variables.ts) and becomes a URL when the output runs: `${mirror}/debian`
+ * is no URL until `mirror` has its value. Two branches, so a consumer checking
+ * `format: uri` (ajv-formats) accepts the references and still checks the rest.
+ */
+const urlOrReference = (url: z.ZodString) =>
+  z.union([url, z.string().regex(/^[^\s]*$/, oneWordMessage).regex(/\uE000var:[a-z][a-z0-9_]*\uE001/, 'not a URL').describe('a URL with variable references, resolved when the output runs')], {
+    // The URL branch's own message: a reference-free string is meant as a URL.
+    error: (issue) => (issue.code === 'invalid_union' ? issue.errors[0]?.[0]?.message : undefined),
+  });
+
 const stepBase = {
   /** `<phase>.<n>.<kind>`: one word, it names the step in progress lines and logs. */
   id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'step ids are one word of letters, digits, ".", "_" or "-"'),
@@ -118,14 +130,14 @@ export const AptRepositoryStep = z
     /** The file /etc/apt/sources.list.d/<name>.sources: apt ignores other names (sources.list(5)). */
     name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'apt source names are letters, digits, "_", "." or "-" (apt ignores other .sources file names)'),
     // The word check first: zod's url() drops tabs and line breaks, as URL parsers do.
-    uri: z.string().regex(oneWord, oneWordMessage).url(),
+    uri: urlOrReference(z.string().regex(oneWord, oneWordMessage).url()),
     /** "/" alone for a flat repository. */
     suites: z.array(Word).min(1),
     components: z.array(Word),
     /** ASCII-armored key text, written to keyPath. */
     key: z.string().optional(),
     /** Or: where to download the ASCII-armored key from at build time. */
-    keyUrl: z.string().url().optional(),
+    keyUrl: urlOrReference(z.string().url()).optional(),
     keyPath: AbsPath.regex(oneWord, oneWordMessage).optional(),
   })
   .strict();
@@ -166,7 +178,7 @@ export const ScriptHook = z.object({ type: z.literal('script'), run: z.string().
 export const WebhookHook = z
   .object({
     type: z.literal('webhook'),
-    url: z.string().url(),
+    url: urlOrReference(z.string().url()),
     timeoutSeconds: z.number().positive(),
     retries: z.number().int().nonnegative(),
     onFailure: z.enum(['fail', 'warn']),
