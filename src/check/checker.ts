@@ -7,6 +7,7 @@ import { describeFact, factId, parentDir } from '../ir/facts.js';
 import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
+import { hasMarker } from '../ir/variables.js';
 import { aptSourcesPath } from '../ir/apt.js';
 import { packageName, type PackageManager } from '../ir/packages.js';
 
@@ -161,7 +162,8 @@ export const checkImage = (ir: Image): Diagnostic[] => {
       providers.set(factId(f), list);
     }
   }
-  const out = walkFacts(ir, steps).unmet.map(({ placed, req, removal }) =>
+  // A key holding a variable reference is reported once, as IMGC0011 (./variables.ts).
+  const out = walkFacts(ir, steps).unmet.filter(({ req }) => !hasMarker(req.key)).map(({ placed, req, removal }) =>
     unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
   );
   out.push(...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps), ...unrepresentable(ir));

@@ -5,6 +5,7 @@
 import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/types.js';
 import { IR_VERSION } from '../ir/schema.js';
 import { aptSourcesPath } from '../ir/apt.js';
+import { hasMarker } from '../ir/variables.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
@@ -463,7 +464,8 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   ) {}
 
   private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions, chain: B, build: (b: B) => R): R {
-    if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
+    // A variable here is the checker's to report (IMGC0011, naming it).
+    if (!hasMarker(name) && !/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
     if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);
     const loc = callerLocation();
     const built = build(chain) as unknown as StepChain<Facts, PackageCatalog>;
@@ -543,7 +545,7 @@ export class DefinitionError extends Error {
 
 /** Starts a definition; the base (phase 0) comes next. */
 export const image = (name: string) => {
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new DefinitionError(`image name '${name}' must be lower-case letters, digits, ".", "_" or "-"`);
+  if (!hasMarker(name) && !/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new DefinitionError(`image name '${name}' must be lower-case letters, digits, ".", "_" or "-"`);
   return {
     base<BF extends Facts, C extends PackageCatalog>(base: BaseImage<BF, C>): ImageBuilder<BF, C> {
       return new ImageBuilder<BF, C>(name, base, callerLocation(), []);

@@ -5,6 +5,7 @@
 // from a name with a dash without the repository's metadata, so until a dnf
 // base exists its specs are taken as plain names.
 import type { Base } from './schema.js';
+import { hasMarker } from './variables.js';
 
 export type PackageManager = Base['packageManager'];
 
@@ -31,7 +32,8 @@ const parsers: Record<PackageManager, (spec: string) => PackageSpec> = {
   dnf: (spec) => ({ name: spec }),
 };
 
-export const parsePackageSpec = (spec: string, family: PackageManager = 'apt'): PackageSpec => parsers[family](spec);
+/** The parts of `spec`; one holding a variable reference is left whole (the checker refuses it: IMGC0011). */
+export const parsePackageSpec = (spec: string, family: PackageManager = 'apt'): PackageSpec => (hasMarker(spec) ? { name: spec } : parsers[family](spec));
 
 /** The package's name without arch qualifier or version pin. */
 export const packageName = (spec: string, family: PackageManager = 'apt'): string => parsePackageSpec(spec, family).name;

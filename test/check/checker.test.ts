@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
 import { validateImage } from '../../src/check/validate.js';
-import { image, type BaseImage, type PhaseBuilder } from '../../src/index.js';
+import { image, variable, z, type BaseImage, type PhaseBuilder } from '../../src/index.js';
+import type { Image } from '../../src/ir/schema.js';
 import type { Facts } from '../../src/dsl/types.js';
 import { debian12 } from '../../stdlib/bases.js';
 
@@ -97,5 +98,25 @@ describe('package pins (apt name[:arch][=version])', () => {
     expect(ir.phases[0]!.steps[0]).toMatchObject({ names: ['curl:amd64=7.88*'] });
     expect(validateImage(ir).diagnostics).toEqual([]);
     expect(validateImage(image('t').base(base).customize((p) => p.packages(['curl=7 8'])).toIR()).diagnostics.map((d) => d.code)).toEqual(['IMGC1004']);
+  });
+});
+
+describe('a variable where a literal is needed is IMGC0011 naming it, in every field, never IMGC1004', () => {
+  const who = variable('who', z.string(), { default: 'ops' });
+  const declared = (ir: Image): Image => ({ ...ir, variables: [{ name: 'who', type: 'string', sensitive: false, value: 'ops' }] });
+  it.each<[string, () => Image]>([
+    ['image name', () => image(`img-${who}`).base(base).customize((p) => p).toIR()],
+    ['phase name', () => image('t').base(base).phase(`ph-${who}`, (p) => p.directory('/srv/x')).toIR()],
+    ['user in a group list', () => image('t').base(base).customize((p) => p.user('ops', { groups: [`${who}`] })).toIR()],
+    ['group of a directory', () => image('t').base(base).customize((p) => p.directory('/srv/x', { group: `${who}` })).toIR()],
+    ['apt repository name', () => image('t').base(base).customize((p) => p.aptRepository(`${who}`, { uri: 'http://deb.example/debian', suites: ['bookworm'] })).toIR()],
+    ['a fact a raw step declares', () => image('t').base(base).customize((p) => p.command('true', { provides: { user: [`${who}`] } })).toIR()],
+    ['base include', () => image('t').base(debian12({ include: [`${who}`] }) as BaseImage).customize((p) => p).toIR()],
+  ])('%s', (_, make) => {
+    const { ir, diagnostics } = validateImage(declared(make()));
+    expect(diagnostics).toEqual([]);
+    const ds = checkImage(ir!);
+    expect(ds.length).toBeGreaterThan(0);
+    for (const d of ds) expect(`${d.code} ${d.message}`).toMatch(/^IMGC0011 .*variable 'who'/);
   });
 });
