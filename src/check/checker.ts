@@ -304,7 +304,7 @@ const pathConflicts = (steps: Placed[]): Diagnostic[] => {
   return out;
 };
 
-/** Creators of one user, installs of one package, outputs. */
+/** Creators of one user or group, installs of one package, outputs, each while it is there. */
 const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
   const out: Diagnostic[] = [];
   const seen = new Map<string, Placed>();
@@ -314,14 +314,11 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
       step.kind === 'user' || step.kind === 'group' ? [`${step.kind}:${step.name}`]
       : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${packageName(n, family)}`)
       : step.kind === 'artifact' ? [`artifact:${step.output}`]
-      : step.kind === 'packages' ? step.names.map((n) => `-package:${packageName(n, family)}`)
       : [];
+    // What a step removes may be made again: a user deleted, a package purged.
+    for (const f of step.removes) seen.delete(factId(f));
     for (const key of keys) {
       const first = seen.get(key);
-      if (key.startsWith('-')) {
-        seen.delete(key.slice(1));
-        continue;
-      }
       seen.set(key, first ?? placed);
       if (!first) continue;
       const rel = [related(`first ${describeStep(first.step)} here (phase '${first.phase}')`, first.step.loc)];
