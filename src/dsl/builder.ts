@@ -250,8 +250,18 @@ export class StepBuilder<
     return this.add<'packages'>({ kind: 'packages', action: 'install', names: [...names], provides, requires }) as never;
   }
 
-  /** Removes packages (and, for the checker, what they provided). */
-  removePackages<const N extends string>(names: readonly Ref<K, N>[]): this {
+  /** Removes packages and what they provided: later references to those are type errors too. */
+  removePackages<const N extends string, M extends string = PackageNameOf<N>>(
+    names: readonly Ref<K, N>[],
+  ): StepBuilder<
+    Without<U, Listed<C, M, 'users'>>,
+    Without<G, Listed<C, M, 'groups'>>,
+    Without<K, M>,
+    Without<P, Listed<C, M, 'paths'>>,
+    Without<S, Listed<C, M, 'services'>>,
+    Without<X, Listed<C, M, 'commands'>>,
+    C
+  > {
     const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n, this.family));
     return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
   }
@@ -322,7 +332,15 @@ export class StepBuilder<
   command<const D extends DeclaredFacts>(
     run: string,
     opts: CommandOptions & D = {} as CommandOptions & D,
-  ): StepBuilder<U | Declared<D, 'user'>, G | Declared<D, 'group'>, K | Declared<D, 'package'>, P | Declared<D, 'path'>, S | Declared<D, 'service'>, X | Declared<D, 'command'>, C> {
+  ): StepBuilder<
+    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
+    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
+    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
+    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
+    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
+    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
+    C
+  > {
     return this.add<'command'>({
       kind: 'command',
       run,
@@ -356,6 +374,20 @@ export type PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = P
 
 /** The keys of kind Q that a raw step declares it provides. */
 export type Declared<D extends DeclaredFacts, Q extends keyof Facts> = D extends { provides: { [R in Q]: readonly (infer V extends string)[] } } ? V : never;
+
+/** The keys of kind Q that a raw step declares it removes (none when they are not literals: the checker alone sees those). */
+export type Removed<D extends DeclaredFacts, Q extends keyof Facts> = D extends { removes: { [R in Q]: readonly (infer V extends string)[] } } ? (string extends V ? never : V) : never;
+
+/**
+ * Known facts F without the removed R. Checked as a whole first: most steps
+ * remove nothing, and then no conditional type distributes over F (hundreds
+ * of base paths and commands) on each of them. A non-literal R (a plain
+ * string) removes nothing from the types: the checker alone sees it.
+ */
+export type Without<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R>;
+
+/** Known paths without the removed directories R and everything below them (rm -r). */
+export type WithoutTree<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R | `${R}/${string}`>;
 
 
 const ownership = (o: { owner?: string; group?: string; mode?: string }) => ({
