@@ -9,6 +9,9 @@ export {
   StepBuilder,
   type PhaseBuilder,
   type Declared,
+  type Removed,
+  type Without,
+  type WithoutTree,
   ArtifactBuilder,
   VerifyBuilder,
   type BaseImage,
@@ -23,7 +26,7 @@ export { defineModule, type Added, type Module } from './dsl/module.js';
 export { variable, Variable, type VariableOptions, type VariableType } from './dsl/variables.js';
 /** zod, for variable schemas: `variable('k8s_minor', z.string().regex(/^\d+\.\d+$/))`. */
 export { z } from './util/zod.js';
-export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageFacts, Ref, WithPackages } from './dsl/types.js';
+export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageNameOf, PackageFacts, Ref, WithPackages } from './dsl/types.js';
 export * from '../stdlib/index.js';
 export { debian12 as debian } from '../stdlib/bases.js';
 export type { Image, Phase, Step, Fact, FactKind, SourceLocation, HookAction } from './ir/types.js';

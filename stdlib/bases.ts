@@ -1,37 +1,57 @@
-// Base images (phase 0). Each declares the facts a fresh root of it provides;
-// the lists are what `debootstrap --variant=minbase` lays down, so a definition
-// may rely on them and `imgc verify` can check them.
+// Base images (phase 0). Each declares the facts a fresh root of it provides,
+// so a definition may rely on them and `imgc verify` can check them. Debian
+// 12's are read from a real `debootstrap --variant=minbase` root
+// (./bases/debian-12.ts, `npm run gen:bases`); the Ubuntu bases' are listed by
+// hand until a root of one can be made here (no Ubuntu mirror is reachable),
+// as what a minbase root of Debian has that Ubuntu's has too.
 import type { Base } from '../src/ir/types.js';
 import { fact, uniqueFacts } from '../src/ir/facts.js';
 import type { BaseImage } from '../src/dsl/builder.js';
-import type { WithPackages } from '../src/dsl/types.js';
+import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/dsl/catalog.js';
 import { aptCatalog, type AptCatalog } from './catalog.js';
+import { debian12Facts } from './bases/debian-12.js';
 
-const debianUsers = ['root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy', 'www-data', 'backup', 'list', 'irc', '_apt', 'nobody'] as const;
-const debianGroups = [
-  'root', 'daemon', 'bin', 'sys', 'adm', 'tty', 'disk', 'lp', 'mail', 'news', 'uucp', 'man', 'proxy', 'kmem', 'dialout', 'fax', 'voice', 'cdrom', 'floppy', 'tape',
-  'sudo', 'audio', 'dip', 'www-data', 'backup', 'operator', 'list', 'irc', 'src', 'shadow', 'utmp', 'video', 'sasl', 'plugdev', 'staff', 'games', 'users', 'nogroup',
-] as const;
-const aptMinbasePackages = [
-  'apt', 'base-files', 'base-passwd', 'bash', 'bsdutils', 'coreutils', 'dash', 'debconf', 'debianutils', 'diffutils', 'dpkg', 'findutils', 'grep', 'gzip',
-  'hostname', 'init-system-helpers', 'libc-bin', 'login', 'mawk', 'mount', 'ncurses-base', 'ncurses-bin', 'passwd', 'perl-base', 'sed', 'sysvinit-utils', 'tar',
-  'util-linux',
-] as const;
-const aptMinbasePaths = [
-  '/', '/etc', '/etc/apt', '/etc/apt/sources.list.d', '/etc/apt/keyrings', '/etc/apt/trusted.gpg.d', '/etc/default', '/etc/profile.d', '/etc/fstab', '/etc/passwd',
-  '/etc/group', '/home', '/root', '/tmp', '/opt', '/srv', '/usr', '/usr/bin', '/usr/sbin', '/usr/lib', '/usr/local', '/usr/local/bin', '/usr/local/sbin', '/var',
-  '/var/lib', '/var/log',
-] as const;
-const aptMinbaseCommands = ['sh', 'bash', 'apt-get', 'dpkg', 'useradd', 'groupadd', 'usermod', 'getent', 'chown', 'chmod', 'mkdir', 'ln', 'sed', 'grep', 'tar'] as const;
+/** The facts of a base as lists: what ./bases/*.ts hold. */
+interface BaseFactLists {
+  readonly users: readonly string[];
+  readonly groups: readonly string[];
+  readonly packages: readonly string[];
+  readonly paths: readonly string[];
+  readonly services: readonly string[];
+  readonly commands: readonly string[];
+}
 
-type AptBaseFacts = {
-  user: (typeof debianUsers)[number];
-  group: (typeof debianGroups)[number];
-  package: (typeof aptMinbasePackages)[number];
-  path: (typeof aptMinbasePaths)[number];
-  service: never;
-  command: (typeof aptMinbaseCommands)[number];
+const ubuntuHandListed = {
+  users: ['root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy', 'www-data', 'backup', 'list', 'irc', '_apt', 'nobody'],
+  groups: [
+    'root', 'daemon', 'bin', 'sys', 'adm', 'tty', 'disk', 'lp', 'mail', 'news', 'uucp', 'man', 'proxy', 'kmem', 'dialout', 'fax', 'voice', 'cdrom', 'floppy', 'tape',
+    'sudo', 'audio', 'dip', 'www-data', 'backup', 'operator', 'list', 'irc', 'src', 'shadow', 'utmp', 'video', 'sasl', 'plugdev', 'staff', 'games', 'users', 'nogroup',
+  ],
+  packages: [
+    'apt', 'base-files', 'base-passwd', 'bash', 'bsdutils', 'coreutils', 'dash', 'debconf', 'debianutils', 'diffutils', 'dpkg', 'findutils', 'grep', 'gzip',
+    'hostname', 'init-system-helpers', 'libc-bin', 'login', 'mawk', 'mount', 'ncurses-base', 'ncurses-bin', 'passwd', 'perl-base', 'sed', 'sysvinit-utils', 'tar',
+    'util-linux',
+  ],
+  paths: [
+    '/', '/etc', '/etc/apt', '/etc/apt/sources.list.d', '/etc/apt/keyrings', '/etc/apt/trusted.gpg.d', '/etc/default', '/etc/profile.d', '/etc/fstab', '/etc/passwd',
+    '/etc/group', '/home', '/root', '/tmp', '/opt', '/srv', '/usr', '/usr/bin', '/usr/sbin', '/usr/lib', '/usr/local', '/usr/local/bin', '/usr/local/sbin', '/var',
+    '/var/lib', '/var/log',
+  ],
+  services: [],
+  commands: ['sh', 'bash', 'apt-get', 'dpkg', 'useradd', 'groupadd', 'usermod', 'getent', 'chown', 'chmod', 'mkdir', 'ln', 'sed', 'grep', 'tar'],
+} as const;
+
+const debian12Lists = { ...debian12Facts, packages: Object.keys(debian12Facts.packages) as (keyof typeof debian12Facts.packages)[] };
+
+/** The facts record of a base's lists, for the builder's types. */
+type FactsOfLists<L extends BaseFactLists> = {
+  user: L['users'][number];
+  group: L['groups'][number];
+  package: L['packages'][number];
+  path: L['paths'][number];
+  service: L['services'][number];
+  command: L['commands'][number];
 };
 
 export interface AptBaseOptions<I extends string> {
@@ -40,17 +60,19 @@ export interface AptBaseOptions<I extends string> {
   variant?: Base['variant'];
 }
 
-const aptBase = <I extends string>(
+const aptBase = <L extends BaseFactLists, I extends string>(
   ir: Pick<Base, 'name' | 'distro' | 'release' | 'suite'>,
+  lists: L,
   opts: AptBaseOptions<I>,
-): BaseImage<WithPackages<AptBaseFacts, AptCatalog, I>, AptCatalog> => {
+): BaseImage<WithPackages<FactsOfLists<L>, AptCatalog, I>, AptCatalog> => {
   const include = [...(opts.include ?? [])].sort();
   const provides = uniqueFacts([
-    ...debianUsers.map((k) => fact('user', k)),
-    ...debianGroups.map((k) => fact('group', k)),
-    ...aptMinbasePaths.map((k) => fact('path', k)),
-    ...aptMinbaseCommands.map((k) => fact('command', k)),
-    ...[...aptMinbasePackages, ...include].flatMap((p) => packageFacts(aptCatalog, p)),
+    ...lists.users.map((k) => fact('user', k)),
+    ...lists.groups.map((k) => fact('group', k)),
+    ...lists.paths.map((k) => fact('path', k)),
+    ...lists.services.map((k) => fact('service', k)),
+    ...lists.commands.map((k) => fact('command', k)),
+    ...[...lists.packages, ...include].flatMap((p) => packageFacts(aptCatalog, p)),
   ]);
   return {
     ir: { ...ir, variant: opts.variant ?? 'minbase', packageManager: 'apt', include, provides },
@@ -60,13 +82,13 @@ const aptBase = <I extends string>(
 
 /** Debian 12 "bookworm". */
 export const debian12 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' }, opts);
+  aptBase({ name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' }, debian12Lists, opts);
 
 /** Ubuntu 22.04 LTS "jammy". */
 export const ubuntu2204 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' }, opts);
+  aptBase({ name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' }, ubuntuHandListed, opts);
 
 /** Ubuntu 24.04 LTS "noble". */
 export const ubuntu2404 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'ubuntu-24.04', distro: 'ubuntu', release: '24.04', suite: 'noble' }, opts);
+  aptBase({ name: 'ubuntu-24.04', distro: 'ubuntu', release: '24.04', suite: 'noble' }, ubuntuHandListed, opts);
 

@@ -98,6 +98,23 @@ describe('preflight on a real root', () => {
     }
   }, 300_000);
 
+  it.skipIf(cannotChroot !== undefined)(`ansible: a root without python3 fails the preflight naming python3, changes nothing${cannotChroot ? ` (skipped: ${cannotChroot})` : ''}`, async () => {
+    const ir = await irOf(fixture);
+    const files = ansibleCompiler.compile(ir, { runtime: true });
+    const root = await freshRoot(ir, 'preflight-python');
+    try {
+      const before = listing(root);
+      const r = await playInRoot(root, files, 'runtime.yml');
+      expect(r.exitCode, r.all).toBe(2);
+      expect(r.all).toContain('imgc: preflight: missing python3');
+      expect(r.all).toContain('nothing was changed');
+      expect(r.all).not.toContain('Phase provision');
+      expect(diffListings(before, listing(root))).toEqual([]);
+    } finally {
+      removeRoot(root);
+    }
+  }, 300_000);
+
   it.skipIf(cannotChroot !== undefined)(`ansible: a root without phase 1 fails the preflight play, names the user, changes nothing${cannotChroot ? ` (skipped: ${cannotChroot})` : ''}`, async () => {
     const ir = await irOf(fixture);
     const files = ansibleCompiler.compile(ir, { runtime: true });

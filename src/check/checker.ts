@@ -3,10 +3,13 @@
 // point, with why (never provided, provided later, removed earlier) and what
 // was probably meant.
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
-import { describeFact, factId } from '../ir/facts.js';
+import { describeFact, factId, parentDir } from '../ir/facts.js';
 import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
+import { hasMarker } from '../ir/variables.js';
+import { aptSourcesPath } from '../ir/apt.js';
+import { packageName, type PackageManager } from '../ir/packages.js';
 
 /** A step in run order, with the phase it belongs to. */
 export interface Placed {
@@ -88,21 +91,48 @@ interface Walk {
   unmet: { placed: Placed; req: Fact; removal: Placed | undefined }[];
 }
 
+/** Whether `path` lies strictly below directory `dir`. */
+const isBelow = (path: string, dir: string): boolean => path.startsWith(dir === '/' ? '/' : `${dir}/`) && path !== dir;
+
+/**
+ * The facts a step removes, with what goes with them: a path removed by
+ * anything but a package manager goes with everything below it (rm -r). A
+ * package's removal takes only its own files (dpkg leaves what others wrote).
+ */
+const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] => {
+  const id = factId(fact);
+  if (fact.kind !== 'path' || step.kind === 'packages') return [id];
+  return [id, ...[...known].filter((k) => k.startsWith('path:') && isBelow(k.slice(5), fact.key))];
+};
+
 /** Walks the steps in run order from the base's facts: met and unmet requirements. */
 const walkFacts = (ir: Image, steps: Placed[]): Walk => {
   const availableFrom = new Map<string, string>(ir.base.provides.map((f) => [factId(f), 'base']));
   const removedBy = new Map<string, Placed>();
   const walk: Walk = { edges: [], unmet: [] };
+  /** The removal of `req` or, for a path, of the nearest directory above it not made again since. */
+  const removalOf = (req: Fact): Placed | undefined => {
+    const own = removedBy.get(factId(req));
+    if (own || req.kind !== 'path') return own;
+    for (let dir = parentDir(req.key); ; dir = parentDir(dir)) {
+      if (availableFrom.has(`path:${dir}`)) return undefined;
+      const r = removedBy.get(`path:${dir}`);
+      if (r) return r;
+      if (dir === '/') return undefined;
+    }
+  };
   for (const placed of steps) {
     const { step } = placed;
     for (const req of step.requires) {
       const from = availableFrom.get(factId(req));
       if (from !== undefined) walk.edges.push({ fact: req, from, to: step.id });
-      else walk.unmet.push({ placed, req, removal: removedBy.get(factId(req)) });
+      else walk.unmet.push({ placed, req, removal: removalOf(req) });
     }
     for (const f of step.removes) {
-      availableFrom.delete(factId(f));
-      removedBy.set(factId(f), placed);
+      for (const id of removedWith(step, f, availableFrom.keys())) {
+        availableFrom.delete(id);
+        removedBy.set(id, placed);
+      }
     }
     for (const f of step.provides) {
       availableFrom.set(factId(f), step.id);
@@ -132,10 +162,11 @@ export const checkImage = (ir: Image): Diagnostic[] => {
       providers.set(factId(f), list);
     }
   }
-  const out = walkFacts(ir, steps).unmet.map(({ placed, req, removal }) =>
+  // A key holding a variable reference is reported once, as IMGC0011 (./variables.ts).
+  const out = walkFacts(ir, steps).unmet.filter(({ req }) => !hasMarker(req.key)).map(({ placed, req, removal }) =>
     unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
   );
-  out.push(...duplicates(steps), ...unrepresentable(ir));
+  out.push(...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps), ...unrepresentable(ir));
   return sortDiagnostics(out);
 };
 
@@ -186,37 +217,113 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   });
 };
 
-/** Writers of one path, creators of one user, installs of one package, outputs. */
-const duplicates = (steps: Placed[]): Diagnostic[] => {
+type PathKind = 'directory' | 'file' | 'symlink';
+
+/** The paths a step makes, with the kind of thing each is. */
+const madePaths = (step: Step): [string, PathKind][] => {
+  switch (step.kind) {
+    case 'directory':
+    case 'file':
+    case 'symlink':
+      return [[step.path, step.kind]];
+    case 'user':
+      return step.home ? [[step.home, 'directory']] : [];
+    case 'aptRepository':
+      return [[aptSourcesPath(step.name), 'file'], ...(step.keyPath ? ([[step.keyPath, 'file']] as [string, PathKind][]) : [])];
+    case 'sysctl':
+    case 'kernelModule':
+      return [[step.file, 'file']];
+    default:
+      return [];
+  }
+};
+
+const article = (k: PathKind) => (k === 'directory' ? 'a directory' : k === 'file' ? 'a file' : 'a symlink');
+
+/**
+ * What each path is, step by step: a path made a different kind of thing than
+ * an earlier step made it (a directory where a file is, a file below a file),
+ * and file/symlink writers of one path.
+ */
+const pathConflicts = (steps: Placed[]): Diagnostic[] => {
   const out: Diagnostic[] = [];
-  const seen = new Map<string, Placed>();
+  const made = new Map<string, { kind: PathKind; placed: Placed; writes: boolean }>();
+  const kindClash = (placed: Placed, path: string, kind: PathKind, first: { kind: PathKind; placed: Placed }, below: boolean) =>
+    diagnostic(
+      'IMGC0012',
+      below
+        ? `${describeStep(placed.step)} needs '${path}' to be a directory, but it is ${article(first.kind)}, made in phase '${first.placed.phase}' (${describeStep(first.placed.step)})`
+        : `${describeStep(placed.step)} makes '${path}' ${article(kind)}, but it is already ${article(first.kind)}, made in phase '${first.placed.phase}' (${describeStep(first.placed.step)})`,
+      {
+        loc: placed.step.loc,
+        stepId: placed.step.id,
+        related: [related(`'${path}' is made ${article(first.kind)} here`, first.placed.step.loc)],
+        hint: below ? `make '${path}' a directory, or put this path elsewhere` : `remove '${path}' first (command(..., { removes: { path: ['${path}'] } })), or use another path`,
+      },
+    );
   for (const placed of steps) {
     const { step } = placed;
-    const keys: string[] =
-      step.kind === 'file' || step.kind === 'symlink' ? [`path:${step.path}`]
-      : step.kind === 'user' || step.kind === 'group' ? [`${step.kind}:${step.name}`]
-      : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${n}`)
-      : step.kind === 'artifact' ? [`artifact:${step.output}`]
-      : step.kind === 'packages' ? step.names.map((n) => `-package:${n}`)
-      : [];
-    for (const key of keys) {
-      const first = seen.get(key);
-      if (key.startsWith('-')) {
-        seen.delete(key.slice(1));
+    for (const f of step.removes) {
+      if (f.kind !== 'path') continue;
+      made.delete(f.key);
+      if (step.kind !== 'packages') for (const p of [...made.keys()]) if (isBelow(p, f.key)) made.delete(p);
+    }
+    for (const [path, kind] of madePaths(step)) {
+      // Below a file: the parent a step writes into is not a directory.
+      for (let dir = parentDir(path); dir !== '/'; dir = parentDir(dir)) {
+        const up = made.get(dir);
+        if (up && up.kind === 'file') {
+          out.push(kindClash(placed, dir, kind, up, true));
+          break;
+        }
+      }
+      const first = made.get(path);
+      const writes = step.kind === 'file' || step.kind === 'symlink';
+      if (!first) {
+        made.set(path, { kind, placed, writes });
         continue;
       }
-      seen.set(key, first ?? placed);
-      if (!first) continue;
-      const rel = [related(`first ${describeStep(first.step)} here (phase '${first.phase}')`, first.step.loc)];
-      const base = { loc: step.loc, stepId: step.id, related: rel };
-      if (key.startsWith('path:')) {
-        const same = first.step.kind === step.kind && JSON.stringify({ ...first.step, id: 0, loc: 0 }) === JSON.stringify({ ...step, id: 0, loc: 0 });
+      if (first.kind === 'directory' && kind === 'directory') continue;
+      if (first.writes && writes) {
+        const rel = [related(`first ${describeStep(first.placed.step)} here (phase '${first.placed.phase}')`, first.placed.step.loc)];
+        const base = { loc: step.loc, stepId: step.id, related: rel };
+        const same = first.placed.step.kind === step.kind && JSON.stringify({ ...first.placed.step, id: 0, loc: 0 }) === JSON.stringify({ ...step, id: 0, loc: 0 });
         out.push(
           same
             ? diagnostic('IMGC0007', `${describeStep(step)} is written again with the same content`, { ...base, hint: 'drop the second step' })
             : diagnostic('IMGC0006', `${describeStep(step)} is written twice with different content`, { ...base, hint: 'keep one writer per path, or merge the two contents into one step' }),
         );
-      } else if (key.startsWith('package:')) {
+        continue;
+      }
+      if (first.kind !== kind) {
+        out.push(kindClash(placed, path, kind, first, false));
+        made.set(path, { kind, placed, writes });
+      }
+    }
+  }
+  return out;
+};
+
+/** Creators of one user or group, installs of one package, outputs, each while it is there. */
+const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
+  const out: Diagnostic[] = [];
+  const seen = new Map<string, Placed>();
+  for (const placed of steps) {
+    const { step } = placed;
+    const keys: string[] =
+      step.kind === 'user' || step.kind === 'group' ? [`${step.kind}:${step.name}`]
+      : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${packageName(n, family)}`)
+      : step.kind === 'artifact' ? [`artifact:${step.output}`]
+      : [];
+    // What a step removes may be made again: a user deleted, a package purged.
+    for (const f of step.removes) seen.delete(factId(f));
+    for (const key of keys) {
+      const first = seen.get(key);
+      seen.set(key, first ?? placed);
+      if (!first) continue;
+      const rel = [related(`first ${describeStep(first.step)} here (phase '${first.phase}')`, first.step.loc)];
+      const base = { loc: step.loc, stepId: step.id, related: rel };
+      if (key.startsWith('package:')) {
         out.push(diagnostic('IMGC0009', `package '${key.slice(8)}' is installed again`, { ...base, hint: 'drop the second install' }));
       } else if (key.startsWith('artifact:')) {
         out.push(diagnostic('IMGC0010', `artifact output '${key.slice(9)}' is named twice`, { ...base, hint: 'give each artifact its own output name' }));

@@ -2,8 +2,10 @@
 // step that holds the value. The loader runs it on what a definition produced;
 // every compiler runs it on the IR it is given (a library caller's hand-made
 // IR too), so nothing downstream meets a value the schema refuses.
-import { Image, type SourceLocation } from '../ir/schema.js';
+import { Image, type SourceLocation, type Step } from '../ir/schema.js';
 import { diagnostic, type Diagnostic } from './diagnostic.js';
+import { hasMarker } from '../ir/variables.js';
+import { isAllowed } from './variables.js';
 
 export type Validated = { ir: Image; diagnostics: [] } | { ir?: undefined; diagnostics: Diagnostic[] };
 
@@ -23,12 +25,35 @@ const nearestLoc = (root: unknown, at: readonly PropertyKey[]): SourceLocation |
 
 const isFactList = (k: PropertyKey) => k === 'provides' || k === 'requires' || k === 'removes';
 
+/**
+ * Whether the value at `at` is a string holding a variable reference in a
+ * field that needs a literal: the checker reports it as IMGC0011 (naming the
+ * variable), which says more than the field's pattern would.
+ */
+const misplacedReference = (root: unknown, at: readonly PropertyKey[]): boolean => {
+  let node: unknown = root;
+  let step: { kind: Step['kind']; rest: PropertyKey[] } | undefined;
+  for (const [i, key] of at.entries()) {
+    if (typeof node !== 'object' || node === null) return false;
+    const kind = (node as { kind?: unknown }).kind;
+    if (typeof kind === 'string' && 'id' in node) step = { kind: kind as Step['kind'], rest: at.slice(i) };
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  if (typeof node !== 'string' || !hasMarker(node)) return false;
+  const field = (step?.rest ?? []).map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('');
+  return !step || !isAllowed(step.kind, field);
+};
+
 /** The parsed IR, or one IMGC1004 diagnostic per invalid step (or field outside a step). */
 export const validateImage = (raw: unknown): Validated => {
   const parsed = Image.safeParse(raw);
   if (parsed.success) return { ir: parsed.data, diagnostics: [] };
+  const real = parsed.error.issues.filter((i) => !misplacedReference(raw, i.path));
+  // Only references where literals are needed: the IR is whole (the schema
+  // neither defaults nor transforms), and checkImage reports each (IMGC0011).
+  if (!real.length) return { ir: raw as Image, diagnostics: [] };
   // One diagnostic per step: the derived facts repeat the field's problem.
-  const issues = [...parsed.error.issues].sort((a, b) => Number(a.path.some(isFactList)) - Number(b.path.some(isFactList)));
+  const issues = [...real].sort((a, b) => Number(a.path.some(isFactList)) - Number(b.path.some(isFactList)));
   const seen = new Set<string>();
   const diagnostics = issues.flatMap((i) => {
     const loc = nearestLoc(raw, i.path);

@@ -22,14 +22,16 @@ const fields = (value: unknown, at: string, out: [string, string][]): void => {
   else if (Array.isArray(value)) value.forEach((v, i) => fields(v, `${at}[${i}]`, out));
   else if (typeof value === 'object' && value !== null)
     for (const [k, v] of Object.entries(value)) {
-      if (k === 'loc') continue;
+      // A step's id derives from its phase's name, where a reference is reported.
+      if (k === 'loc' || (k === 'id' && at === '')) continue;
       const key = at ? `${at}.${k}` : k;
       out.push([`${key} (key)`, k]);
       fields(v, key, out);
     }
 };
 
-const isAllowed = (kind: Step['kind'], at: string): boolean =>
+/** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references. */
+export const isAllowed = (kind: Step['kind'], at: string): boolean =>
   (allowed[kind] ?? []).some((f) => (f.endsWith('.*') ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)') : at === f));
 
 /** IMGC0011 for references where a literal is needed, IMGC2001 for markers of no declared variable. */

@@ -13,6 +13,7 @@
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
 import { aptSourcesPath } from '../ir/apt.js';
+import { packageName } from '../ir/packages.js';
 import { factFlow, runOrder } from '../check/checker.js';
 import { describeFact, factId } from '../ir/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
@@ -62,8 +63,8 @@ export const hostContract = (ir: Image): HostContract => {
 export const unitOf = (n: string): string =>
   /\.(service|socket|timer|target|path|mount|automount|swap|slice|scope|device)$/.test(n) ? n : `${n}.service`;
 
-/** A package spec without its `=version`. */
-export const packageName = (spec: string): string => spec.replace(/=.*$/, '');
+/** A package spec without its arch qualifier and `=version`. */
+export { packageName };
 
 export type Creation =
   /** A user; `home` is set when the step makes its home: a recorded home is removed with the user (userdel --remove). */

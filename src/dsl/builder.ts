@@ -5,10 +5,12 @@
 import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/types.js';
 import { IR_VERSION } from '../ir/schema.js';
 import { aptSourcesPath } from '../ir/apt.js';
+import { hasMarker } from '../ir/variables.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
-import { packageFacts, packageProviding } from './catalog.js';
-import type { Facts, Listed, NoFacts, PackageCatalog, Ref } from './types.js';
+import { packageFacts, packageProviding, packageRepo } from './catalog.js';
+import type { PackageManager } from '../ir/packages.js';
+import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
 export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
@@ -81,6 +83,8 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
     protected readonly catalog: C,
     protected readonly last: Link | undefined,
     protected readonly hooks: Link | undefined,
+    /** How the base's package manager spells a pinned package. */
+    protected readonly family: PackageManager = 'apt',
   ) {}
 
   protected abstract derive(last: Link | undefined, hooks: Link | undefined): this;
@@ -171,7 +175,7 @@ export class StepBuilder<
   in out C extends PackageCatalog = PackageCatalog,
 > extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new StepBuilder(this.catalog, last, hooks) as this;
+    return new StepBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
   group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {
@@ -235,20 +239,30 @@ export class StepBuilder<
   }
 
   /** Installs packages with the base's package manager. */
-  packages<const N extends string>(
+  packages<const N extends string, M extends string = PackageNameOf<N>>(
     names: readonly N[],
-  ): StepBuilder<U | Listed<C, N, 'users'>, G | Listed<C, N, 'groups'>, K | N, P | Listed<C, N, 'paths'>, S | Listed<C, N, 'services'>, X | Listed<C, N, 'commands'>, C> {
-    const provides = names.flatMap((n) => packageFacts(this.catalog, n));
+  ): StepBuilder<U | Listed<C, M, 'users'>, G | Listed<C, M, 'groups'>, K | M, P | Listed<C, M, 'paths'>, S | Listed<C, M, 'services'>, X | Listed<C, M, 'commands'>, C> {
+    const provides = names.flatMap((n) => packageFacts(this.catalog, n, this.family));
     const requires = names.flatMap((n) => {
-      const repo = this.catalog[n]?.repo;
+      const repo = packageRepo(this.catalog, n, this.family);
       return repo ? [fact('repo', repo)] : [];
     });
     return this.add<'packages'>({ kind: 'packages', action: 'install', names: [...names], provides, requires }) as never;
   }
 
-  /** Removes packages (and, for the checker, what they provided). */
-  removePackages<const N extends string>(names: readonly Ref<K, N>[]): this {
-    const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n));
+  /** Removes packages and what they provided: later references to those are type errors too. */
+  removePackages<const N extends string, M extends string = PackageNameOf<N>>(
+    names: readonly Ref<K, N>[],
+  ): StepBuilder<
+    Without<U, Listed<C, M, 'users'>>,
+    Without<G, Listed<C, M, 'groups'>>,
+    Without<K, M>,
+    Without<P, Listed<C, M, 'paths'>>,
+    Without<S, Listed<C, M, 'services'>>,
+    Without<X, Listed<C, M, 'commands'>>,
+    C
+  > {
+    const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n, this.family));
     return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
   }
 
@@ -318,7 +332,15 @@ export class StepBuilder<
   command<const D extends DeclaredFacts>(
     run: string,
     opts: CommandOptions & D = {} as CommandOptions & D,
-  ): StepBuilder<U | Declared<D, 'user'>, G | Declared<D, 'group'>, K | Declared<D, 'package'>, P | Declared<D, 'path'>, S | Declared<D, 'service'>, X | Declared<D, 'command'>, C> {
+  ): StepBuilder<
+    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
+    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
+    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
+    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
+    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
+    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
+    C
+  > {
     return this.add<'command'>({
       kind: 'command',
       run,
@@ -353,6 +375,20 @@ export type PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = P
 /** The keys of kind Q that a raw step declares it provides. */
 export type Declared<D extends DeclaredFacts, Q extends keyof Facts> = D extends { provides: { [R in Q]: readonly (infer V extends string)[] } } ? V : never;
 
+/** The keys of kind Q that a raw step declares it removes (none when they are not literals: the checker alone sees those). */
+export type Removed<D extends DeclaredFacts, Q extends keyof Facts> = D extends { removes: { [R in Q]: readonly (infer V extends string)[] } } ? (string extends V ? never : V) : never;
+
+/**
+ * Known facts F without the removed R. Checked as a whole first: most steps
+ * remove nothing, and then no conditional type distributes over F (hundreds
+ * of base paths and commands) on each of them. A non-literal R (a plain
+ * string) removes nothing from the types: the checker alone sees it.
+ */
+export type Without<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R>;
+
+/** Known paths without the removed directories R and everything below them (rm -r). */
+export type WithoutTree<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R | `${R}/${string}`>;
+
 
 const ownership = (o: { owner?: string; group?: string; mode?: string }) => ({
   ...(o.owner !== undefined ? { owner: o.owner } : {}),
@@ -369,7 +405,7 @@ const ownershipRequires = (path: string, o: { owner?: string; group?: string }):
 /** Produces files from the finished root (phase 3). */
 export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new ArtifactBuilder(this.catalog, last, hooks) as this;
+    return new ArtifactBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
   private artifact(format: StepOf<'artifact'>['format'], output: string, extra: Partial<Pick<StepOf<'artifact'>, 'compression' | 'size'>>): this {
@@ -403,7 +439,7 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
 /** Checks the result (phase 4). */
 export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new VerifyBuilder(this.catalog, last, hooks) as this;
+    return new VerifyBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
   /** Every fact the earlier phases promised holds in the built root. */
@@ -460,7 +496,8 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   ) {}
 
   private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions, chain: B, build: (b: B) => R): R {
-    if (!/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
+    // A variable here is the checker's to report (IMGC0011, naming it).
+    if (!hasMarker(name) && !/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
     if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);
     const loc = callerLocation();
     const built = build(chain) as unknown as StepChain<Facts, PackageCatalog>;
@@ -476,7 +513,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
     opts: PhaseOptions = {},
   ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
-    return this.with(name, opts, new StepBuilder(this.baseImage.catalog, undefined, undefined) as PhaseBuilder<F, C>, build) as never;
+    return this.with(name, opts, new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>, build) as never;
   }
 
   /** Phase 1: users, groups, files, repositories, hardening. */
@@ -495,12 +532,12 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
 
   /** Phase 3: files made from the finished root. */
   artifact(build: (a: ArtifactBuilder<F, C>) => ArtifactBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F, C>;
+    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** Phase 4: checks and publishing. */
   verify(build: (v: VerifyBuilder<F, C>) => VerifyBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage.catalog, undefined, undefined), build) as unknown as ImageBuilder<F, C>;
+    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** The Image IR: plain, deterministic JSON. */
@@ -540,7 +577,7 @@ export class DefinitionError extends Error {
 
 /** Starts a definition; the base (phase 0) comes next. */
 export const image = (name: string) => {
-  if (!/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new DefinitionError(`image name '${name}' must be lower-case letters, digits, ".", "_" or "-"`);
+  if (!hasMarker(name) && !/^[a-z0-9][a-z0-9._-]*$/.test(name)) throw new DefinitionError(`image name '${name}' must be lower-case letters, digits, ".", "_" or "-"`);
   return {
     base<BF extends Facts, C extends PackageCatalog>(base: BaseImage<BF, C>): ImageBuilder<BF, C> {
       return new ImageBuilder<BF, C>(name, base, callerLocation(), []);

@@ -1,9 +1,11 @@
 import type { Fact } from '../ir/types.js';
 import { fact } from '../ir/facts.js';
+import { packageName, type PackageManager } from '../ir/packages.js';
 import type { PackageCatalog } from './types.js';
 
-/** The facts installing package `name` provides, per the base's catalog. */
-export const packageFacts = (catalog: PackageCatalog, name: string): Fact[] => {
+/** The facts installing package `spec` (a name, or a pinned one: `kubelet=1.30.2-1.1`) provides, per the base's catalog. */
+export const packageFacts = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt'): Fact[] => {
+  const name = packageName(spec, family);
   const entry = catalog[name];
   return [
     fact('package', name),
@@ -14,6 +16,9 @@ export const packageFacts = (catalog: PackageCatalog, name: string): Fact[] => {
     ...(entry?.groups ?? []).map((s) => fact('group', s)),
   ];
 };
+
+/** The repository package `spec` comes from, per the base's catalog. */
+export const packageRepo = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt'): string | undefined => catalog[packageName(spec, family)]?.repo;
 
 /** The package whose catalog entry provides `kind` fact `key`, for hints. */
 export const packageProviding = (catalog: PackageCatalog, kind: 'services' | 'commands' | 'paths' | 'users' | 'groups', key: string): string | undefined =>

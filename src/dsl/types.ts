@@ -41,6 +41,9 @@ export interface PackageFacts {
 }
 export type PackageCatalog = { readonly [name: string]: PackageFacts };
 
+/** The package name of an apt spec: `kubelet=1.30.2-1.1` and `kubelet:amd64` name `kubelet` (see src/ir/packages.ts). */
+export type PackageNameOf<N extends string> = N extends `${infer A}=${string}` ? PackageNameOf<A> : N extends `${infer A}:${string}` ? A : N;
+
 /** What catalog C says installing packages P provides, of kind K. */
 export type Listed<C extends PackageCatalog, P extends string, K extends Exclude<keyof PackageFacts, 'repo'>> = P extends keyof C
   ? C[P] extends { readonly [Q in K]: readonly (infer S extends string)[] }

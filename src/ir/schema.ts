@@ -49,12 +49,16 @@ const AccountName = z
   .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'user and group names are lower-case letters, digits, "_" or "-", start with a letter or "_" and may end in "$"');
 /** A package name of apt or dnf. */
 const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit');
-/** A package name, optionally pinned to a version (apt's `name=version`). */
+/**
+ * A package name, optionally qualified by architecture and pinned to a
+ * version: apt's `name[:arch][=version]`, the version possibly ending in `*`
+ * (see ./packages.ts).
+ */
 const PackageSpec = z
   .string()
   .regex(
-    /^[A-Za-z0-9][A-Za-z0-9+._-]*(=[A-Za-z0-9+.:~_-]+)?$/,
-    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by "=version"',
+    /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+\*?)?$/,
+    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by ":arch" and "=version"',
   );
 /** A systemd unit name (a bare name means a .service). */
 const UnitName = z.string().regex(/^[A-Za-z0-9@._:\\-]+$/, 'service names are systemd unit names: letters, digits, "@", ".", "_", ":", "-" or "\\"');
@@ -64,6 +68,18 @@ const OneLine = z.string().regex(/^[^\r\n]*$/, 'the value is written as one line
 const oneWord = /^\S+$/;
 const oneWordMessage = 'a deb822 field value is one word: no white space or line breaks';
 const Word = z.string().regex(oneWord, oneWordMessage);
+
+/**
+ * A URL, or a string that references variables (U+E000 "var:NAME" U+E001,
+ * see ./variables.ts) and becomes a URL when the output runs: `${mirror}/debian`
+ * is no URL until `mirror` has its value. Two branches, so a consumer checking
+ * `format: uri` (ajv-formats) accepts the references and still checks the rest.
+ */
+const urlOrReference = (url: z.ZodString) =>
+  z.union([url, z.string().regex(/^[^\s]*$/, oneWordMessage).regex(/\uE000var:[a-z][a-z0-9_]*\uE001/, 'not a URL').describe('a URL with variable references, resolved when the output runs')], {
+    // The URL branch's own message: a reference-free string is meant as a URL.
+    error: (issue) => (issue.code === 'invalid_union' ? issue.errors[0]?.[0]?.message : undefined),
+  });
 
 const stepBase = {
   /** `<phase>.<n>.<kind>`: one word, it names the step in progress lines and logs. */
@@ -114,14 +130,14 @@ export const AptRepositoryStep = z
     /** The file /etc/apt/sources.list.d/<name>.sources: apt ignores other names (sources.list(5)). */
     name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'apt source names are letters, digits, "_", "." or "-" (apt ignores other .sources file names)'),
     // The word check first: zod's url() drops tabs and line breaks, as URL parsers do.
-    uri: z.string().regex(oneWord, oneWordMessage).url(),
+    uri: urlOrReference(z.string().regex(oneWord, oneWordMessage).url()),
     /** "/" alone for a flat repository. */
     suites: z.array(Word).min(1),
     components: z.array(Word),
     /** ASCII-armored key text, written to keyPath. */
     key: z.string().optional(),
     /** Or: where to download the ASCII-armored key from at build time. */
-    keyUrl: z.string().url().optional(),
+    keyUrl: urlOrReference(z.string().url()).optional(),
     keyPath: AbsPath.regex(oneWord, oneWordMessage).optional(),
   })
   .strict();
@@ -162,7 +178,7 @@ export const ScriptHook = z.object({ type: z.literal('script'), run: z.string().
 export const WebhookHook = z
   .object({
     type: z.literal('webhook'),
-    url: z.string().url(),
+    url: urlOrReference(z.string().url()),
     timeoutSeconds: z.number().positive(),
     retries: z.number().int().nonnegative(),
     onFailure: z.enum(['fail', 'warn']),

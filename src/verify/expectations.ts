@@ -4,6 +4,7 @@
 // value in its file). A later step about the same thing replaces an earlier
 // one; a fact a later step removes is no longer promised.
 import { describeFact } from '../ir/facts.js';
+import { packageName } from '../ir/packages.js';
 import type { Fact, Image, SourceLocation, Step, StepOf } from '../ir/schema.js';
 import { parseDeb822Sources } from '../build/mirror.js';
 import { phaseKind } from '../build/phases.js';
@@ -173,7 +174,7 @@ const stepExpectations = (s: Step): Array<Omit<Expectation, 'stepId' | 'loc'>> =
         },
       ];
     case 'packages':
-      return s.names.map((name) => ({
+      return s.names.map((spec) => packageName(spec)).map((name) => ({
         subject: factSubject({ kind: 'package', key: name }),
         what: `package '${name}' ${s.action === 'install' ? 'installed' : 'removed'}`,
         check: (r: RootFacts) => {

@@ -68,3 +68,83 @@ test('the builder type lists known users', () => {
       return q;
     });
 });
+
+test('a pinned package (apt name[:arch][=version]) provides what the unpinned one does', () => {
+  image('t')
+    .base(base)
+    .provision((p) => p.packages(['containerd=1.6.20~ds1-1+b1', 'runc:amd64']).enableService('containerd').removePackages(['runc']));
+  image('t')
+    .base(base)
+    // @ts-expect-error: the package is named 'containerd'; the pin is not part of its name
+    .provision((p) => p.packages(['containerd=1.6.20~ds1-1+b1']).removePackages(['containerd=1.6.20~ds1-1+b1']));
+});
+
+test('types follow removals: a removed user, group, package, service or path is a type error later', () => {
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .user('kube')
+        .command('userdel kube', { removes: { user: ['kube'] } })
+        // @ts-expect-error: user 'kube' was removed
+        .file('/etc/a', { owner: 'kube', content: '' }),
+    );
+  image('t')
+    .base(base)
+    .customize((p) => p.group('ops').command('groupdel ops', { removes: { group: ['ops'] } }))
+    // @ts-expect-error: group 'ops' was removed in customize
+    .provision((p) => p.file('/etc/a', { group: 'ops', content: '' }));
+  image('t')
+    .base(base)
+    .provision((p) =>
+      p
+        .packages(['containerd'])
+        .removePackages(['containerd'])
+        // @ts-expect-error: service 'containerd' went with its package
+        .enableService('containerd'),
+    );
+  image('t')
+    .base(base)
+    .provision((p) =>
+      p
+        .packages(['containerd'])
+        .removePackages(['containerd'])
+        // @ts-expect-error: package 'containerd' is no longer installed
+        .removePackages(['containerd']),
+    );
+  image('t')
+    .base(base)
+    .provision((p) =>
+      p
+        .packages(['containerd'])
+        .command('systemctl mask containerd', { removes: { service: ['containerd'] } })
+        // @ts-expect-error: service 'containerd' was removed
+        .disableService('containerd'),
+    );
+});
+
+test('made again after a removal, it is known again; a removal of a plain string leaves the types alone', () => {
+  const who: string = 'kube';
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .user('kube')
+        .command('userdel kube', { removes: { user: ['kube'] } })
+        .user('kube')
+        .file('/etc/a', { owner: 'kube', content: '' })
+        .command('userdel', { removes: { user: [who] } })
+        .file('/etc/b', { owner: 'kube', content: '' }),
+    );
+});
+
+test('a directory removed takes the paths below it out of the types too', () => {
+  image('t')
+    .base(base)
+    .customize((p) => {
+      const q = p.directory('/opt/t').directory('/opt/t/bin').command('rm -rf /opt/t', { removes: { path: ['/opt/t'] } });
+      expectTypeOf<Extract<FactsOf<typeof q>['path'], '/opt/t' | '/opt/t/bin'>>().toBeNever();
+      expectTypeOf<Extract<FactsOf<typeof q>['path'], '/opt'>>().toEqualTypeOf<'/opt'>();
+      return q;
+    });
+});

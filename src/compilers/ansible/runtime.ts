@@ -75,6 +75,20 @@ const commandCheck = (what: string, name: string, reg: string): Task =>
 const preflightPlay = (ir: Image, plan: RuntimePlan): Node => {
   const pm = ir.base.packageManager;
   const tasks: Task[] = [
+    // Every module below runs with python3 on the host: look for it first, with
+    // raw (no python needed), and stop naming it when it is not there.
+    task({
+      name: 'Preflight: python3 (Ansible runs its modules with it)',
+      module: 'ansible.builtin.raw',
+      args: str('command -v python3'),
+      keywords: [entry('register', word('imgc_pf_python')), ...quiet],
+    }),
+    task({
+      name: 'Preflight: stop when python3 is missing (nothing was changed)',
+      module: 'ansible.builtin.fail',
+      args: map({ msg: str('imgc: preflight: missing python3 (Ansible runs its modules with it); nothing was changed') }),
+      keywords: [entry('when', str('imgc_pf_python.rc != 0'))],
+    }),
     probeCommand('Preflight: distribution (/etc/os-release ID and VERSION_ID)', [word('/bin/sh'), str('-c'), str('. /etc/os-release && printf "%s %s" "$ID" "$VERSION_ID"')], 'imgc_pf_os'),
   ];
   const checks: { label: string; holds: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];

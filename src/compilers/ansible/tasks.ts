@@ -6,7 +6,8 @@ export interface Task {
   readonly name: string;
   /** Fully qualified module name. */
   readonly module: string;
-  readonly args: YMap;
+  /** Its arguments; a scalar only for the free-form-only modules (raw). */
+  readonly args: YMap | Scalar;
   /** Task keywords after the module: vars, delegate_to, register, changed_when… */
   readonly keywords?: readonly (Entry | undefined)[];
   readonly comments?: readonly string[];

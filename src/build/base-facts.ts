@@ -1,0 +1,136 @@
+// The facts a fresh root of a base provides, read from a real root: users and
+// groups (passwd, group), packages with versions (dpkg status), the paths the
+// packages lay down as dpkg lists them (bounded: directories near the top and
+// every one under /etc and /var, conffiles), and what debootstrap and the
+// maintainer scripts make (directories near the top such as /opt, files
+// directly in /etc such as /etc/passwd), services (unit files)
+// and the commands on PATH. `npm run gen:bases` writes them as the stdlib's
+// data (stdlib/bases/*.ts); a test compares that data with a cached root.
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+export interface BaseFacts {
+  users: string[];
+  groups: string[];
+  /** Package name → installed version. */
+  packages: Record<string, string>;
+  paths: string[];
+  services: string[];
+  commands: string[];
+}
+
+const sorted = (xs: Iterable<string>): string[] => [...new Set(xs)].sort();
+
+const names = (file: string): string[] =>
+  existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l && !l.startsWith('#'))
+        .map((l) => l.split(':')[0]!)
+    : [];
+
+/** dpkg status paragraphs of installed packages: name, version, conffiles. */
+const installed = (root: string): { name: string; version: string; conffiles: string[] }[] =>
+  readFileSync(path.join(root, 'var/lib/dpkg/status'), 'utf8')
+    .split(/\n\n+/)
+    .map((para) => {
+      const field = (k: string) => new RegExp(`^${k}: (.*)$`, 'm').exec(para)?.[1];
+      const conffiles = /^Conffiles:\n((?: .*\n?)*)/m.exec(para)?.[1] ?? '';
+      return {
+        name: field('Package') ?? '',
+        version: field('Version') ?? '',
+        status: field('Status') ?? '',
+        conffiles: conffiles.split('\n').map((l) => l.trim().split(' ')[0] ?? '').filter((p) => p.startsWith('/')),
+      };
+    })
+    .filter((p) => p.name && p.status === 'install ok installed')
+    .map(({ name, version, conffiles }) => ({ name, version, conffiles }));
+
+const kindIn = (root: string, p: string): 'dir' | 'file' | 'other' | undefined => {
+  try {
+    const st = lstatSync(path.join(root, p));
+    return st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';
+  } catch {
+    return undefined;
+  }
+};
+
+/** A directory a definition may well write into: near the top, or anywhere under /etc or /var. */
+const dirMatters = (p: string): boolean => p.split('/').length <= 4 || p.startsWith('/etc/') || p.startsWith('/var/');
+
+const PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+/** Reads the facts of the root at `root`. */
+export const readBaseFacts = (root: string): BaseFacts => {
+  const pkgs = installed(root);
+  const infoDir = path.join(root, 'var/lib/dpkg/info');
+  const listed = readdirSync(infoDir)
+    .filter((f) => f.endsWith('.list'))
+    .flatMap((f) => readFileSync(path.join(infoDir, f), 'utf8').split('\n'))
+    .filter((p) => p.startsWith('/'));
+  const dirs = listed.filter((p) => dirMatters(p) && kindIn(root, p) === 'dir');
+  // Directories no package lists, made by debootstrap or maintainer scripts (/opt, /srv, /usr/local/bin).
+  const made: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    for (const e of readdirSync(path.join(root, dir)).sort()) {
+      const p = `${dir === '/' ? '' : dir}/${e}`;
+      if (kindIn(root, p) !== 'dir' || ['/proc', '/sys', '/dev', '/run'].includes(p)) continue;
+      made.push(p);
+      if (depth < 3) walk(p, depth + 1);
+    }
+  };
+  walk('/', 1);
+  const conffiles = pkgs.flatMap((p) => p.conffiles).filter((p) => kindIn(root, p) === 'file');
+  const etcFiles = readdirSync(path.join(root, 'etc'))
+    // Not backups (passwd-) or lock files (.pwd.lock): what tools leave behind.
+    .filter((f) => !f.startsWith('.') && !f.endsWith('-'))
+    .map((f) => `/etc/${f}`)
+    .filter((p) => kindIn(root, p) === 'file');
+  const unitDirs = ['lib/systemd/system', 'usr/lib/systemd/system', 'etc/systemd/system'].map((d) => path.join(root, d)).filter(existsSync);
+  const services = unitDirs
+    .flatMap((d) => readdirSync(d))
+    .filter((u) => !u.includes('@') && /\.(service|socket|timer|path|target|mount)$/.test(u))
+    .map((u) => u.replace(/\.service$/, ''));
+  const commands = PATH.flatMap((d) => {
+    const abs = path.join(root, d);
+    if (kindIn(root, d) !== 'dir') return [];
+    return readdirSync(abs).filter((f) => {
+      try {
+        const st = statSync(path.join(abs, f));
+        return st.isFile() && (st.mode & 0o111) !== 0;
+      } catch {
+        return false; // a dangling link, or one that points outside the root
+      }
+    });
+  });
+  return {
+    users: sorted(names(path.join(root, 'etc/passwd'))),
+    groups: sorted(names(path.join(root, 'etc/group'))),
+    packages: Object.fromEntries(pkgs.map((p) => [p.name, p.version]).sort(([a], [b]) => (a! < b! ? -1 : 1))),
+    paths: sorted(['/', ...dirs, ...made, ...conffiles, ...etcFiles]),
+    services: sorted(services),
+    commands: sorted(commands),
+  };
+};
+
+const list = (xs: readonly string[]) => `[\n${xs.map((x) => `    ${JSON.stringify(x)},`).join('\n')}\n  ]`;
+
+/** The stdlib data file of a base's facts: a TypeScript module, so the literal types follow the data. */
+export const renderBaseFacts = (name: string, exportName: string, describe: string, facts: BaseFacts): string =>
+  [
+    `// Generated by \`npm run gen:bases\` (scripts/gen-bases.mjs) from ${describe}: do not edit.`,
+    '// Regenerate with `npm run gen:bases` (debootstraps from the apt mirror of this machine,',
+    '// or reuses the cached base root), or `npm run gen:bases -- --from-tar ROOT.tar`.',
+    `/** What a fresh root of base '${name}' provides, read from a real one. */`,
+    `export const ${exportName} = {`,
+    `  users: ${list(facts.users)},`,
+    `  groups: ${list(facts.groups)},`,
+    `  packages: {\n${Object.entries(facts.packages)
+      .map(([n, v]) => `    ${JSON.stringify(n)}: ${JSON.stringify(v)},`)
+      .join('\n')}\n  },`,
+    `  paths: ${list(facts.paths)},`,
+    `  services: ${list(facts.services)},`,
+    `  commands: ${list(facts.commands)},`,
+    '} as const;',
+    '',
+  ].join('\n');

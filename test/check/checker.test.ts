@@ -1,0 +1,122 @@
+// The contract checker in-process, on definitions made with the builder: what
+// it must find (and must not) about removals, kinds of paths and pins.
+import { describe, expect, it } from 'vitest';
+import { checkImage } from '../../src/check/checker.js';
+import { validateImage } from '../../src/check/validate.js';
+import { image, variable, z, type BaseImage, type PhaseBuilder } from '../../src/index.js';
+import type { Image } from '../../src/ir/schema.js';
+import type { Facts } from '../../src/dsl/types.js';
+import { debian12 } from '../../stdlib/bases.js';
+
+/** Debian 12 with the type-level facts off (plain strings): the checker alone judges. */
+const base: BaseImage = debian12();
+type P = PhaseBuilder<Facts>;
+
+/** `code@step` of every diagnostic of the image made by `customize` (on debian 12). */
+const verdict = (customize: (p: P) => unknown): string[] => {
+  const ir = image('t').base(base).customize(customize as (p: P) => P).toIR();
+  return checkImage(ir).map((d) => `${d.code}@${d.stepId ?? '-'}`);
+};
+
+describe('removal is structural', () => {
+  it('a directory removed takes what lies below it: a later write there is IMGC0005', () => {
+    expect(verdict((p) => p.directory('/opt/t').directory('/opt/t/bin').command('rm -rf /opt/t', { removes: { path: ['/opt/t'] } }).file('/opt/t/bin/x', { content: '' }) )).toEqual([
+      'IMGC0005@customize.4.file',
+    ]);
+  });
+
+  it('a path below a removed tree that no step named is IMGC0005 too, naming the removal', () => {
+    const ir = image('t').base(base).customize((p) => p.directory('/opt/t').command('rm -rf /opt/t', { removes: { path: ['/opt/t'] } }).directory('/opt/t/a/b')).toIR();
+    const ds = checkImage(ir);
+    expect(ds.map((d) => d.code)).toEqual(['IMGC0005']);
+    expect(ds[0]!.related[0]!.loc?.line).toBeGreaterThan(0);
+  });
+
+  it('making the directory again makes it usable again', () => {
+    expect(verdict((p) => p.directory('/opt/t').command('rm -rf /opt/t', { removes: { path: ['/opt/t'] } }).directory('/opt/t').file('/opt/t/x', { content: '' }) )).toEqual([]);
+  });
+
+  it('a removed file may be written again without a duplicate warning', () => {
+    expect(verdict((p) => p.file('/etc/x', { content: 'a' }).command('rm /etc/x', { removes: { path: ['/etc/x'] } }).file('/etc/x', { content: 'a' }) )).toEqual([]);
+  });
+
+  it('removing a package takes only its own paths, not what others wrote below them (dpkg)', () => {
+    expect(
+      verdict((p) => p.packages(['containerd']).directory('/etc/containerd/certs.d').removePackages(['containerd']).file('/etc/containerd/certs.d/x', { content: '' })),
+    ).toEqual([]);
+  });
+});
+
+describe('different kinds at one path conflict (IMGC0012), with both locations', () => {
+  const cases: [string, (p: P) => unknown, string][] = [
+    ['file where a directory is', (p) => p.directory('/etc/k').file('/etc/k', { content: '' }), 'customize.2.file'],
+    ['directory where a file is', (p) => p.file('/etc/k', { content: '' }).directory('/etc/k'), 'customize.2.directory'],
+    ['symlink where a directory is', (p) => p.directory('/etc/k').symlink('/etc/k', '/x'), 'customize.2.symlink'],
+    ['directory where a symlink is', (p) => p.symlink('/etc/k', '/x').directory('/etc/k'), 'customize.2.directory'],
+    ['file below a file', (p) => p.file('/etc/k', { content: '' }).file('/etc/k/x', { content: '' }), 'customize.2.file'],
+    ['a user\'s home where a file is', (p) => p.file('/home/kube', { content: '' }).user('kube'), 'customize.2.user'],
+  ];
+  it.each(cases)('%s', (_, steps, at) => {
+    const ir = image('t').base(base).customize(steps as (p: P) => P).toIR();
+    const ds = checkImage(ir).filter((d) => d.code === 'IMGC0012');
+    expect(ds.map((d) => d.stepId)).toEqual([at]);
+    expect(ds[0]!.loc).toBeDefined();
+    expect(ds[0]!.related[0]!.loc).toBeDefined();
+  });
+
+  it('a directory made twice, or a file and a symlink (IMGC0006), are not kind conflicts', () => {
+    expect(verdict((p) => p.directory('/etc/k').directory('/etc/k') )).toEqual([]);
+    expect(verdict((p) => p.file('/etc/k', { content: '' }).symlink('/etc/k', '/x') )).toEqual(['IMGC0006@customize.2.symlink']);
+  });
+
+  it('a path removed in between may become another kind', () => {
+    expect(verdict((p) => p.directory('/etc/k').command('rm -r /etc/k', { removes: { path: ['/etc/k'] } }).file('/etc/k', { content: '' }) )).toEqual([]);
+  });
+});
+
+describe('package pins (apt name[:arch][=version])', () => {
+  it('a pinned package provides what the unpinned one does', () => {
+    expect(verdict((p) => p.packages(['systemd', 'containerd=1.6.20~ds1-1+b1']).enableService('containerd'))).toEqual([]);
+    expect(verdict((p) => p.packages(['containerd:amd64']).command('ctr version', { requires: { command: ['ctr'] } }))).toEqual([]);
+    expect(verdict((p) => p.packages(['containerd=1.6.*']).file('/etc/containerd/config.toml', { content: '' }))).toEqual([]);
+  });
+
+  it('a pinned package from a repository never added is IMGC0001 for the repository', () => {
+    const ir = image('t').base(base).customize((p) => p.packages(['kubelet=1.30.2-1.1'])).toIR();
+    expect(checkImage(ir).map((d) => `${d.code} ${d.message}`)).toEqual([expect.stringMatching(/^IMGC0001 .*requires repository 'kubernetes'/)]);
+  });
+
+  it('the same package pinned and unpinned is installed twice (IMGC0009); a removal by name takes the pinned one', () => {
+    expect(verdict((p) => p.packages(['curl']).packages(['curl=7.88.1-10+deb12u5']))).toEqual(['IMGC0009@customize.2.packages']);
+    expect(verdict((p) => p.packages(['curl=7.88.1-10+deb12u5']).removePackages(['curl']).command('curl -V', { requires: { command: ['curl'] } }))).toEqual([
+      'IMGC0005@customize.3.command',
+    ]);
+  });
+
+  it('the IR holds the spec as written, and the schema takes arch qualifiers and version globs', () => {
+    const ir = image('t').base(base).customize((p) => p.packages(['curl:amd64=7.88*'])).toIR();
+    expect(ir.phases[0]!.steps[0]).toMatchObject({ names: ['curl:amd64=7.88*'] });
+    expect(validateImage(ir).diagnostics).toEqual([]);
+    expect(validateImage(image('t').base(base).customize((p) => p.packages(['curl=7 8'])).toIR()).diagnostics.map((d) => d.code)).toEqual(['IMGC1004']);
+  });
+});
+
+describe('a variable where a literal is needed is IMGC0011 naming it, in every field, never IMGC1004', () => {
+  const who = variable('who', z.string(), { default: 'ops' });
+  const declared = (ir: Image): Image => ({ ...ir, variables: [{ name: 'who', type: 'string', sensitive: false, value: 'ops' }] });
+  it.each<[string, () => Image]>([
+    ['image name', () => image(`img-${who}`).base(base).customize((p) => p).toIR()],
+    ['phase name', () => image('t').base(base).phase(`ph-${who}`, (p) => p.directory('/srv/x')).toIR()],
+    ['user in a group list', () => image('t').base(base).customize((p) => p.user('ops', { groups: [`${who}`] })).toIR()],
+    ['group of a directory', () => image('t').base(base).customize((p) => p.directory('/srv/x', { group: `${who}` })).toIR()],
+    ['apt repository name', () => image('t').base(base).customize((p) => p.aptRepository(`${who}`, { uri: 'http://deb.example/debian', suites: ['bookworm'] })).toIR()],
+    ['a fact a raw step declares', () => image('t').base(base).customize((p) => p.command('true', { provides: { user: [`${who}`] } })).toIR()],
+    ['base include', () => image('t').base(debian12({ include: [`${who}`] }) as BaseImage).customize((p) => p).toIR()],
+  ])('%s', (_, make) => {
+    const { ir, diagnostics } = validateImage(declared(make()));
+    expect(diagnostics).toEqual([]);
+    const ds = checkImage(ir!);
+    expect(ds.length).toBeGreaterThan(0);
+    for (const d of ds) expect(`${d.code} ${d.message}`).toMatch(/^IMGC0011 .*variable 'who'/);
+  });
+});
