@@ -116,7 +116,8 @@ export const formatSarif = (ds: readonly Diagnostic[], ctx: FormatContext, toolV
     version: '2.1.0',
     runs: [
       {
-        tool: { driver: { name: 'imgc', version: toolVersion, informationUri: 'https://www.npmjs.com/package/imgc', rules } },
+        // No informationUri: imgc has no public page yet, and a link that leads nowhere is worse than none.
+        tool: { driver: { name: 'imgc', version: toolVersion, rules } },
         originalUriBaseIds: { '%SRCROOT%': { uri: `${new URL(`file://${ctx.cwd.endsWith('/') ? ctx.cwd : `${ctx.cwd}/`}`).href}` } },
         results,
       },

@@ -2,27 +2,11 @@
 // from build.ts so that main.ts can read a build's definition file (and start
 // its type-check) before it loads the builder.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { commandNamed, flagsOf } from './commands.js';
 
-export const commonOptions = {
-  'no-typecheck': { type: 'boolean' },
-  var: { type: 'string', multiple: true },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
-
-export const buildOptions = {
-  target: { type: 'string', short: 't' },
-  out: { type: 'string', short: 'o' },
-  'from-tar': { type: 'string' },
-  'from-dir': { type: 'string' },
-  'no-cache': { type: 'boolean' },
-  'keep-root': { type: 'boolean' },
-} as const satisfies ParseArgsConfig['options'];
-
-export const verifyOptions = {
-  root: { type: 'string' },
-  image: { type: 'string' },
-  format: { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
+/** parseArgs' options for a command of the table (src/cli/commands.ts). */
+const optionsOf = (name: 'build' | 'verify'): NonNullable<ParseArgsConfig['options']> =>
+  Object.fromEntries(flagsOf(commandNamed(name)!).map((f) => [f.name, { type: f.type, ...(f.short ? { short: f.short } : {}), ...(f.multiple ? { multiple: true } : {}) }]));
 
 /** The positionals after the command's own name (argv may start with it). */
 export const afterCommand = (positionals: string[], command: string): string[] => (positionals[0] === command ? positionals.slice(1) : positionals);
@@ -34,7 +18,7 @@ export const afterCommand = (positionals: string[], command: string): string[] =
  */
 export const typecheckedFile = (command: 'build' | 'verify', argv: string[]): string | undefined => {
   try {
-    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...commonOptions, ...(command === 'build' ? buildOptions : verifyOptions) } });
+    const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: optionsOf(command) });
     const files = afterCommand(positionals, command);
     return values.help || values['no-typecheck'] || files.length !== 1 ? undefined : files[0];
   } catch {

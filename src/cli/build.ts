@@ -3,8 +3,9 @@
 // checkImage, the same diagnostics), then build or verify for real.
 import path from 'node:path';
 import { tmpdir } from 'node:os';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { afterCommand, buildOptions, commonOptions, verifyOptions } from './build-args.js';
+import { afterCommand } from './build-args.js';
+import { chooseColor, colorWanted } from './color.js';
+import { commandHelp, commandNamed, parseCommand, type FlagValues } from './commands.js';
 import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
@@ -13,46 +14,33 @@ import { loadFromCli, type LoadFlags } from './load-check.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 
-export const buildUsage = `Usage:
-  imgc build FILE [--target shell|ansible] [--out DIR] [--from-tar FILE | --from-dir DIR]
-                  [--no-cache] [--keep-root] [--no-typecheck] [--var NAME=VALUE]
-      Builds the image for real, as root: debootstrap (cached) or the given root,
-      the phases in a chroot, the artifacts, then verifies the facts.
-      --out defaults to out/<image>/build. Exit: 0 built, 1 failed, 2 usage.
-  imgc verify FILE (--root DIR | --image FILE.raw|.qcow2|.tar[.zst|.gz]) [--format text|json] [--no-typecheck]
-      Checks every fact the definition promises against a built root or image,
-      read as files. Exit: 0 all hold, 1 some do not, 2 usage.
-`;
-
 /** Loads and checks the definition; reports diagnostics on stderr. */
 const loadChecked = async (file: string, flags: LoadFlags, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
   const { loaded, diagnostics, exit } = await loadFromCli(file, flags);
-  if (diagnostics.length) io.err(formatText(diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] }));
+  if (diagnostics.length) io.err(formatText(diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
   return { loaded, exit };
 };
 
-/** parseArgs with the options every command has; its errors are usage errors. */
-const parse = <O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) => {
-  try {
-    return parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...commonOptions, ...options } });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
+/** The command's flags from the table, and only those (src/cli/commands.ts); --color and --no-color take effect. */
+const parse = (argv: string[], command: 'build' | 'verify') => {
+  const parsed = parseCommand(commandNamed(command)!, argv[0] === command ? argv.slice(1) : argv);
+  chooseColor(parsed.values);
+  return { values: parsed.values as FlagValues & { var?: string[]; 'var-file'?: string[] }, positionals: parsed.positionals };
 };
 
 const oneFile = (positionals: string[], command: string): string => {
   const rest = afterCommand(positionals, command);
-  if (!rest[0]) throw new UsageError(`imgc ${command} needs a definition file, e.g. imgc ${command} examples/node-image-debian.ts`);
+  if (!rest[0]) throw new UsageError(`${command} needs a definition file, e.g. imgc ${command} examples/node-image-debian.ts`);
   if (rest.length > 1) throw new UsageError(`unexpected argument '${rest[1]}'`);
   return rest[0];
 };
 
-const guardUsage = async (io: Io, body: () => Promise<number>): Promise<number> => {
+const guardUsage = async (io: Io, command: 'build' | 'verify', body: () => Promise<number>): Promise<number> => {
   try {
     return await body();
   } catch (e) {
     if (e instanceof UsageError) {
-      io.err(`imgc: ${e.message}\n\n${buildUsage}`);
+      io.err(`imgc: ${e.message}\n${e.message.includes('imgc help') ? '' : `(imgc help ${command} lists what it takes)\n`}`);
       return 2;
     }
     throw e;
@@ -61,10 +49,10 @@ const guardUsage = async (io: Io, body: () => Promise<number>): Promise<number> 
 
 /** `imgc build FILE …` (argv may start with "build"). */
 export const buildCommand = (argv: string[], io: Io): Promise<number> =>
-  guardUsage(io, async () => {
-    const { values: v, positionals } = parse(argv, buildOptions);
+  guardUsage(io, 'build', async () => {
+    const { values: v, positionals } = parse(argv, 'build');
     if (v.help) {
-      io.out(buildUsage);
+      io.out(commandHelp(commandNamed('build')!));
       return 0;
     }
     const file = oneFile(positionals, 'build');
@@ -91,7 +79,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
       return exitCode;
     } catch (e) {
       if (e instanceof CompileError) {
-        io.err(formatText(e.diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] }));
+        io.err(formatText(e.diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
         return 1;
       }
       throw e;
@@ -106,16 +94,16 @@ const scratchFor = (image: string): string => {
 
 /** `imgc verify FILE --root DIR | --image FILE` (argv may start with "verify"). */
 export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
-  guardUsage(io, async () => {
-    const { values: v, positionals } = parse(argv, verifyOptions);
+  guardUsage(io, 'verify', async () => {
+    const { values: v, positionals } = parse(argv, 'verify');
     if (v.help) {
-      io.out(buildUsage);
+      io.out(commandHelp(commandNamed('verify')!));
       return 0;
     }
     const file = oneFile(positionals, 'verify');
     const root = v.root as string | undefined;
     const image = v.image as string | undefined;
-    if (!root === !image) throw new UsageError('imgc verify needs exactly one of --root DIR or --image FILE');
+    if (!root === !image) throw new UsageError('verify needs exactly one of --root DIR or --image FILE');
     const format = (v.format as string | undefined) ?? 'text';
     if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json (got '${format}')`);
     const { loaded, exit } = await loadChecked(file, v, io);
@@ -128,6 +116,6 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
       return 2;
     }
     const ctx = { dir: loaded.dir, cwd: process.cwd() };
-    io.out(format === 'json' ? verifyJson(result, ctx) : formatVerify(result, { ...ctx, color: io.isTTY && !process.env['NO_COLOR'] }));
+    io.out(format === 'json' ? verifyJson(result, ctx) : formatVerify(result, { ...ctx, color: colorWanted(io.isTTY) }));
     return result.failures.length ? 1 : 0;
   });

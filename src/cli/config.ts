@@ -11,6 +11,8 @@ import { targets } from '../compilers/targets.js';
 const require = createRequire(import.meta.url);
 const toml = (): typeof import('@iarna/toml') => require('@iarna/toml') as typeof import('@iarna/toml');
 
+const VarValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "a variable's value is a string, number or boolean" }));
+
 export const ProjectConfig = z
   .object({
     /** The definition file, relative to imgc.toml. */
@@ -23,7 +25,7 @@ export const ProjectConfig = z
       .strict()
       .default({}),
     /** Values of the definition's variables (below --var and IMGC_VAR_<NAME>). */
-    vars: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: 'a variable\'s value is a string, number or boolean' })).default({}),
+    vars: VarValues.default({}),
   })
   .strict();
 export type ProjectConfig = z.infer<typeof ProjectConfig>;
@@ -73,4 +75,34 @@ export const readProjectConfig = (dir: string): { file: string; config: ProjectC
     throw new ConfigError(msgs.join('\n'));
   }
   return { file, config: parsed.data, lineOf: (keyPath) => lineOf(text, keyPath) };
+};
+
+
+/**
+ * A --var-file: NAME = VALUE pairs as TOML, or a JSON object (by its `.json`
+ * name), like Packer's -var-file. Each value comes with its line for messages.
+ */
+export const readVarFile = (file: string): { name: string; value: string | number | boolean; line?: number }[] => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`--var-file ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
+  }
+  let raw: unknown;
+  const json = file.endsWith('.json');
+  try {
+    raw = json ? JSON.parse(text) : toml().parse(text);
+  } catch (e) {
+    const err = e as { line?: number; col?: number; message: string };
+    const at = json ? '' : `:${(err.line ?? 0) + 1}:${(err.col ?? 0) + 1}`;
+    throw new ConfigError(`${file}${at}: ${err.message.split('\n')[0]}`);
+  }
+  const parsed = VarValues.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    const line = json ? undefined : lineOf(text, i.path);
+    throw new ConfigError(`${file}${line ? `:${line}` : ''}: ${i.path.map(String).join('.') || 'the file'}: ${i.message}`);
+  }
+  return Object.entries(parsed.data).map(([name, value]) => ({ name, value, ...(json ? {} : { line: lineOf(text, [name]) }) }));
 };

@@ -1,5 +1,5 @@
 // `imgc init [dir]`: a project that checks clean and type-checks in an editor.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const definition = `// A Kubernetes node image. \`npx imgc check\` proves its contracts;
@@ -24,7 +24,7 @@ export default image('k8s-node')
   .verify((v) => v.facts().checksums().manifest());
 `;
 
-const toml = `# imgc project settings (https://www.npmjs.com/package/imgc)
+const toml = `# imgc project settings; \`npx imgc --help\` lists the commands and what each reads from here.
 definition = "node-image.ts"
 
 [compile]
@@ -50,18 +50,11 @@ const tsconfig = `${JSON.stringify(
   2,
 )}\n`;
 
-const packageJson = (name: string, imgcVersion: string) =>
-  `${JSON.stringify(
-    {
-      name,
-      private: true,
-      type: 'module',
-      scripts: { check: 'imgc check', compile: 'imgc compile', 'check:sarif': 'imgc check --format sarif > imgc.sarif' },
-      devDependencies: { imgc: `^${imgcVersion}`, typescript: '~5.9.0' },
-    },
-    null,
-    2,
-  )}\n`;
+/** What a project's package.json needs for imgc: the dependency and the scripts. */
+const projectNeeds = (imgc: ImgcInstall) => ({
+  scripts: { check: 'imgc check', compile: 'imgc compile', 'check:sarif': 'imgc check --format sarif > imgc.sarif' },
+  devDependencies: { imgc: imgc.spec, typescript: imgc.typescript },
+});
 
 const gitignore = `node_modules/
 out/
@@ -90,22 +83,115 @@ jobs:
           sarif_file: imgc.sarif
 `;
 
-/** Writes the scaffold; refuses to overwrite any existing file. Returns the paths written. */
-export const scaffold = (dir: string, imgcVersion: string): string[] => {
+/** The imgc that is running, as the scaffold's package.json should depend on it. */
+export interface ImgcInstall {
+  /** An npm dependency spec: `^0.1.0` from the registry, else `file:` the tarball or directory it came from. */
+  spec: string;
+  /** The TypeScript this imgc is built against, for the editor. */
+  typescript: string;
+}
+
+interface Lockfile {
+  packages?: Record<string, { resolved?: string; link?: boolean; version?: string }>;
+}
+
+/**
+ * How the project should get the imgc at `root` (its package directory): as
+ * it was itself installed. Installed in a project's node_modules, npm's lockfile
+ * there says whence (the registry, a tarball, a directory); anywhere else (a
+ * checkout, a global install) it is the directory itself.
+ */
+export const imgcInstall = (root: string): ImgcInstall => {
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string; dependencies?: Record<string, string> };
+  const typescript = pkg.dependencies?.['typescript'] ?? 'latest';
+  const marker = `${path.sep}node_modules${path.sep}`;
+  const at = root.lastIndexOf(marker);
+  if (at >= 0) {
+    const project = root.slice(0, at);
+    const lock = path.join(project, 'package-lock.json');
+    const entry = existsSync(lock) ? (JSON.parse(readFileSync(lock, 'utf8')) as Lockfile).packages?.[path.relative(project, root).split(path.sep).join('/')] : undefined;
+    const resolved = entry?.resolved;
+    if (resolved && /^https?:/.test(resolved)) return { spec: `^${pkg.version}`, typescript };
+    if (resolved) return { spec: `file:${path.resolve(project, resolved.replace(/^file:/, ''))}`, typescript };
+  }
+  return { spec: `file:${root}`, typescript };
+};
+
+/** Files a project may already have: init merges into them instead of refusing. */
+const mergeable = new Set(['package.json', '.gitignore', 'tsconfig.json']);
+
+/** package.json with imgc's dependency and scripts added where the project has none of its own. */
+const mergedPackageJson = (text: string, file: string, imgc: ImgcInstall): string => {
+  let pkg: { scripts?: Record<string, string>; devDependencies?: Record<string, string>; dependencies?: Record<string, string> };
+  try {
+    pkg = JSON.parse(text) as typeof pkg;
+  } catch (e) {
+    throw new Error(`${file} is not valid JSON (${(e as Error).message}); fix it, then run imgc init again`);
+  }
+  const needs = projectNeeds(imgc);
+  const scripts = { ...needs.scripts, ...pkg.scripts };
+  const has = (name: string) => pkg.dependencies?.[name] !== undefined || pkg.devDependencies?.[name] !== undefined;
+  const added = Object.fromEntries(Object.entries(needs.devDependencies).filter(([name]) => !has(name)));
+  const indent = /^\{\n([ \t]+)"/.exec(text)?.[1] ?? 2;
+  return `${JSON.stringify({ ...pkg, scripts, devDependencies: { ...pkg.devDependencies, ...added } }, null, indent)}\n`;
+};
+
+/** .gitignore with the scaffold's lines it lacks appended. */
+const mergedGitignore = (text: string): string => {
+  const have = new Set(text.split('\n').map((l) => l.trim()));
+  const missing = gitignore.split('\n').filter((l) => l && !have.has(l));
+  return missing.length ? `${text}${text.endsWith('\n') || !text ? '' : '\n'}${missing.join('\n')}\n` : text;
+};
+
+export interface Scaffolded {
+  created: string[];
+  updated: string[];
+  /** Existing files left as they are, each with why. */
+  kept: string[];
+}
+
+/**
+ * Writes the scaffold into `dir`. A project's own package.json and .gitignore
+ * get what imgc needs added, an existing tsconfig.json is kept; an existing
+ * node-image.ts, imgc.toml or workflow is never overwritten: then nothing is
+ * written at all.
+ */
+export const scaffold = (dir: string, imgc: ImgcInstall): Scaffolded => {
   const name = path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]/g, '-') || 'node-image';
   const files: Record<string, string> = {
     'node-image.ts': definition,
     'imgc.toml': toml,
     'tsconfig.json': tsconfig,
-    'package.json': packageJson(name, imgcVersion),
+    'package.json': `${JSON.stringify({ name, private: true, type: 'module', ...projectNeeds(imgc) }, null, 2)}\n`,
     '.gitignore': gitignore,
     '.github/workflows/imgc.yml': workflow,
   };
-  const existing = Object.keys(files).filter((f) => existsSync(path.join(dir, f)));
-  if (existing.length) throw new Error(`refusing to overwrite ${existing.join(', ')} in ${dir}`);
+  const exists = (rel: string) => existsSync(path.join(dir, rel));
+  const clashing = Object.keys(files).filter((f) => exists(f) && !mergeable.has(f));
+  if (clashing.length) throw new Error(`refusing to overwrite ${clashing.join(', ')} in ${dir}`);
+  const result: Scaffolded = { created: [], updated: [], kept: [] };
+  const writes: [string, string][] = [];
   for (const [rel, content] of Object.entries(files)) {
+    if (!exists(rel)) {
+      writes.push([rel, content]);
+      result.created.push(rel);
+      continue;
+    }
+    const current = readFileSync(path.join(dir, rel), 'utf8');
+    if (rel === 'tsconfig.json') {
+      result.kept.push('tsconfig.json (yours: node-image.ts needs "module": "NodeNext" and "strict": true to be checked as imgc checks it)');
+      continue;
+    }
+    const merged = rel === 'package.json' ? mergedPackageJson(current, path.join(dir, rel), imgc) : mergedGitignore(current);
+    if (merged !== current) {
+      writes.push([rel, merged]);
+      result.updated.push(rel);
+    }
+  }
+  // Every merge is computed before anything is written: a bad package.json leaves the directory as it was.
+  for (const [rel, content] of writes) {
     mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     writeFileSync(path.join(dir, rel), content);
   }
-  return Object.keys(files);
+  return result;
 };

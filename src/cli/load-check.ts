@@ -4,7 +4,7 @@ import { checkImage } from '../check/checker.js';
 import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
 import path from 'node:path';
 import { loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
-import { ConfigError, readProjectConfig } from './config.js';
+import { ConfigError, readProjectConfig, readVarFile } from './config.js';
 
 import { EXIT, UsageError } from './exit.js';
 
@@ -12,6 +12,7 @@ import { EXIT, UsageError } from './exit.js';
 export interface LoadFlags {
   'no-typecheck'?: boolean;
   var?: string[];
+  'var-file'?: string[];
 }
 
 /** `f()`, with a malformed --var or imgc.toml (ConfigError) turned into a UsageError. */
@@ -29,7 +30,7 @@ export const projectConfig = (): ReturnType<typeof readProjectConfig> => asUsage
 
 /** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. */
 export const loadFromCli = (file: string, flags: LoadFlags): Promise<Checked> =>
-  loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars: asUsage(() => givenVariables(flags.var ?? [])) });
+  loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars: asUsage(() => givenVariables(flags.var ?? [], process.env, flags['var-file'] ?? [])) });
 
 export interface Checked {
   loaded: LoadedDefinition;
@@ -49,10 +50,11 @@ export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Che
 
 /**
  * Variable values from every source, in precedence order: `--var NAME=VALUE`,
- * then IMGC_VAR_<NAME>, then imgc.toml's [vars] (with its line, for errors).
+ * then --var-file (the last file first, as Packer takes them), then
+ * IMGC_VAR_<NAME>, then imgc.toml's [vars] (with its line, for errors).
  * Throws ConfigError for a malformed --var or imgc.toml.
  */
-export const givenVariables = (cliVars: readonly string[], env: NodeJS.ProcessEnv = process.env): GivenValue[] => {
+export const givenVariables = (cliVars: readonly string[], env: NodeJS.ProcessEnv = process.env, varFiles: readonly string[] = []): GivenValue[] => {
   const cli = cliVars.map((kv): GivenValue => {
     const eq = kv.indexOf('=');
     if (eq <= 0) throw new ConfigError(`--var takes NAME=VALUE (got '${kv.split('=')[0]}')`);
@@ -69,5 +71,8 @@ export const givenVariables = (cliVars: readonly string[], env: NodeJS.ProcessEn
         return { name, value, from: `${path.relative(process.cwd(), project.file) || 'imgc.toml'}${line ? `:${line}` : ''}` };
       })
     : [];
-  return [...cli, ...fromEnv, ...toml];
+  const files = [...varFiles].reverse().flatMap((file) =>
+    readVarFile(file).map(({ name, value, line }): GivenValue => ({ name, value, from: `${file}${line ? `:${line}` : ''}` })),
+  );
+  return [...cli, ...files, ...fromEnv, ...toml];
 };

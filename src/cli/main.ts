@@ -3,12 +3,13 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
 import { dropTypecheckPrefetch, prefetchTypecheck } from '../load/typecheck.js';
+import { colorWanted, chooseColor } from './color.js';
+import { commandHelp, findCommand, overviewHelp, parseCommand, type FlagValues } from './commands.js';
 import { EXIT, UsageError } from './exit.js';
 
 // Each command imports what only it needs when it runs (the backends, the
@@ -28,54 +29,19 @@ const loadCheck = async () => {
   return import('./load-check.js');
 };
 
-const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
+const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const pkg = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
 const targetNames = [...targets].sort();
 
 
-/** The usage text (it names the build commands' options, from their module). */
-const usage = async (): Promise<string> => `imgc ${version} — typed image definitions, checked before anything runs
+type Values = FlagValues & { var?: string[]; 'var-file'?: string[] };
 
-Usage:
-  imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
-  imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
-  imgc compile [FILE] --target ${targetNames.join('|')} [--out DIR] [--provisioner shell|ansible] [--json]
-                          [--runtime] [--decommission]   (shell, ansible: existing hosts)
-  imgc explain FILE [--graph mermaid|dot|lifecycle]
-  imgc ir FILE            print the Image IR as JSON
-  imgc schema             print the IR's JSON Schema
-  imgc docs               print the stdlib reference (Markdown)
-  imgc --version | --help
-${(await import('./build.js')).buildUsage.replace(/^Usage:\n/, '')}
-FILE defaults to imgc.toml's \`definition\` in the current directory.
-check, compile, ir and explain take --var NAME=VALUE (repeatable) for the definition's
-variables; before IMGC_VAR_<NAME> in the environment, imgc.toml's [vars], the default.
-Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
-`;
+const str = (v: Values, name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
+const on = (v: Values, name: string): boolean => v[name] === true;
 
-const options = {
-  format: { type: 'string' },
-  graph: { type: 'string' },
-  target: { type: 'string', short: 't' },
-  out: { type: 'string', short: 'o' },
-  provisioner: { type: 'string' },
-  json: { type: 'boolean' },
-  runtime: { type: 'boolean' },
-  decommission: { type: 'boolean' },
-  'no-typecheck': { type: 'boolean' },
-  var: { type: 'string', multiple: true },
-  quiet: { type: 'boolean', short: 'q' },
-  verbose: { type: 'boolean', short: 'v' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean' },
-} as const satisfies ParseArgsConfig['options'];
-
-type Values = { [K in keyof typeof options]?: (typeof options)[K]['type'] extends 'string' ? string : boolean };
-
-const oneOf = <T extends string>(name: string, value: string | undefined, allowed: readonly T[], fallback: T): T => {
-  if (value === undefined) return fallback;
-  if ((allowed as readonly string[]).includes(value)) return value as T;
-  throw new UsageError(`--${name} must be one of ${allowed.join(', ')} (got '${value}')`);
+const noArguments = (positionals: string[]) => {
+  if (positionals.length > 1) throw new UsageError(`${positionals[0]} takes no arguments (got '${positionals[1]}')`);
 };
 
 interface Io {
@@ -85,11 +51,11 @@ interface Io {
 }
 
 const loadChecked = async (file: string, v: Values) =>
-  (await loadCheck()).loadFromCli(file, { 'no-typecheck': v['no-typecheck'], var: (v as { var?: string[] }).var });
+  (await loadCheck()).loadFromCli(file, { 'no-typecheck': on(v, 'no-typecheck'), var: v.var, 'var-file': v['var-file'] });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
-  const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
-  const shown = v.quiet ? ds.filter((d) => d.severity === 'error') : ds;
+  const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) };
+  const shown = on(v, 'quiet') ? ds.filter((d) => d.severity === 'error') : ds;
   const text = format === 'json' ? formatJson(shown, ctx) : format === 'sarif' ? formatSarif(shown, ctx, version) : formatText(shown, ctx);
   if (text) io[stream](text);
 };
@@ -101,45 +67,46 @@ const fileArg = async (positionals: string[], command: string): Promise<string> 
   if (file) return file;
   const project = (await loadCheck()).projectConfig();
   if (project) return path.join(path.dirname(project.file), project.config.definition);
-  throw new UsageError(`imgc ${command} needs a definition file (or an imgc.toml here), e.g. imgc ${command} examples/node-image.ts`);
+  throw new UsageError(`${command} needs a definition file (or an imgc.toml here), e.g. imgc ${command} examples/node-image.ts`);
 };
 
 const runCommand = async (argv: string[], io: Io): Promise<number> => {
-  // build and verify have options of their own (src/cli/build-args.ts); their type-check starts first here too.
-  if (argv[0] === 'build' || argv[0] === 'verify') {
-    const file = (await import('./build-args.js')).typecheckedFile(argv[0], argv.slice(1));
-    if (file) prefetchTypecheck(path.resolve(file));
-    await loadCheck();
-    const build = await import('./build.js');
-    return argv[0] === 'build' ? build.buildCommand(argv.slice(1), io) : build.verifyCommand(argv.slice(1), io);
-  }
-  let parsed: { values: Values; positionals: string[] };
-  try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] };
-  } catch (e) {
-    io.err(`imgc: ${(e as Error).message}\n\n${await usage()}`);
-    return EXIT.usage;
-  }
-  const { values: v, positionals } = parsed;
-  if (v.version) {
+  const first = argv[0];
+  if (first === '-V' || first === '--version') {
     io.out(`${version}\n`);
     return EXIT.ok;
   }
-  const command = positionals[0];
-  if (command && ['check', 'ir', 'explain', 'compile'].includes(command) && positionals[1] && !v['no-typecheck']) prefetchTypecheck(path.resolve(positionals[1]));
-  if (v.help || !command) {
-    (command || v.help ? io.out : io.err)(await usage());
-    return v.help ? EXIT.ok : EXIT.usage;
+  if (first === undefined || first === '-h' || first === '--help') {
+    (first ? io.out : io.err)(overviewHelp(version));
+    return first ? EXIT.ok : EXIT.usage;
+  }
+  const command = findCommand(first).name;
+  // build and verify have their own module (src/cli/build.ts); their type-check starts first here too.
+  if (command === 'build' || command === 'verify') {
+    const file = (await import('./build-args.js')).typecheckedFile(command, argv.slice(1));
+    if (file) prefetchTypecheck(path.resolve(file));
+    await loadCheck();
+    const build = await import('./build.js');
+    return command === 'build' ? build.buildCommand(argv.slice(1), io) : build.verifyCommand(argv.slice(1), io);
+  }
+  const parsed = parseCommand(findCommand(command), argv.slice(1));
+  const v = parsed.values as Values;
+  const positionals = [command, ...parsed.positionals];
+  chooseColor(v);
+  if (['check', 'ir', 'explain', 'compile'].includes(command) && positionals[1] && !on(v, 'no-typecheck') && !on(v, 'help')) prefetchTypecheck(path.resolve(positionals[1]));
+  if (on(v, 'help')) {
+    io.out(commandHelp(findCommand(command)));
+    return EXIT.ok;
   }
   try {
     switch (command) {
       case 'check': {
-        const format = oneOf('format', v.format, ['text', 'json', 'sarif'] as const, 'text');
+        const format = (str(v, 'format') ?? 'text') as 'text' | 'json' | 'sarif';
         const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
         report(diagnostics, loaded, format, v, io, 'out');
-        if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
+        if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
         // --verbose: what was checked, step by step, with the facts each provides and requires.
-        if (format === 'text' && v.verbose && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
+        if (format === 'text' && on(v, 'verbose') && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
         return exit;
       }
       case 'ir':
@@ -149,11 +116,11 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
           report(diagnostics, loaded, 'text', v, io, 'err');
           return exit;
         }
-        const graph = command === 'explain' && v.graph ? oneOf('graph', v.graph, ['mermaid', 'dot', 'lifecycle'] as const, 'mermaid') : undefined;
+        const graph = str(v, 'graph') as 'mermaid' | 'dot' | 'lifecycle' | undefined;
         const ir = loaded.ir;
         const render = {
-          mermaid: async () => (await import('./graph.js')).mermaidGraph(ir),
-          dot: async () => (await import('./graph.js')).dotGraph(ir),
+          mermaid: async () => (await import('./graph.js')).mermaidGraph(ir, { baseEdges: !on(v, 'no-base-edges') }),
+          dot: async () => (await import('./graph.js')).dotGraph(ir, { baseEdges: !on(v, 'no-base-edges') }),
           lifecycle: async () => (await import('../lifecycle.js')).lifecycleMermaid(ir),
         };
         io.out(command === 'ir' ? (await import('../ir/index.js')).irToJson(ir) : graph ? await render[graph]() : (await import('./explain.js')).explainText(ir));
@@ -163,49 +130,68 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
       case 'compile': {
         const file = await fileArg(positionals, command);
         const settings = positionals[1] ? undefined : (await loadCheck()).projectConfig()?.config.compile;
-        const target = v.target ?? settings?.target;
-        if (!target) throw new UsageError(`imgc compile needs --target (${targetNames.join(', ')})`);
+        const target = str(v, 'target') ?? settings?.target;
+        if (!target) throw new UsageError(`compile needs --target (${targetNames.join(', ')})`);
         if (!isTarget(target)) throw new UsageError(`unknown target '${target}'; targets: ${targetNames.join(', ')}`);
         const { compilers, CompileError } = await import('../compilers/index.js');
         const compiler = compilers[target];
-        const provisioner = oneOf('provisioner', v.provisioner, ['shell', 'ansible'] as const, 'shell');
+        const provisioner = (str(v, 'provisioner') ?? 'shell') as 'shell' | 'ansible';
         const hostTargets = ['ansible', 'shell'];
-        if ((v.runtime || v.decommission) && !hostTargets.includes(compiler.target))
-          throw new UsageError(`--${v.runtime ? 'runtime' : 'decommission'} is for existing hosts: targets ${hostTargets.join(', ')} (not '${compiler.target}')`);
+        if ((on(v, 'runtime') || on(v, 'decommission')) && !hostTargets.includes(compiler.target))
+          throw new UsageError(`--${on(v, 'runtime') ? 'runtime' : 'decommission'} is for existing hosts: targets ${hostTargets.join(', ')} (not '${compiler.target}')`);
         const { loaded, diagnostics, exit } = await loadChecked(file, v);
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
         if (!loaded.ir || exit !== EXIT.ok) return exit;
         let files: Record<string, string>;
         try {
-          files = compiler.compile(loaded.ir, { provisioner, json: v.json ?? false, runtime: v.runtime ?? false, decommission: v.decommission ?? false });
+          const packerVersion = str(v, 'packer-version') as '1.6' | '1.10' | undefined;
+          files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}) });
         } catch (e) {
           if (!(e instanceof CompileError)) throw e;
           report(e.diagnostics, loaded, 'text', v, io, 'err');
           return EXIT.contract;
         }
-        const outDir = path.resolve(v.out ?? settings?.out ?? path.join('out', loaded.ir.name, compiler.target));
+        const outDir = path.resolve(str(v, 'out') ?? settings?.out ?? path.join('out', loaded.ir.name, compiler.target));
         (await import('./write.js')).writeTreeAtomically(outDir, files);
-        if (!v.quiet) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${v.verbose ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
+        if (!on(v, 'quiet')) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${on(v, 'verbose') ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
         return EXIT.ok;
       }
       case 'init': {
         if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
         const dir = path.resolve(positionals[1] ?? '.');
-        let written: string[];
+        let done: import('./init.js').Scaffolded;
         try {
-          written = (await import('./init.js')).scaffold(dir, version);
+          const init = await import('./init.js');
+          done = init.scaffold(dir, init.imgcInstall(packageRoot));
         } catch (e) {
           throw new UsageError((e as Error).message);
         }
-        io.out(`${written.map((f) => `  created ${f}\n`).join('')}next: cd ${path.relative(process.cwd(), dir) || '.'} && npm install && npx imgc check\n`);
+        const rel = path.relative(process.cwd(), dir);
+        io.out(
+          [...done.created.map((f) => `  created ${f}\n`), ...done.updated.map((f) => `  updated ${f}\n`), ...done.kept.map((f) => `  kept ${f}\n`)].join('') +
+            `next: ${rel ? `cd ${rel} && ` : ''}npm install && npx imgc check\n`,
+        );
         return EXIT.ok;
       }
       case 'docs':
+        noArguments(positionals);
         io.out(await (await import('./docs.js')).stdlibReference());
         return EXIT.ok;
       case 'schema':
+        noArguments(positionals);
         io.out(`${JSON.stringify((await import('../ir/index.js')).imageJsonSchema(), null, 2)}\n`);
         return EXIT.ok;
+      case 'help': {
+        if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
+        io.out(positionals[1] ? commandHelp(findCommand(positionals[1])) : overviewHelp(version));
+        return EXIT.ok;
+      }
+      case 'completion': {
+        const shell = positionals[1];
+        if (positionals.length !== 2 || (shell !== 'bash' && shell !== 'zsh' && shell !== 'fish')) throw new UsageError('completion takes one of bash, zsh, fish');
+        io.out((await import('./completion.js')).completionScript(shell));
+        return EXIT.ok;
+      }
       default:
         throw new UsageError(`unknown command '${command}'`);
     }
@@ -221,6 +207,10 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
 export const run = async (argv: string[], io: Io): Promise<number> => {
   try {
     return await runCommand(argv, io);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.err(`imgc: ${e.message}\n`);
+    return EXIT.usage;
   } finally {
     dropTypecheckPrefetch(); // a usage error before the definition was loaded: do not wait for its type-check
   }

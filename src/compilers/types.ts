@@ -9,6 +9,13 @@ export interface CompileOptions {
   provisioner?: 'shell' | 'ansible';
   /** Packer: also emit the JSON form of the template. */
   json?: boolean;
+  /**
+   * Packer: the release the template is for. '1.10' (the default) is today's
+   * Packer, which installs builders as plugins and needs them pinned in a
+   * `packer { required_plugins }` block; '1.6' is Debian 12's packer 1.6.6, with
+   * them built in (and no such block).
+   */
+  packerVersion?: '1.6' | '1.10';
   /** Shell, ansible: the runtime phases for existing hosts, with a preflight of the host contract (provision.sh / runtime.yml). */
   runtime?: boolean;
   /** Shell, ansible: the inverse of the runtime phases, undoing what the host's record lists (decommission.sh / decommission.yml). */

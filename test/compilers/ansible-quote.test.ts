@@ -62,6 +62,17 @@ describe('ansible quote.ts with the yaml package', () => {
     );
   });
 
+  it('a Jinja expression beside a variable folds only between its terms, never inside a literal', () => {
+    fc.assert(
+      fc.property(hostile, fc.integer({ min: 0, max: 40 }), (v, column) => {
+        const lines = unsafe(`${v}/etc/apt/keyrings/kubernetes-apt-keyring.asc${marker('imgc_x')}${v}`).render({ column, indent: column + 2, mappingValue: true }).split('\n');
+        for (const line of lines.slice(0, -1)) expect(line, 'a fold between terms').toMatch(/ ~$/);
+        lines.forEach((line, i) => expect([...line].length + (i === 0 ? column : 0)).toBeLessThanOrEqual(160));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
   it('labels are one line without template delimiters; comments are one comment line', () => {
     fc.assert(
       fc.property(hostile, (v) => {

@@ -331,3 +331,24 @@ describe('ansible backend refusals', () => {
     expect(t!['ansible.builtin.dnf']).toEqual({ name: ['vim'], state: 'present', install_weak_deps: false, update_cache: true });
   });
 });
+
+describe('ansible group_vars', () => {
+  it('keeps numbers and booleans typed, as Ansible (PyYAML, YAML 1.1) and the yaml package read them', async () => {
+    const ir = structuredClone(await irOf('examples/node-image.ts'));
+    const extra = [
+      { name: 'max_pods', type: 'number', sensitive: false, value: 110 },
+      { name: 'eviction_ratio', type: 'number', sensitive: false, value: 1e-7 },
+      { name: 'big', type: 'number', sensitive: false, value: 1e21 },
+      { name: 'hardened', type: 'boolean', sensitive: false, value: true },
+      { name: 'looks_numeric', type: 'string', sensitive: false, value: '1.30' },
+    ] as const;
+    ir.variables = [...(ir.variables ?? []), ...extra];
+    const text = ansibleCompiler.compile(ir, {})['group_vars/all.yml']!;
+    const read = parseYaml(text) as Record<string, unknown>;
+    const want = Object.fromEntries(extra.map((v) => [v.name, v.value]));
+    expect(Object.fromEntries(extra.map((v) => [v.name, read[v.name]]))).toEqual(want);
+    const py = await execa('python3', ['-c', 'import json, sys, yaml\nclass L(yaml.SafeLoader): pass\nL.add_constructor("!unsafe", lambda l, n: l.construct_scalar(n))\nprint(json.dumps(yaml.load(sys.stdin, Loader=L)))'], { input: text });
+    const fromPython = JSON.parse(py.stdout) as Record<string, unknown>;
+    expect(Object.fromEntries(extra.map((v) => [v.name, fromPython[v.name]]))).toEqual(want);
+  });
+});

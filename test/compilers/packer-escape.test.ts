@@ -36,7 +36,7 @@ describe('packer backend: strings that look like HCL templates', () => {
     const dir = tempDir('packer-escape');
     writeFileSync(path.join(dir, 'escapes.ts'), definition);
     out = path.join(dir, 'out');
-    const r = await imgc(['compile', path.join(dir, 'escapes.ts'), '--target', 'packer', '--json', '--out', out]);
+    const r = await imgc(['compile', path.join(dir, 'escapes.ts'), '--target', 'packer', '--packer-version', '1.6', '--json', '--out', out]);
     expect(r.exitCode, r.all).toBe(0);
     hcl = readFileSync(path.join(out, 'escapes.pkr.hcl'), 'utf8');
     json = readFileSync(path.join(out, 'escapes.pkr.json'), 'utf8');

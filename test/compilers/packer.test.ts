@@ -46,10 +46,14 @@ const cloudSteps = (ir: Image): StepOf<'cloudImage'>[] =>
 /** Provisioner blocks in hcl2json's shape: { type: [body, …] } per provisioner key. */
 const provisionerBodies = (build: Parsed): Parsed[] => Object.values((build['provisioner'] ?? {}) as Record<string, Parsed[]>).flat();
 
+// Packer 1.6.6 (Debian's, here) runs the 1.6 form; the default form for
+// Packer 1.10+ is read back with HashiCorp's HCL parser and its plugin block checked.
 const variants: { label: string; opts: CompileOptions; golden?: string }[] = [
   { label: 'shell + json', opts: { provisioner: 'shell', json: true }, golden: 'packer' },
   { label: 'ansible + json', opts: { provisioner: 'ansible', json: true }, golden: 'packer-ansible' },
-  { label: 'shell, hcl only', opts: {} },
+  { label: 'shell + json, packer 1.6', opts: { provisioner: 'shell', json: true, packerVersion: '1.6' }, golden: 'packer-1.6' },
+  { label: 'ansible + json, packer 1.6', opts: { provisioner: 'ansible', json: true, packerVersion: '1.6' }, golden: 'packer-ansible-1.6' },
+  { label: 'shell, hcl only, packer 1.6', opts: { packerVersion: '1.6' } },
 ];
 
 describe.each(goodExamples())('packer backend: %s', (file) => {
@@ -98,14 +102,37 @@ describe.each(goodExamples())('packer backend: %s', (file) => {
       expect(extra.every((f) => /^hooks\/.+\.\d+\.sh$/.test(f)), extra.join(', ')).toBe(true);
     });
 
-    it('passes packer validate (full) and packer fmt -check', async () => {
-      await expectValid(dir, opts.json ? hclFile() : '.', vars);
+    const packer16 = opts.packerVersion === '1.6';
+
+    it('is packer fmt clean', async () => {
       const fmt = await packer(['fmt', '-check', '-diff', hclFile()], dir);
       expect(fmt.code, fmt.out).toBe(0);
+    });
+
+    it.runIf(packer16)('passes packer validate (full)', async () => {
+      await expectValid(dir, opts.json ? hclFile() : '.', vars);
       if (opts.json) await expectValid(dir, `${ir.name}.pkr.json`, vars);
     });
 
-    it('runs the phases in order: pre hooks, steps, post hooks (packer inspect)', async () => {
+    it.runIf(!packer16)('pins the plugins of the builders and provisioners it uses, for Packer 1.10 and later', () => {
+      const block = (parsed['packer'] as Parsed[])[0] as Parsed;
+      expect(block['required_version']).toBe('>= 1.10.0');
+      const plugins = (block['required_plugins'] as Parsed[])[0] as Parsed;
+      const want = new Set<string>();
+      for (const s of cloudSteps(ir)) if (s.builder !== 'null') want.add(s.builder === 'amazon-ebs' ? 'amazon' : s.builder);
+      if (opts.provisioner === 'ansible') want.add('ansible');
+      expect(Object.keys(plugins).sort()).toEqual([...want].sort());
+      for (const [name, spec] of Object.entries(plugins)) {
+        expect(spec['source'], name).toBe(`github.com/hashicorp/${name}`);
+        expect(spec['version'], name).toMatch(/^~> \d+\.\d+$/);
+      }
+      if (opts.json) {
+        const json = JSON.parse(files[`${ir.name}.pkr.json`]!) as { packer: { required_plugins: Record<string, unknown> } };
+        expect(Object.keys(json.packer.required_plugins).sort()).toEqual([...want].sort());
+      }
+    });
+
+    it.runIf(packer16)('runs the phases in order: pre hooks, steps, post hooks (packer inspect)', async () => {
       const hcl = await inspectProvisioners(dir, hclFile(), vars);
       expect(hcl.provisioners).toEqual(expectedProvisioners(ir, opts.provisioner ?? 'shell'));
       if (opts.json) {
@@ -171,7 +198,7 @@ describe('packer backend: a definition without cloudImage steps', () => {
   it('provisions an existing host through a null source', async () => {
     const base = await irOf('examples/node-image.ts');
     const ir: Image = { ...base, phases: base.phases.map((p) => ({ ...p, steps: p.steps.filter((s) => s.kind !== 'cloudImage') })) };
-    const files = packerCompiler.compile(ir, { json: true });
+    const files = packerCompiler.compile(ir, { json: true, packerVersion: '1.6' });
     const text = files[`${ir.name}.pkr.hcl`] ?? '';
     expect(text).toContain('source "null" "existing-host" {');
     expect(text).toMatch(/no cloudImage step/);
@@ -194,7 +221,7 @@ describe('packer backend: a definition without cloudImage steps', () => {
 describe('packer backend: variables reach ansible-playbook', () => {
   it('as one JSON -e that Packer evaluates and ansible-playbook reads back exactly (spaces, quotes, $, ${}, %{, JSON)', async () => {
     const ir = await irOf('examples/node-image.ts');
-    const files = packerCompiler.compile(ir, { provisioner: 'ansible', json: true });
+    const files = packerCompiler.compile(ir, { provisioner: 'ansible', json: true, packerVersion: '1.6' });
     const dir = writeOut(files, 'packer-ansible-vars');
     const hcl = files[`${ir.name}.pkr.hcl`] ?? '';
     const exprs = [...hcl.matchAll(/^ +(jsonencode\(\{.*\}\)),?$/gm)].map((m) => m[1]!);
@@ -238,7 +265,7 @@ describe('packer backend: hooks on both sides in one list', () => {
       hook(3, { type: 'webhook', url: 'https://hooks.example.com/imgc', timeoutSeconds: 5, retries: 1, onFailure: 'warn' }),
     ];
     const ir: Image = { ...base, phases: base.phases.map((p) => (p === customize ? { ...p, pre } : p)) };
-    const files = packerCompiler.compile(ir, {});
+    const files = packerCompiler.compile(ir, { packerVersion: '1.6' });
     const parts = Object.keys(files).filter((f) => f.startsWith('hooks/')).sort();
     expect(parts).toEqual(['hooks/01-customize-pre.1.sh', 'hooks/01-customize-pre.2.sh', 'hooks/01-customize-pre.3.sh']);
     expect(files['hooks/01-customize-pre.2.sh']).toContain('customize.pre2.hook');
@@ -277,5 +304,24 @@ describe('packer backend: refusals', () => {
       expect(diagnostics.map((d) => d.code), JSON.stringify(settings)).toEqual([code]);
       expect(diagnostics[0]?.loc?.line).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('packer backend: settings newer than packer 1.6.6', () => {
+  it('cpu_model passes through for Packer 1.10+ and is refused for 1.6 with IMGC2002 saying why', async () => {
+    const ir = structuredClone(await irOf('examples/node-image.ts'));
+    const qemu = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage' && s.builder === 'qemu')!;
+    qemu.settings = { ...qemu.settings, cpu_model: 'host' };
+    const modern = await parseHcl(packerCompiler.compile(ir, {})[`${ir.name}.pkr.hcl`]!);
+    expect(Object.values(modern['source']['qemu'] as Record<string, Parsed[]>)[0]![0]!['cpu_model']).toBe('host');
+    let error: unknown;
+    try {
+      packerCompiler.compile(ir, { packerVersion: '1.6' });
+    } catch (e) {
+      error = e;
+    }
+    const [d] = (error as { diagnostics?: { code: string; message: string }[] }).diagnostics ?? [];
+    expect(d?.code).toBe('IMGC2002');
+    expect(d?.message).toContain("packer 1.6.6's qemu builder has no 'cpu_model'");
   });
 });

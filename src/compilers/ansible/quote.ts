@@ -131,7 +131,11 @@ export const unsafe = (s: string): Scalar =>
         kind: 'scalar',
         value: displayMarkers(s),
         variables: referencedIn(s),
-        render: (at) => scalarText(variableExpression(s), { ...at, mappingValue: false }),
+        render: (at) => {
+          const text = variableExpression(s);
+          const oneLine = !/[\n\r]/.test(text) && rawPrintable(text) && at.column + width(text) + 2 + (text.match(/'/g)?.length ?? 0) <= HARD_WIDTH;
+          return oneLine ? singleQuoted(text) : foldedExpression(s, at);
+        },
       }
     : {
         kind: 'scalar',
@@ -149,21 +153,46 @@ export const unsafe = (s: string): Scalar =>
  * backslash, CR and other controls, Unicode line separators, invisible
  * characters) is made by `'%c' | format(N)`.
  */
-export const jinjaString = (s: string): string => {
+export const jinjaString = (s: string): string => jinjaParts(s).join(' ~ ');
+
+/** In a folded expression, literal runs longer than this are cut into concatenated literals, so that a fold never falls inside one. */
+const LITERAL_PIECE = 64;
+
+/** `s` in pieces of at most LITERAL_PIECE, cut after a line break, else after a `/` or space, where one is in the second half. */
+const pieces = (s: string): string[] => {
+  const out: string[] = [];
+  let rest = [...s];
+  while (rest.length > LITERAL_PIECE) {
+    const head = rest.slice(0, LITERAL_PIECE);
+    const after = (chars: string) => Math.max(...[...chars].map((c) => head.lastIndexOf(c)));
+    const cut = [after('\n'), after('/ ')].find((i) => i >= LITERAL_PIECE / 2);
+    const at = cut === undefined ? LITERAL_PIECE : cut + 1;
+    out.push(rest.slice(0, at).join(''));
+    rest = rest.slice(at);
+  }
+  if (rest.length || !out.length) out.push(rest.join(''));
+  return out;
+};
+
+/** The Jinja terms whose concatenation (`~`) is `s`: see jinjaString. */
+const jinjaParts = (s: string, cut = false): string[] => {
   const parts: string[] = [];
   let run = '';
+  const flush = () => {
+    for (const p of cut ? pieces(run) : [run]) parts.push(`'${p}'`);
+    run = '';
+  };
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
     if (ch === '\n' || ch === '\t' || (ch !== "'" && ch !== '\\' && !mustEscape(cp))) {
       run += ch;
       continue;
     }
-    if (run) parts.push(`'${run}'`);
-    run = '';
+    if (run) flush();
     parts.push(`('%c' | format(${cp}))`);
   }
-  if (run || !parts.length) parts.push(`'${run}'`);
-  return parts.join(' ~ ');
+  if (run || !parts.length) flush();
+  return parts;
 };
 
 /**
@@ -174,10 +203,33 @@ export const jinjaString = (s: string): string => {
  * body as a dict, except for the result of one of its STRING_TYPE_FILTERS,
  * `string` among them by default.
  */
-const variableExpression = (s: string): string =>
-  `{{ (${splitMarkers(s)
-    .map((p) => (typeof p === 'string' ? jinjaString(p) : p.variable))
-    .join(' ~ ')}) | string }}`;
+const variableTerms = (s: string, cut = false): string[] => splitMarkers(s).flatMap((p) => (typeof p === 'string' ? jinjaParts(p, cut) : [p.variable]));
+
+const variableExpression = (s: string): string => `{{ (${variableTerms(s).join(' ~ ')}) | string }}`;
+
+/**
+ * A variable expression too long for one line, double-quoted and folded only
+ * between its terms: YAML reads a line break there as the space it replaced,
+ * and Jinja does not mind it, so no literal (a path, a URL) is cut in two.
+ */
+const foldedExpression = (s: string, at: ScalarPosition): string => {
+  const terms = variableTerms(s, true).map((t) => [...t].map(escapeChar).join(''));
+  const lines: string[] = [];
+  let line = `"{{ (${terms[0]}`;
+  let col = at.column + line.length;
+  for (const term of terms.slice(1)) {
+    if (col + 3 + term.length + 1 > WIDTH) {
+      lines.push(`${line} ~`);
+      line = term;
+      col = at.indent + term.length;
+    } else {
+      line += ` ~ ${term}`;
+      col += 3 + term.length;
+    }
+  }
+  lines.push(`${line}) | string }}"`);
+  return lines.join(`\n${' '.repeat(at.indent)}`);
+};
 
 /**
  * A label (task or play name). Ansible templates names when it prints them, and
@@ -248,6 +300,18 @@ export const bool = (b: boolean): Scalar => ({ kind: 'scalar', render: () => (b 
 export const int = (n: number): Scalar => {
   if (!Number.isSafeInteger(n)) throw new Error(`internal: ${n} is not an integer`);
   return { kind: 'scalar', render: () => String(n) };
+};
+
+/**
+ * A number as both YAML readers take it: an integer plain, anything else with
+ * a decimal point and a signed exponent, since YAML 1.1 (PyYAML, as Ansible
+ * reads group_vars) takes `1e+21` or `1e-7` without a point for a string.
+ */
+export const num = (n: number): Scalar => {
+  if (Number.isSafeInteger(n)) return int(n);
+  if (!Number.isFinite(n)) throw new Error(`internal: ${n} is not a finite number`);
+  const text = String(n).replace(/^(-?\d+)(e)/, '$1.0$2');
+  return { kind: 'scalar', render: () => text };
 };
 
 /** A YAML comment line's text: one line, no control characters, no trailing blanks. */

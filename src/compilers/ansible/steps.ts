@@ -2,6 +2,7 @@
 // is idempotent on its own: the modules compare before they change, lines are
 // owned by a regexp, and raw commands are guarded by `creates` or declared
 // change-free.
+import { validatorCommand, validatorFor } from '../validators.js';
 import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
 import type { Base, SourceLocation, StepOf } from '../../ir/schema.js';
 import { firstLine, labelText, taskName } from './names.js';
@@ -25,6 +26,12 @@ const name = (summary: string, s: { id: string; kind: string; loc?: SourceLocati
 const NO_MODE_NOTE = 'No mode declared: an existing path keeps its mode, a new one gets the umask default.';
 
 /** owner/group/mode arguments, and the lint skip a missing mode needs. */
+/** `validate:` for a file a syntax error in would lock people out (../validators.ts). */
+const validateArg = (path: string) => {
+  const check = validatorFor(path);
+  return check ? { validate: unsafe(validatorCommand(check)) } : {};
+};
+
 const ownership = (s: { owner?: string; group?: string; mode?: string }) => ({
   args: { owner: s.owner !== undefined ? unsafe(s.owner) : undefined, group: s.group !== undefined ? unsafe(s.group) : undefined, mode: s.mode !== undefined ? mode(s.mode) : undefined },
   ...(s.mode === undefined ? { comments: [NO_MODE_NOTE], noqa: ['risky-file-permissions'] } : {}),
@@ -151,7 +158,7 @@ export const stepTasks = (s: RootStep, ctx: PhaseContext, verify = false): Task[
           name: name(`File ${labelText(s.path)}`, s),
           module: 'ansible.builtin.copy',
           ...o,
-          args: map({ content: unsafe(s.content), dest: unsafe(s.path), ...o.args }),
+          args: map({ content: unsafe(s.content), dest: unsafe(s.path), ...o.args, ...validateArg(s.path) }),
         }),
       ];
     }

@@ -3,7 +3,7 @@
 // expected from `-e` or a vault: each play that uses one first asserts they
 // are defined, and every task whose arguments hold one has `no_log: true`.
 import type { Image } from '../../ir/schema.js';
-import { bool, str, unsafe, type Scalar } from './quote.js';
+import { bool, num, str, unsafe, type Scalar } from './quote.js';
 import { task, type Task } from './tasks.js';
 import { entry, map, seq, type Node } from './yaml.js';
 
@@ -21,9 +21,13 @@ const taskVariables = (t: Task): Set<string> => {
   return out;
 };
 
-/** group_vars/all.yml entries: the non-sensitive variables with their values. */
+/** group_vars/all.yml entries: the non-sensitive variables with their values, numbers and booleans as such (a `when:` or a module's int argument needs them typed). */
 export const variableDefaults = (ir: Image): Record<string, Scalar> =>
-  Object.fromEntries((ir.variables ?? []).filter((v) => !v.sensitive).map((v) => [v.name, unsafe(String(v.value))]));
+  Object.fromEntries(
+    (ir.variables ?? [])
+      .filter((v) => !v.sensitive)
+      .map((v) => [v.name, typeof v.value === 'number' ? num(v.value) : typeof v.value === 'boolean' ? bool(v.value) : unsafe(String(v.value))]),
+  );
 
 /** A phase's tasks with `no_log` where a sensitive variable is used, after an assert that they are given. */
 export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {

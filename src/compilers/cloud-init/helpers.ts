@@ -32,6 +32,9 @@ const fromShell = (h: Exclude<ShellHelperName, 'aptRemove'>): Helper => shellHel
 
 const helpers: Record<HelperName, Helper> = {
   attrs: fromShell('attrs'),
+  checked: fromShell('checked'),
+  checkSudoers: fromShell('checkSudoers'),
+  checkSshd: fromShell('checkSshd'),
   file: fromShell('file'),
   parent: fromShell('parent'),
   dir: fromShell('dir'),

@@ -18,6 +18,7 @@
 // which installs all its names in one apt-get call (so a step that depends on
 // an earlier one there goes further down).
 import { aptSourcesPath } from '../../ir/apt.js';
+import { validatorFor } from '../validators.js';
 import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
 
 export const stages = ['bootcmd', 'write_files', 'groups', 'users', 'packages', 'write_files_deferred', 'runcmd'] as const;
@@ -59,7 +60,8 @@ export const candidates = (s: RootStep | Hook, opts: PlanOptions): readonly Stag
       // cloud-init never creates the home of a system user (it adds -M).
       return s.system && s.home !== undefined ? ['runcmd'] : ['users', 'runcmd'];
     case 'file':
-      return ['write_files', 'write_files_deferred', 'runcmd'];
+      // write_files cannot check a file before it takes its place; runcmd's helper does (../validators.ts).
+      return validatorFor(s.path) ? ['runcmd'] : ['write_files', 'write_files_deferred', 'runcmd'];
     case 'aptRepository':
       // A key URL is fetched by runcmd; key text and the .sources file are plain files.
       return s.keyUrl !== undefined && s.key === undefined ? ['runcmd'] : ['write_files', 'write_files_deferred', 'runcmd'];

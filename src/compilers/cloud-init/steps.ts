@@ -3,6 +3,8 @@
 import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
 import type { Image, SourceLocation, StepOf } from '../../ir/schema.js';
 import { fn, type HelperName } from './helpers.js';
+import { checkHelper } from '../shell/steps.js';
+import { validatorFor } from '../validators.js';
 import type { Call, PackageManager } from './package-managers.js';
 import type { Hook, Placed, RootStep, Stage } from './plan.js';
 import { bool, int, json, mode, normalMode, str } from './quote.js';
@@ -106,8 +108,11 @@ const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] =
     }
     case 'directory':
       return [call([fn('dir'), s.path, m(s.mode), s.owner ?? '', s.group ?? ''], 'dir')];
-    case 'file':
-      return [call([fn('file'), s.path, m(s.mode), s.owner ?? '', s.group ?? '', s.content], 'file')];
+    case 'file': {
+      const argv = [fn('file'), s.path, m(s.mode), s.owner ?? '', s.group ?? '', s.content];
+      const check = validatorFor(s.path);
+      return [check ? call([fn('checked'), checkHelper[check].fn, ...argv], 'checked', checkHelper[check].helper, 'file') : call(argv, 'file')];
+    }
     case 'symlink':
       return [call([fn('symlink'), s.path, s.target], 'symlink')];
     case 'packages': {

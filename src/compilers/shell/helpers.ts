@@ -7,8 +7,13 @@
 // when it changed something; helper variables are globals prefixed imgc_
 // (POSIX sh has no `local`).
 
+import { validatorBody } from '../validators.js';
+
 export type HelperName =
   | 'attrs'
+  | 'checked'
+  | 'checkSudoers'
+  | 'checkSshd'
   | 'file'
   | 'parent'
   | 'dir'
@@ -60,12 +65,39 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ),
   },
+  checked: {
+    deps: [],
+    code: lines(
+      '# imgc_checked CHECK COMMAND...: runs COMMAND with imgc_check set to CHECK, which',
+      '# imgc_file runs on the new content before it takes the file\'s place.',
+      'imgc_checked() {',
+      '  imgc_check=$1',
+      '  shift',
+      '  if "$@"; then',
+      '    imgc_check=',
+      '  else',
+      '    imgc_rc=$?',
+      '    imgc_check=',
+      '    return "$imgc_rc"',
+      '  fi',
+      '}',
+    ),
+  },
+  checkSudoers: {
+    deps: [],
+    code: lines('# imgc_check_sudoers FILE: visudo accepts FILE (see src/compilers/validators.ts).', 'imgc_check_sudoers() {', ...validatorBody.sudoers.map((l) => `  ${l}`), '}'),
+  },
+  checkSshd: {
+    deps: [],
+    code: lines('# imgc_check_sshd FILE: sshd -t accepts FILE (see src/compilers/validators.ts).', 'imgc_check_sshd() {', ...validatorBody.sshd.map((l) => `  ${l}`), '}'),
+  },
   file: {
     deps: ['attrs'],
     code: lines(
       '# imgc_file PATH MODE OWNER GROUP CONTENT: PATH is a regular file holding exactly',
       '# CONTENT. A changed file keeps its old mode and owner unless given; a new one is',
-      '# 0644 root:root unless given. Written to a temporary file, then renamed.',
+      '# 0644 root:root unless given. Written to a temporary file, then renamed, after',
+      '# the check imgc_checked names, if any, accepts it.',
       'imgc_file() {',
       '  if [ -f "$1" ] && [ ! -h "$1" ] && printf \'%s\' "$5" | cmp -s - "$1"; then',
       '    imgc_attrs "$1" "$2" "$3" "$4"',
@@ -84,6 +116,11 @@ const helpers: Record<HelperName, Helper> = {
       '    chmod 0644 "$imgc_tmp"',
       '  fi',
       '  imgc_attrs "$imgc_tmp" "$2" "$3" "$4"',
+      '  if [ -n "${imgc_check:-}" ] && ! "$imgc_check" "$imgc_tmp"; then',
+      '    rm -f -- "$imgc_tmp"',
+      '    printf \'imgc: %s: refused by %s; the file was left as it was\\n\' "$1" "$imgc_check" >&2',
+      '    return 1',
+      '  fi',
       '  if [ -h "$1" ]; then',
       '    rm -f -- "$1"',
       '  fi',

@@ -6,6 +6,14 @@ import type { Step, StepOf } from '../../ir/schema.js';
 import type { Emitted } from './emitted.js';
 import type { PackageManager } from './package-managers.js';
 import { word, words } from './quote.js';
+import { validatorFor, type Validator } from '../validators.js';
+import type { HelperName } from './helpers.js';
+
+/** The helper function that checks each kind of guarded file (src/compilers/validators.ts). */
+export const checkHelper: Record<Validator, { fn: string; helper: Extract<HelperName, 'checkSudoers' | 'checkSshd'> }> = {
+  sudoers: { fn: 'imgc_check_sudoers', helper: 'checkSudoers' },
+  sshd: { fn: 'imgc_check_sshd', helper: 'checkSshd' },
+};
 
 /** Kinds a phase script runs. */
 export const rootStepKinds = [
@@ -68,8 +76,12 @@ export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
     }
     case 'directory':
       return one(`imgc_dir ${word(s.path)} ${attrs(s)}`, 'dir');
-    case 'file':
-      return one(`imgc_file ${word(s.path)} ${attrs(s)} \\\n    ${word(s.content)}`, 'file');
+    case 'file': {
+      const check = validatorFor(s.path);
+      const call = `imgc_file ${word(s.path)} ${attrs(s)} \\\n    ${word(s.content)}`;
+      if (!check) return one(call, 'file');
+      return one(`imgc_checked ${checkHelper[check].fn} ${call}`, 'checked', checkHelper[check].helper, 'file');
+    }
     case 'symlink':
       return one(`imgc_symlink ${words([s.path, s.target])}`, 'symlink');
     case 'packages':

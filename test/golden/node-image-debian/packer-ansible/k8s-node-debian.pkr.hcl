@@ -3,8 +3,9 @@
 # Image k8s-node-debian on debian-12 (bookworm); phases: customize, provision, artifact, verify.
 # The phases run as the Ansible backend's playbook in ansible/, one play (tag) at a time.
 #
-# Debian's packer 1.6.6 has these builders and provisioners built in: no `packer init`.
+# For Packer 1.10 or later: `packer init` installs the plugins the packer block pins.
 # From this directory (name the file: the .pkr.hcl and .pkr.json are the same template, and `.` would load both):
+#   packer init k8s-node-debian.pkr.hcl
 #   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node-debian.pkr.hcl
 #   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node-debian.pkr.hcl
 # Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
@@ -17,6 +18,24 @@
 #   verify.1.verify (node-image.ts:58): verify facts
 #   verify.2.verify (node-image.ts:58): verify checksums
 #   verify.3.verify (node-image.ts:58): verify manifest
+
+packer {
+  required_version = ">= 1.10.0"
+  required_plugins {
+    amazon = {
+      source  = "github.com/hashicorp/amazon"
+      version = "~> 1.3"
+    }
+    ansible = {
+      source  = "github.com/hashicorp/ansible"
+      version = "~> 1.1"
+    }
+    qemu = {
+      source  = "github.com/hashicorp/qemu"
+      version = "~> 1.1"
+    }
+  }
+}
 
 variable "qemu_iso_url" {
   type        = string

@@ -76,9 +76,43 @@ imgc_attrs() {
   fi
 }
 
+# imgc_checked CHECK COMMAND...: runs COMMAND with imgc_check set to CHECK, which
+# imgc_file runs on the new content before it takes the file's place.
+imgc_checked() {
+  imgc_check=$1
+  shift
+  if "$@"; then
+    imgc_check=
+  else
+    imgc_rc=$?
+    imgc_check=
+    return "$imgc_rc"
+  fi
+}
+
+# imgc_check_sudoers FILE: visudo accepts FILE (see src/compilers/validators.ts).
+imgc_check_sudoers() {
+  if ! command -v visudo >/dev/null 2>&1; then return 0; fi
+  visudo -cqf "$1"
+}
+
+# imgc_check_sshd FILE: sshd -t accepts FILE (see src/compilers/validators.ts).
+imgc_check_sshd() {
+  if ! command -v sshd >/dev/null 2>&1; then return 0; fi
+  imgc_v=$(mktemp -d)
+  imgc_vrun=
+  if [ ! -d /run/sshd ]; then mkdir -p /run/sshd && imgc_vrun=1; fi
+  ssh-keygen -q -t ed25519 -N "" -f "$imgc_v/key" && sshd -t -f "$1" -o HostKey="$imgc_v/key"
+  imgc_vrc=$?
+  rm -rf -- "$imgc_v"
+  if [ -n "$imgc_vrun" ]; then rmdir /run/sshd; fi
+  return "$imgc_vrc"
+}
+
 # imgc_file PATH MODE OWNER GROUP CONTENT: PATH is a regular file holding exactly
 # CONTENT. A changed file keeps its old mode and owner unless given; a new one is
-# 0644 root:root unless given. Written to a temporary file, then renamed.
+# 0644 root:root unless given. Written to a temporary file, then renamed, after
+# the check imgc_checked names, if any, accepts it.
 imgc_file() {
   if [ -f "$1" ] && [ ! -h "$1" ] && printf '%s' "$5" | cmp -s - "$1"; then
     imgc_attrs "$1" "$2" "$3" "$4"
@@ -97,6 +131,11 @@ imgc_file() {
     chmod 0644 "$imgc_tmp"
   fi
   imgc_attrs "$imgc_tmp" "$2" "$3" "$4"
+  if [ -n "${imgc_check:-}" ] && ! "$imgc_check" "$imgc_tmp"; then
+    rm -f -- "$imgc_tmp"
+    printf 'imgc: %s: refused by %s; the file was left as it was\n' "$1" "$imgc_check" >&2
+    return 1
+  fi
   if [ -h "$1" ]; then
     rm -f -- "$1"
   fi
@@ -241,7 +280,7 @@ imgc_run customize.4.file step_4
 
 # customize.5.file (node-image.ts:32): file /etc/sudoers.d/admins
 step_5() {
-  imgc_file /etc/sudoers.d/admins 0440 '' '' \
+  imgc_checked imgc_check_sudoers imgc_file /etc/sudoers.d/admins 0440 '' '' \
     '%admins ALL=(ALL:ALL) NOPASSWD: ALL
 '
 }
@@ -255,7 +294,7 @@ imgc_run customize.6.packages step_6
 
 # customize.7.file (node-image.ts:33): file /etc/ssh/sshd_config.d/50-imgc-hardening.conf
 step_7() {
-  imgc_file /etc/ssh/sshd_config.d/50-imgc-hardening.conf 0644 '' '' \
+  imgc_checked imgc_check_sshd imgc_file /etc/ssh/sshd_config.d/50-imgc-hardening.conf 0644 '' '' \
     'PermitRootLogin no
 PasswordAuthentication no
 KbdInteractiveAuthentication no

@@ -78,7 +78,8 @@ imgc_attrs() {
 
 # imgc_file PATH MODE OWNER GROUP CONTENT: PATH is a regular file holding exactly
 # CONTENT. A changed file keeps its old mode and owner unless given; a new one is
-# 0644 root:root unless given. Written to a temporary file, then renamed.
+# 0644 root:root unless given. Written to a temporary file, then renamed, after
+# the check imgc_checked names, if any, accepts it.
 imgc_file() {
   if [ -f "$1" ] && [ ! -h "$1" ] && printf '%s' "$5" | cmp -s - "$1"; then
     imgc_attrs "$1" "$2" "$3" "$4"
@@ -97,6 +98,11 @@ imgc_file() {
     chmod 0644 "$imgc_tmp"
   fi
   imgc_attrs "$imgc_tmp" "$2" "$3" "$4"
+  if [ -n "${imgc_check:-}" ] && ! "$imgc_check" "$imgc_tmp"; then
+    rm -f -- "$imgc_tmp"
+    printf 'imgc: %s: refused by %s; the file was left as it was\n' "$1" "$imgc_check" >&2
+    return 1
+  fi
   if [ -h "$1" ]; then
     rm -f -- "$1"
   fi

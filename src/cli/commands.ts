@@ -1,0 +1,213 @@
+// Every command and the flags it takes, as data: the parser, `imgc help`, the
+// per-command --help, did-you-mean and the shell completions all read this
+// table, so a flag is declared once and is accepted only where it applies.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { didYouMean } from '../check/suggest.js';
+import { targets } from '../compilers/targets.js';
+import { UsageError } from './exit.js';
+
+export interface Flag {
+  name: string;
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** What the value is, in the help: FILE, DIR, NAME=VALUE … */
+  value?: string;
+  /** The values it takes, when they are a fixed list (help, completion). */
+  choices?: readonly string[];
+  /** Completed as a file or a directory name. */
+  complete?: 'file' | 'dir';
+  help: string;
+}
+
+export interface Command {
+  name: string;
+  /** Positional arguments, as the usage line shows them. */
+  args: string;
+  summary: string;
+  flags: readonly Flag[];
+  /** Lines after the flags in `imgc help COMMAND`. */
+  notes?: string;
+}
+
+const loadFlags: Flag[] = [
+  { name: 'var', type: 'string', multiple: true, value: 'NAME=VALUE', help: "a value for one of the definition's variables (repeatable)" },
+  { name: 'var-file', type: 'string', multiple: true, value: 'FILE', complete: 'file', help: 'variable values from a TOML or JSON file of NAME = VALUE (repeatable)' },
+  { name: 'no-typecheck', type: 'boolean', help: 'skip the TypeScript check (the contract checker still runs)' },
+];
+const talkFlags: Flag[] = [
+  { name: 'quiet', type: 'boolean', short: 'q', help: 'print errors only' },
+  { name: 'verbose', type: 'boolean', short: 'v', help: 'say more about what was done' },
+];
+/** Every command takes these. */
+export const globalFlags: readonly Flag[] = [
+  { name: 'help', type: 'boolean', short: 'h', help: 'this help' },
+  { name: 'color', type: 'boolean', help: 'colour the output even when it is not a terminal (also FORCE_COLOR=1)' },
+  { name: 'no-color', type: 'boolean', help: 'never colour the output (also NO_COLOR=1)' },
+];
+
+const targetNames = [...targets].sort();
+
+export const commands: readonly Command[] = [
+  { name: 'init', args: '[DIR]', summary: 'scaffold a project: node-image.ts, imgc.toml, tsconfig.json, package.json, a CI workflow', flags: [] },
+  {
+    name: 'check',
+    args: '[FILE]',
+    summary: 'type-check and contract-check a definition',
+    flags: [{ name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'how to print the diagnostics' }, ...loadFlags, ...talkFlags],
+    notes: 'Exit: 0 clean (warnings allowed), 1 contract or type errors, 2 usage or load errors.',
+  },
+  {
+    name: 'compile',
+    args: '[FILE]',
+    summary: "write a target's files for the definition (after checking it)",
+    flags: [
+      { name: 'target', type: 'string', short: 't', choices: targetNames, help: 'the tool to emit for (default: imgc.toml [compile] target)' },
+      { name: 'out', type: 'string', short: 'o', value: 'DIR', complete: 'dir', help: 'where to write (default out/<image>/<target>)' },
+      { name: 'provisioner', type: 'string', choices: ['shell', 'ansible'], help: 'packer: what its provisioners run' },
+      { name: 'json', type: 'boolean', help: 'packer: a .pkr.json template beside the HCL' },
+      { name: 'packer-version', type: 'string', choices: ['1.10', '1.6'], help: 'packer: 1.10 and later pin plugins (default); 1.6 has them built in' },
+      { name: 'runtime', type: 'boolean', help: 'shell, ansible: phase 2 for existing hosts' },
+      { name: 'decommission', type: 'boolean', help: 'shell, ansible: undo phase 2 on existing hosts' },
+      ...loadFlags,
+      ...talkFlags,
+    ],
+  },
+  {
+    name: 'explain',
+    args: 'FILE',
+    summary: 'the phases with what each step provides and requires, or a picture of it',
+    flags: [
+      { name: 'graph', type: 'string', choices: ['mermaid', 'dot', 'lifecycle'], help: 'draw who provides what to whom (or the node lifecycle)' },
+      { name: 'no-base-edges', type: 'boolean', help: "leave out the arrows from the base's facts" },
+      ...loadFlags,
+    ],
+  },
+  { name: 'ir', args: 'FILE', summary: 'print the Image IR as JSON', flags: loadFlags },
+  { name: 'schema', args: '', summary: "print the IR's JSON Schema", flags: [] },
+  { name: 'docs', args: '', summary: 'print the stdlib reference (Markdown)', flags: [] },
+  {
+    name: 'build',
+    args: 'FILE',
+    summary: 'build the image for real, as root: base, phases in a chroot, artifacts, verify',
+    flags: [
+      { name: 'target', type: 'string', short: 't', choices: ['shell', 'ansible'], help: 'what runs the phases in the root (default shell)' },
+      { name: 'out', type: 'string', short: 'o', value: 'DIR', complete: 'dir', help: 'where the artifacts go (default out/<image>/build)' },
+      { name: 'from-tar', type: 'string', value: 'FILE', complete: 'file', help: 'start from this root tarball instead of debootstrap' },
+      { name: 'from-dir', type: 'string', value: 'DIR', complete: 'dir', help: 'start from a copy of this root directory' },
+      { name: 'no-cache', type: 'boolean', help: 'run every phase again (the base tarball is still reused)' },
+      { name: 'keep-root', type: 'boolean', help: 'keep the work root for a look afterwards' },
+      ...loadFlags,
+    ],
+    notes: 'Exit: 0 built, 1 a step or verify failed, 2 usage.',
+  },
+  {
+    name: 'verify',
+    args: 'FILE',
+    summary: 'check every fact the definition promises against a built root or image',
+    flags: [
+      { name: 'root', type: 'string', value: 'DIR', complete: 'dir', help: 'a root directory' },
+      { name: 'image', type: 'string', value: 'FILE', complete: 'file', help: 'a disk (.raw, .qcow2) or tarball (.tar, .tar.zst, .tar.gz), read as files' },
+      { name: 'format', type: 'string', choices: ['text', 'json'], help: 'how to print the result' },
+      ...loadFlags,
+    ],
+    notes: 'Exit: 0 all hold, 1 some do not, 2 usage.',
+  },
+  { name: 'help', args: '[COMMAND]', summary: 'what imgc does, or what one command takes', flags: [] },
+  { name: 'completion', args: 'bash|zsh|fish', summary: 'print a shell completion script (e.g. imgc completion bash > /etc/bash_completion.d/imgc)', flags: [] },
+];
+
+export const commandNamed = (name: string): Command | undefined => commands.find((c) => c.name === name);
+
+/** The flags `command` accepts, its own and the global ones. */
+export const flagsOf = (command: Command): readonly Flag[] => [...command.flags, ...globalFlags];
+
+/** The command named, or a usage error with the closest name. */
+export const findCommand = (name: string): Command => {
+  const c = commandNamed(name);
+  if (c) return c;
+  const guess = didYouMean(name, commands.map((k) => k.name));
+  throw new UsageError(`unknown command '${name}'${guess ? `; did you mean '${guess}'?` : ''} (imgc help lists them)`);
+};
+
+/** The option name of an argument such as `--out=x`, `--out` or `-o`; undefined for a positional. */
+const optionName = (arg: string): string | undefined => (arg.startsWith('--') ? arg.slice(2).split('=')[0] : arg.startsWith('-') && arg.length > 1 ? arg.slice(1, 2) : undefined);
+
+/** Refuses any flag `command` does not take, saying which command does, or what was probably meant. */
+const rejectForeign = (command: Command, argv: readonly string[]): void => {
+  const own = flagsOf(command);
+  for (const arg of argv) {
+    if (arg === '--') return;
+    const name = optionName(arg);
+    if (name === undefined || own.some((f) => f.name === name || f.short === name)) continue;
+    const shown = arg.startsWith('--') ? `--${name}` : `-${name}`;
+    const elsewhere = commands.filter((c) => c.flags.some((f) => f.name === name || f.short === name)).map((c) => c.name);
+    const guess = arg.startsWith('--') ? didYouMean(name, own.map((f) => f.name)) : undefined;
+    const hint = guess ? `; did you mean --${guess}?` : elsewhere.length ? ` (it is an option of ${elsewhere.join(', ')})` : '';
+    throw new UsageError(`${command.name} does not take ${shown}${hint} (imgc help ${command.name} lists what it takes)`);
+  }
+};
+
+export type FlagValues = Record<string, string | boolean | string[] | undefined>;
+
+/** argv after the command name, parsed against that command's flags only. */
+export const parseCommand = (command: Command, argv: readonly string[]): { values: FlagValues; positionals: string[] } => {
+  rejectForeign(command, argv);
+  const options: NonNullable<ParseArgsConfig['options']> = {};
+  for (const f of flagsOf(command)) options[f.name] = { type: f.type, ...(f.short ? { short: f.short } : {}), ...(f.multiple ? { multiple: true } : {}) };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+  } catch (e) {
+    // Node's own words name the option; they are the rest of the message.
+    throw new UsageError(`${command.name}: ${(e as Error).message.replace(/\. To specify a positional argument.*$/s, '')}`);
+  }
+  const values = parsed.values as FlagValues;
+  for (const f of flagsOf(command)) {
+    const v = values[f.name];
+    if (f.choices && typeof v === 'string' && !f.choices.includes(v)) {
+      const guess = didYouMean(v, f.choices);
+      throw new UsageError(`--${f.name} must be one of ${f.choices.join(', ')} (got '${v}')${guess ? `; did you mean '${guess}'?` : ''}`);
+    }
+  }
+  return { values, positionals: parsed.positionals };
+};
+
+const flagLabel = (f: Flag) => `${f.short ? `-${f.short}, ` : '    '}--${f.name}${f.type === 'string' ? ` ${f.choices ? f.choices.join('|') : (f.value ?? 'VALUE')}` : ''}`;
+
+const columns = (rows: [string, string][], indent: string) => {
+  const width = Math.min(34, Math.max(...rows.map(([a]) => a.length)));
+  return rows.map(([a, b]) => (a.length > width ? `${indent}${a}\n${indent}${' '.repeat(width)}  ${b}` : `${indent}${a.padEnd(width)}  ${b}`)).join('\n');
+};
+
+/** `imgc help COMMAND` and `imgc COMMAND --help`. */
+export const commandHelp = (c: Command): string =>
+  [
+    `Usage: imgc ${c.name}${c.args ? ` ${c.args}` : ''}${c.flags.length ? ' [options]' : ''}`,
+    '',
+    `${c.summary[0]!.toUpperCase()}${c.summary.slice(1)}.`,
+    ...(['check', 'compile', 'explain', 'ir'].includes(c.name) ? ["FILE defaults to imgc.toml's `definition` in the current directory."] : []),
+    '',
+    'Options:',
+    columns(flagsOf(c).map((f) => [flagLabel(f), f.help]), '  '),
+    ...(c.flags.some((f) => f.name === 'var')
+      ? ['', 'Variable values, highest first: --var, then --var-file (the last file first), IMGC_VAR_<NAME>, imgc.toml [vars], the default.']
+      : []),
+    ...(c.notes ? ['', c.notes] : []),
+    '',
+  ].join('\n');
+
+/** `imgc help` and `imgc --help`. */
+export const overviewHelp = (version: string): string =>
+  [
+    `imgc ${version} — typed image definitions, checked before anything runs`,
+    '',
+    'Usage: imgc COMMAND [options]',
+    '',
+    'Commands:',
+    columns(commands.map((c) => [`${c.name}${c.args ? ` ${c.args}` : ''}`, c.summary]), '  '),
+    '',
+    '`imgc help COMMAND` or `imgc COMMAND --help` lists what a command takes.',
+    '-V, --version prints the version. Exit codes: 0 clean, 1 contract errors (or a failed build), 2 usage or load errors.',
+    '',
+  ].join('\n');
