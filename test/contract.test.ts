@@ -95,3 +95,20 @@ describe('imgc contract on the command line', () => {
     expect(r.stderr).toContain('is not an imgc contract');
   });
 });
+
+describe('imgc check --against', () => {
+  it('checks the phases after the contract against its facts: clean on its own contract, an error when the contract lacks what they need', async () => {
+    const dir = tempDir('against');
+    const file = path.join(dir, 'customize.json');
+    const w = await imgc(['contract', '--no-typecheck', 'examples/node-image.ts', '--phase', 'customize', '--out', file]);
+    expect(w.exitCode, w.all).toBe(0);
+    const fits = await imgc(['check', '--no-typecheck', 'examples/node-image.ts', '--against', file]);
+    expect(fits.exitCode, fits.all).toBe(0);
+    const without = readFileSync(file, 'utf8').split('\n').filter((l) => !l.includes('{"kind":"command","key":"systemctl"}')).join('\n').replace(/,\n {2}\]/, '\n  ]');
+    writeFileSync(file, without);
+    const lacks = await imgc(['check', '--no-typecheck', 'examples/node-image.ts', '--against', file]);
+    expect(lacks.exitCode, lacks.all).toBe(1);
+    expect(lacks.stdout).toMatch(/error IMGC0001: .*requires command 'systemctl'/);
+    expect(lacks.stdout).not.toMatch(/customize\.\d+/);
+  });
+});

@@ -54,7 +54,12 @@ export const commands: readonly Command[] = [
     name: 'check',
     args: '[FILE]',
     summary: 'type-check and contract-check a definition',
-    flags: [{ name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'how to print the diagnostics' }, ...loadFlags, ...talkFlags],
+    flags: [
+      { name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'how to print the diagnostics' },
+      { name: 'against', type: 'string', value: 'CONTRACT', complete: 'file', help: "check the phases after the contract's phase against its facts, not the base's" },
+      ...loadFlags,
+      ...talkFlags,
+    ],
     notes: 'Exit: 0 clean (warnings allowed), 1 contract or type errors, 2 usage or load errors.',
   },
   {

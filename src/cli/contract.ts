@@ -1,7 +1,10 @@
 // `imgc contract FILE [--phase P] [--out F]` and `imgc contract diff OLD NEW`.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { formatJson, formatSarif, formatText } from '../check/format.js';
+import { checkImage } from '../check/checker.js';
+import { hasErrors, sortDiagnostics } from '../check/diagnostic.js';
+import { formatSarif, formatText } from '../check/format.js';
+import type { Checked } from './load-check.js';
 import { Contract, contractJson, contractOf } from '../contract/contract.js';
 import { breaks, diffContracts, diffDiagnostics } from '../contract/diff.js';
 import type { Image } from '../ir/schema.js';
@@ -46,6 +49,25 @@ const readContract = (file: string): { contract: Contract; text: string } => {
     throw new UsageError(`${file} is not an imgc contract: ${i.path.join('.') || 'the file'}: ${i.message} (imgc schema --contract prints what one is)`);
   }
   return { contract: parsed.data, text };
+};
+
+/**
+ * `imgc check FILE --against CONTRACT`: do the phases after the contract's
+ * phase fit a root that has exactly the contract's facts (another team's
+ * image, a host)? The definition's own earlier phases are not checked: the
+ * contract stands in for them.
+ */
+export const checkAgainst = (checked: Checked, file: string): Checked => {
+  const ir = checked.loaded.ir!;
+  const { contract } = readContract(file);
+  const index = ir.phases.findIndex((p) => p.name === contract.phase);
+  if (index < 0 && contract.phase !== 'base') {
+    throw new UsageError(`${file} holds the facts after phase '${contract.phase}', which ${ir.name} does not have; its phases: ${ir.phases.map((p) => p.name).join(', ')}`);
+  }
+  const rest: Image = { ...ir, base: { ...ir.base, provides: contract.facts.map(({ kind, key }) => ({ kind, key })) }, phases: ir.phases.slice(index + 1) };
+  const diagnostics = sortDiagnostics([...checked.loaded.diagnostics, ...checkImage(rest)]);
+  const exit = checked.exit === EXIT.usage ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
+  return { loaded: checked.loaded, diagnostics, exit };
 };
 
 export const contractDiff = (args: string[], format: 'text' | 'json' | 'sarif', io: Io, version: string): number => {

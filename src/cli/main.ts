@@ -102,7 +102,9 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
     switch (command) {
       case 'check': {
         const format = (str(v, 'format') ?? 'text') as 'text' | 'json' | 'sarif';
-        const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
+        const checked = await loadChecked(await fileArg(positionals, command), v);
+        const against = str(v, 'against');
+        const { loaded, diagnostics, exit } = against && checked.loaded.ir ? (await import('./contract.js')).checkAgainst(checked, against) : checked;
         report(diagnostics, loaded, format, v, io, 'out');
         if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
         // --verbose: what was checked, step by step, with the facts each provides and requires.
