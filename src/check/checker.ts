@@ -89,6 +89,8 @@ export interface FactEdge {
 interface Walk {
   edges: FactEdge[];
   unmet: { placed: Placed; req: Fact; removal: Placed | undefined }[];
+  /** The facts available after the walk, by id, with their provider. */
+  available: () => ReadonlyMap<string, string>;
 }
 
 /** Whether `path` lies strictly below directory `dir`. */
@@ -108,8 +110,9 @@ const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] 
 /** Walks the steps in run order from the base's facts: met and unmet requirements. */
 const walkFacts = (ir: Image, steps: Placed[]): Walk => {
   const availableFrom = new Map<string, string>(ir.base.provides.map((f) => [factId(f), 'base']));
+  const available = (): Map<string, string> => availableFrom;
   const removedBy = new Map<string, Placed>();
-  const walk: Walk = { edges: [], unmet: [] };
+  const walk: Walk = { edges: [], unmet: [], available };
   /** The removal of `req` or, for a path, of the nearest directory above it not made again since. */
   const removalOf = (req: Fact): Placed | undefined => {
     const own = removedBy.get(factId(req));
@@ -143,6 +146,9 @@ const walkFacts = (ir: Image, steps: Placed[]): Walk => {
 };
 
 export const factFlow = (ir: Image): FactEdge[] => walkFacts(ir, runOrder(ir)).edges;
+
+/** The facts that hold once `steps` (a prefix of the run order) have run: each fact's id and the step that provided it ('base' for the base). */
+export const factsAfter = (ir: Image, steps: Placed[]): ReadonlyMap<string, string> => walkFacts(ir, steps).available();
 
 export const checkImage = (ir: Image): Diagnostic[] => {
   const steps = runOrder(ir);

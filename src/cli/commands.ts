@@ -54,7 +54,12 @@ export const commands: readonly Command[] = [
     name: 'check',
     args: '[FILE]',
     summary: 'type-check and contract-check a definition',
-    flags: [{ name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'how to print the diagnostics' }, ...loadFlags, ...talkFlags],
+    flags: [
+      { name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'how to print the diagnostics' },
+      { name: 'against', type: 'string', value: 'CONTRACT', complete: 'file', help: "check the phases after the contract's phase against its facts, not the base's" },
+      ...loadFlags,
+      ...talkFlags,
+    ],
     notes: 'Exit: 0 clean (warnings allowed), 1 contract or type errors, 2 usage or load errors.',
   },
   {
@@ -84,7 +89,24 @@ export const commands: readonly Command[] = [
     ],
   },
   { name: 'ir', args: 'FILE', summary: 'print the Image IR as JSON', flags: loadFlags },
-  { name: 'schema', args: '', summary: "print the IR's JSON Schema", flags: [] },
+  {
+    name: 'contract',
+    args: 'FILE | diff OLD NEW',
+    summary: 'write the facts that hold after a phase as a versioned contract, or compare two contracts',
+    flags: [
+      { name: 'phase', type: 'string', value: 'PHASE', help: 'the phase after which (default: the last that changes the root; base for the base alone)' },
+      { name: 'out', type: 'string', short: 'o', value: 'FILE', complete: 'file', help: 'write the contract there instead of stdout' },
+      { name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'diff: how to print what changed' },
+      ...loadFlags,
+    ],
+    notes: 'diff exits 1 when a fact of OLD is gone or changed in NEW (what was built on OLD may break), else 0.',
+  },
+  {
+    name: 'schema',
+    args: '',
+    summary: "print the IR's JSON Schema (or the contract's)",
+    flags: [{ name: 'contract', type: 'boolean', help: "the contract's JSON Schema instead of the IR's" }],
+  },
   { name: 'docs', args: '', summary: 'print the stdlib reference (Markdown)', flags: [] },
   {
     name: 'build',

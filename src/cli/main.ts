@@ -102,7 +102,9 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
     switch (command) {
       case 'check': {
         const format = (str(v, 'format') ?? 'text') as 'text' | 'json' | 'sarif';
-        const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
+        const checked = await loadChecked(await fileArg(positionals, command), v);
+        const against = str(v, 'against');
+        const { loaded, diagnostics, exit } = against && checked.loaded.ir ? (await import('./contract.js')).checkAgainst(checked, against) : checked;
         report(diagnostics, loaded, format, v, io, 'out');
         if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
         // --verbose: what was checked, step by step, with the facts each provides and requires.
@@ -177,10 +179,20 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         noArguments(positionals);
         io.out(await (await import('./docs.js')).stdlibReference());
         return EXIT.ok;
-      case 'schema':
+      case 'schema': {
         noArguments(positionals);
-        io.out(`${JSON.stringify((await import('../ir/index.js')).imageJsonSchema(), null, 2)}\n`);
+        const schema = on(v, 'contract') ? (await import('../contract/contract.js')).contractJsonSchema() : (await import('../ir/index.js')).imageJsonSchema();
+        io.out(`${JSON.stringify(schema, null, 2)}\n`);
         return EXIT.ok;
+      }
+      case 'contract': {
+        const cmd = await import('./contract.js');
+        if (positionals[1] === 'diff') return cmd.contractDiff(positionals.slice(2), (str(v, 'format') ?? 'text') as 'text' | 'json' | 'sarif', io, version);
+        const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
+        if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
+        if (!loaded.ir || exit !== EXIT.ok) return exit;
+        return cmd.contractExport(loaded.ir, str(v, 'phase'), str(v, 'out'), io);
+      }
       case 'help': {
         if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
         io.out(positionals[1] ? commandHelp(findCommand(positionals[1])) : overviewHelp(version));

@@ -28,3 +28,16 @@ export const writeTreeAtomically = (dir: string, files: Record<string, string>):
     throw e;
   }
 };
+
+/** Writes one file atomically: a temp file beside it, then renamed over it. */
+export const writeFileAtomically = (file: string, content: string): void => {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
+  try {
+    writeFileSync(tmp, content, { mode: 0o644 });
+    renameSync(tmp, file);
+  } catch (e) {
+    rmSync(tmp, { force: true });
+    throw e;
+  }
+};

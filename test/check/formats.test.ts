@@ -1,19 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import AjvDraft04 from 'ajv-draft-04';
-import addFormats from 'ajv-formats';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sarifValidator } from '../helpers/ajv.js';
 import { imgc } from '../helpers/cli.js';
 
-const require = createRequire(import.meta.url);
-const sarifSchema = JSON.parse(readFileSync(require.resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8')) as object;
-
 describe('imgc check --format sarif', () => {
-  // The published rtm.5 schema has a `language` pattern that is invalid under
-  // the `u` flag; ajv must compile patterns as plain regexps for it.
-  const ajv = new AjvDraft04.default({ allErrors: true, strict: false, unicodeRegExp: false });
-  addFormats.default(ajv);
-  const validate = ajv.compile(sarifSchema);
+  let validate: ReturnType<typeof sarifValidator>;
+  beforeAll(() => {
+    validate = sarifValidator();
+  });
 
   it.each(['examples/broken/provided-later.ts', 'examples/broken/warnings.ts', 'examples/node-image.ts'])('%s gives a valid SARIF 2.1.0 log', async (file) => {
     const r = await imgc(['check', '--format', 'sarif', file]);

@@ -1,0 +1,92 @@
+// A phase boundary's interface as an artifact: the facts that hold after a
+// phase, written as versioned JSON another team can read, diff and (later)
+// start from. Deterministic and sorted, one fact a line, so that a diff of two
+// versions in review reads as what changed.
+import { factsAfter, runOrder } from '../check/checker.js';
+import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
+import { parsePackageSpec } from '../ir/packages.js';
+import { z } from '../util/zod.js';
+
+export const CONTRACT_VERSION = 1;
+
+export const ContractFact = z
+  .object({
+    kind: FactKind,
+    key: z.string().min(1),
+    /** Paths: the owner, group and mode the step that made the path gave it, when it gave them. */
+    owner: z.string().optional(),
+    group: z.string().optional(),
+    mode: z.string().optional(),
+    /** Packages: the version the definition pins. */
+    version: z.string().optional(),
+  })
+  .strict();
+export type ContractFact = z.infer<typeof ContractFact>;
+
+export const Contract = z
+  .object({
+    $schema: z.string().optional(),
+    contract: z.literal(CONTRACT_VERSION),
+    image: z.string(),
+    /** The phase after which these facts hold ('base' for the base alone). */
+    phase: z.string(),
+    base: z.object({ name: z.string(), distro: z.string(), release: z.string(), suite: z.string() }).strict(),
+    facts: z.array(ContractFact),
+  })
+  .strict();
+export type Contract = z.infer<typeof Contract>;
+
+export const contractSchemaId = 'https://imgc.dev/schema/contract-v1.json';
+
+/** The contract's JSON Schema (draft 2020-12). */
+export const contractJsonSchema = (): Record<string, unknown> => ({
+  ...z.toJSONSchema(Contract, { target: 'draft-2020-12' }),
+  $id: contractSchemaId,
+  title: 'imgc phase contract',
+});
+
+/** What a step says about a fact it provides beyond its key. */
+const detailsOf = (step: Step | undefined, f: Fact): Omit<ContractFact, 'kind' | 'key'> => {
+  if (!step) return {};
+  if (f.kind === 'path' && (step.kind === 'file' || step.kind === 'directory') && step.path === f.key) {
+    return { ...(step.owner ? { owner: step.owner } : {}), ...(step.group ? { group: step.group } : {}), ...(step.mode ? { mode: step.mode } : {}) };
+  }
+  if (f.kind === 'package' && step.kind === 'packages') {
+    const pinned = step.names.map((n) => parsePackageSpec(n)).find((p) => p.name === f.key && p.version);
+    return pinned?.version ? { version: pinned.version } : {};
+  }
+  return {};
+};
+
+const kindOrder: readonly FactKind[] = ['user', 'group', 'path', 'package', 'service', 'command', 'kernelModule', 'sysctl', 'repo', 'artifact'];
+
+/** The phases a contract can be taken after: 'base', then the definition's. */
+export const boundaries = (ir: Image): string[] => ['base', ...ir.phases.map((p) => p.name)];
+
+/**
+ * The facts that hold after `phase` (default: the last phase that changes the
+ * root, i.e. the whole image), sorted by kind, then key.
+ */
+export const contractOf = (ir: Image, phase?: string): Contract => {
+  const rootPhases = ir.phases.filter((p) => p.steps.some((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify') || p.pre.length || p.post.length);
+  const at = phase ?? rootPhases[rootPhases.length - 1]?.name ?? 'base';
+  if (!boundaries(ir).includes(at)) throw new Error(`no phase '${at}' in ${ir.name}; its phases: ${boundaries(ir).join(', ')}`);
+  const index = at === 'base' ? -1 : ir.phases.findIndex((p) => p.name === at);
+  const steps = runOrder(ir).filter((p) => p.phaseIndex <= index);
+  const byId = new Map(steps.map((p) => [p.step.id, p.step]));
+  const facts = [...factsAfter(ir, steps)].map(([id, from]): ContractFact => {
+    const colon = id.indexOf(':');
+    const f = { kind: id.slice(0, colon) as FactKind, key: id.slice(colon + 1) };
+    return { ...f, ...detailsOf(byId.get(from), f) };
+  });
+  facts.sort((a, b) => kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const { name, distro, release, suite } = ir.base;
+  return { $schema: contractSchemaId, contract: CONTRACT_VERSION, image: ir.name, phase: at, base: { name, distro, release, suite }, facts };
+};
+
+/** The contract as its file holds it: one fact a line, so that line diffs are fact diffs. */
+export const contractJson = (c: Contract): string => {
+  const { facts, ...head } = c;
+  const top = JSON.stringify(head, null, 2).replace(/\n}$/, '');
+  return `${top},\n  "facts": [\n${facts.map((f) => `    ${JSON.stringify(f)}`).join(',\n')}\n  ]\n}\n`;
+};

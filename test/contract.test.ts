@@ -1,0 +1,114 @@
+// Phase contracts: the facts at a phase boundary as a versioned, sorted JSON
+// artifact, and a diff of two versions that exits 1 when something a later
+// phase may rely on is gone or changed.
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { contractJson, contractJsonSchema, contractOf, Contract } from '../src/contract/contract.js';
+import { breaks, diffContracts } from '../src/contract/diff.js';
+import type { Image } from '../src/ir/schema.js';
+import { compileImageSchema, sarifValidator } from './helpers/ajv.js';
+import { imgc, irOf, tempDir } from './helpers/cli.js';
+
+describe('imgc contract', () => {
+  let ir: Image;
+  beforeAll(async () => {
+    ir = await irOf('examples/node-image.ts');
+  });
+
+  it('after customize: the admin user and group, the sudoers file with its mode, the base facts; nothing of provision', () => {
+    const c = contractOf(ir, 'customize');
+    const has = (kind: string, key: string) => c.facts.find((f) => f.kind === kind && f.key === key);
+    expect(has('user', 'ops')).toBeDefined();
+    expect(has('group', 'admins')).toBeDefined();
+    expect(has('path', '/etc/sudoers.d/admins')).toEqual({ kind: 'path', key: '/etc/sudoers.d/admins', mode: '0440' });
+    expect(has('user', 'root')).toBeDefined();
+    expect(has('service', 'containerd')).toBeUndefined();
+    expect(c).toMatchObject({ contract: 1, image: ir.name, phase: 'customize', base: { distro: 'debian', release: '12', suite: 'bookworm' } });
+  });
+
+  it('is sorted, deterministic, one fact a line, and valid against its published JSON Schema', () => {
+    const c = contractOf(ir, 'provision');
+    const text = contractJson(c);
+    expect(contractJson(contractOf(structuredClone(ir), 'provision'))).toBe(text);
+    expect(JSON.parse(text)).toEqual(c);
+    const lines = text.split('\n').filter((l) => l.startsWith('    {"kind"'));
+    expect(lines).toHaveLength(c.facts.length);
+    const validate = compileImageSchema(contractJsonSchema());
+    expect(validate(JSON.parse(text)), JSON.stringify(validate.errors)).toBe(true);
+    expect(Contract.safeParse(JSON.parse(text)).success).toBe(true);
+  });
+
+  it('refuses a phase the definition does not have, naming the ones it has', () => {
+    expect(() => contractOf(ir, 'provsion')).toThrow(/no phase 'provsion' in k8s-node; its phases: base, customize, provision/);
+  });
+
+  it('diff: customize → provision only adds; provision → customize breaks and says what went', () => {
+    const customize = contractOf(ir, 'customize');
+    const provision = contractOf(ir, 'provision');
+    const forward = diffContracts(customize, provision);
+    expect(breaks(forward)).toBe(false);
+    expect(forward.added.some((f) => f.kind === 'service' && f.key === 'containerd')).toBe(true);
+    const back = diffContracts(provision, customize);
+    expect(breaks(back)).toBe(true);
+    expect(back.removed.some((f) => f.kind === 'service' && f.key === 'containerd')).toBe(true);
+    const modeChanged = structuredClone(customize);
+    modeChanged.facts.find((f) => f.key === '/etc/sudoers.d/admins')!.mode = '0640';
+    expect(diffContracts(customize, modeChanged).changed.map((c) => [c.was.mode, c.fact.mode])).toEqual([['0440', '0640']]);
+  });
+});
+
+describe('imgc contract on the command line', () => {
+  it('writes contracts, and diff exits 0 for additions, 1 with the removed facts located in the old contract (text and SARIF)', async () => {
+    const dir = tempDir('contract');
+    const customize = path.join(dir, 'customize.json');
+    const provision = path.join(dir, 'provision.json');
+    const w = await imgc(['contract', 'examples/node-image.ts', '--phase', 'customize', '--out', customize]);
+    expect(w.exitCode, w.all).toBe(0);
+    expect(readFileSync(customize, 'utf8')).toContain('{"kind":"user","key":"ops"}');
+    const p = await imgc(['contract', '--no-typecheck', 'examples/node-image.ts', '--phase', 'provision']);
+    expect(p.exitCode, p.all).toBe(0);
+    writeFileSync(provision, `${p.stdout}\n`);
+    const ok = await imgc(['contract', 'diff', customize, provision]);
+    expect(ok.exitCode, ok.all).toBe(0);
+    expect(ok.stdout).toMatch(/0 removed, 0 changed, \d+ added$/);
+    const bad = await imgc(['contract', 'diff', provision, customize]);
+    expect(bad.exitCode).toBe(1);
+    const line = readFileSync(provision, 'utf8').split('\n').findIndex((l) => l.includes('"key":"containerd"') && l.includes('"service"')) + 1;
+    expect(bad.stdout).toContain(`provision.json:${line}:5 - error IMGC3001: service 'containerd' holds in`);
+    const sarif = await imgc(['contract', 'diff', '--format', 'sarif', provision, customize]);
+    expect(sarif.exitCode).toBe(1);
+    const log = JSON.parse(sarif.stdout) as { runs: { results: { ruleId: string }[] }[] };
+    const validSarif = sarifValidator();
+    expect(validSarif(log), JSON.stringify(validSarif.errors)).toBe(true);
+    expect(log.runs[0]!.results.every((r) => r.ruleId === 'IMGC3001')).toBe(true);
+    const schemaOut = await imgc(['schema', '--contract']);
+    expect(JSON.parse(schemaOut.stdout)).toMatchObject({ $id: 'https://imgc.dev/schema/contract-v1.json' });
+  });
+
+  it('a file that is not a contract is a usage error saying so', async () => {
+    const dir = tempDir('contract-bad');
+    const f = path.join(dir, 'x.json');
+    writeFileSync(f, '{"contract": 2}');
+    const r = await imgc(['contract', 'diff', f, f]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('is not an imgc contract');
+  });
+});
+
+describe('imgc check --against', () => {
+  it('checks the phases after the contract against its facts: clean on its own contract, an error when the contract lacks what they need', async () => {
+    const dir = tempDir('against');
+    const file = path.join(dir, 'customize.json');
+    const w = await imgc(['contract', '--no-typecheck', 'examples/node-image.ts', '--phase', 'customize', '--out', file]);
+    expect(w.exitCode, w.all).toBe(0);
+    const fits = await imgc(['check', '--no-typecheck', 'examples/node-image.ts', '--against', file]);
+    expect(fits.exitCode, fits.all).toBe(0);
+    const without = readFileSync(file, 'utf8').split('\n').filter((l) => !l.includes('{"kind":"command","key":"systemctl"}')).join('\n').replace(/,\n {2}\]/, '\n  ]');
+    writeFileSync(file, without);
+    const lacks = await imgc(['check', '--no-typecheck', 'examples/node-image.ts', '--against', file]);
+    expect(lacks.exitCode, lacks.all).toBe(1);
+    expect(lacks.stdout).toMatch(/error IMGC0001: .*requires command 'systemctl'/);
+    expect(lacks.stdout).not.toMatch(/customize\.\d+/);
+  });
+});
