@@ -15,7 +15,7 @@ import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/ind
 
 export const buildUsage = `Usage:
   imgc build FILE [--target shell|ansible] [--out DIR] [--from-tar FILE | --from-dir DIR]
-                  [--no-cache] [--keep-root] [--no-typecheck] [--var NAME=VALUE]
+                  [--no-cache] [--keep-root] [--no-typecheck] [--timeout S] [--var NAME=VALUE]
       Builds the image for real, as root: debootstrap (cached) or the given root,
       the phases in a chroot, the artifacts, then verifies the facts.
       --out defaults to out/<image>/build. Exit: 0 built, 1 failed, 2 usage.

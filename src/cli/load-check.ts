@@ -3,7 +3,7 @@
 import { checkImage } from '../check/checker.js';
 import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
 import path from 'node:path';
-import { loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
+import { DEFAULT_TIMEOUT_SECONDS, loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
 import { ConfigError, readProjectConfig } from './config.js';
 
 import { EXIT, UsageError } from './exit.js';
@@ -12,7 +12,17 @@ import { EXIT, UsageError } from './exit.js';
 export interface LoadFlags {
   'no-typecheck'?: boolean;
   var?: string[];
+  /** Seconds the definition may take to evaluate (--timeout). */
+  timeout?: string | undefined;
 }
+
+/** --timeout SECONDS: a positive number; the default when absent. */
+export const timeoutSeconds = (value: string | undefined): number => {
+  if (value === undefined) return DEFAULT_TIMEOUT_SECONDS;
+  const seconds = Number(value);
+  if (!/^\s*[0-9.]+\s*$/.test(value) || !(seconds > 0)) throw new UsageError(`--timeout takes a number of seconds greater than 0 (got '${value}')`);
+  return seconds;
+};
 
 /** `f()`, with a malformed --var or imgc.toml (ConfigError) turned into a UsageError. */
 export const asUsage = <T>(f: () => T): T => {
@@ -29,7 +39,7 @@ export const projectConfig = (): ReturnType<typeof readProjectConfig> => asUsage
 
 /** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. */
 export const loadFromCli = (file: string, flags: LoadFlags): Promise<Checked> =>
-  loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars: asUsage(() => givenVariables(flags.var ?? [])) });
+  loadAndCheck(file, { typecheck: !flags['no-typecheck'], vars: asUsage(() => givenVariables(flags.var ?? [])), timeoutSeconds: timeoutSeconds(flags.timeout) });
 
 export interface Checked {
   loaded: LoadedDefinition;

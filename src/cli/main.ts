@@ -8,14 +8,11 @@ import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { dropTypecheckPrefetch, prefetchTypecheck } from '../load/typecheck.js';
 import { EXIT, UsageError } from './exit.js';
 
 // Each command imports what only it needs when it runs (the backends, the
 // builder, the scaffold, …): `imgc check`, the one CI runs on every push,
-// loads the loader and the checker and nothing else. And before any of that,
-// a command that loads a definition starts its type-check (another process),
-// so that it runs while this one loads.
+// loads the loader and the checker and nothing else.
 
 /**
  * What every command needs besides: the loader and checker, after zod is told
@@ -38,7 +35,7 @@ const usage = async (): Promise<string> => `imgc ${version} — typed image defi
 
 Usage:
   imgc init [DIR]         scaffold a project (node-image.ts, imgc.toml, CI snippet)
-  imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--quiet|--verbose]
+  imgc check [FILE] [--format text|json|sarif] [--no-typecheck] [--watch] [--quiet|--verbose]
   imgc compile [FILE] --target ${targetNames.join('|')} [--out DIR] [--provisioner shell|ansible] [--json]
                           [--runtime] [--decommission]   (shell, ansible: existing hosts)
   imgc explain FILE [--graph mermaid|dot|lifecycle]
@@ -50,6 +47,8 @@ ${(await import('./build.js')).buildUsage.replace(/^Usage:\n/, '')}
 FILE defaults to imgc.toml's \`definition\` in the current directory.
 check, compile, ir and explain take --var NAME=VALUE (repeatable) for the definition's
 variables; before IMGC_VAR_<NAME> in the environment, imgc.toml's [vars], the default.
+Commands that load a definition take --timeout SECONDS (default 30): how long its
+evaluation may take. check --watch checks again on every save, until Ctrl-C.
 Exit codes: 0 clean, 1 contract errors, 2 usage or load errors.
 `;
 
@@ -63,6 +62,8 @@ const options = {
   runtime: { type: 'boolean' },
   decommission: { type: 'boolean' },
   'no-typecheck': { type: 'boolean' },
+  timeout: { type: 'string' },
+  watch: { type: 'boolean' },
   var: { type: 'string', multiple: true },
   quiet: { type: 'boolean', short: 'q' },
   verbose: { type: 'boolean', short: 'v' },
@@ -85,7 +86,7 @@ interface Io {
 }
 
 const loadChecked = async (file: string, v: Values) =>
-  (await loadCheck()).loadFromCli(file, { 'no-typecheck': v['no-typecheck'], var: (v as { var?: string[] }).var });
+  (await loadCheck()).loadFromCli(file, { 'no-typecheck': v['no-typecheck'], var: (v as { var?: string[] }).var, timeout: v.timeout });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: io.isTTY && !process.env['NO_COLOR'] };
@@ -105,10 +106,8 @@ const fileArg = async (positionals: string[], command: string): Promise<string> 
 };
 
 const runCommand = async (argv: string[], io: Io): Promise<number> => {
-  // build and verify have options of their own (src/cli/build-args.ts); their type-check starts first here too.
+  // build and verify have options of their own (src/cli/build-args.ts).
   if (argv[0] === 'build' || argv[0] === 'verify') {
-    const file = (await import('./build-args.js')).typecheckedFile(argv[0], argv.slice(1));
-    if (file) prefetchTypecheck(path.resolve(file));
     await loadCheck();
     const build = await import('./build.js');
     return argv[0] === 'build' ? build.buildCommand(argv.slice(1), io) : build.verifyCommand(argv.slice(1), io);
@@ -126,7 +125,6 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
     return EXIT.ok;
   }
   const command = positionals[0];
-  if (command && ['check', 'ir', 'explain', 'compile'].includes(command) && positionals[1] && !v['no-typecheck']) prefetchTypecheck(path.resolve(positionals[1]));
   if (v.help || !command) {
     (command || v.help ? io.out : io.err)(await usage());
     return v.help ? EXIT.ok : EXIT.usage;
@@ -135,12 +133,17 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
     switch (command) {
       case 'check': {
         const format = oneOf('format', v.format, ['text', 'json', 'sarif'] as const, 'text');
-        const { loaded, diagnostics, exit } = await loadChecked(await fileArg(positionals, command), v);
-        report(diagnostics, loaded, format, v, io, 'out');
-        if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
-        // --verbose: what was checked, step by step, with the facts each provides and requires.
-        if (format === 'text' && v.verbose && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
-        return exit;
+        const file = await fileArg(positionals, command);
+        const checkOnce = async () => {
+          const { loaded, diagnostics, exit } = await loadChecked(file, v);
+          report(diagnostics, loaded, format, v, io, 'out');
+          if (format === 'text' && exit === EXIT.ok && !v.quiet) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
+          // --verbose: what was checked, step by step, with the facts each provides and requires.
+          if (format === 'text' && v.verbose && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
+          return { exit, files: loaded.files ?? [] };
+        };
+        if (v.watch) return (await import('./watch.js')).watch(path.resolve(file), checkOnce, io);
+        return (await checkOnce()).exit;
       }
       case 'ir':
       case 'explain': {
@@ -218,10 +221,4 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
   }
 };
 
-export const run = async (argv: string[], io: Io): Promise<number> => {
-  try {
-    return await runCommand(argv, io);
-  } finally {
-    dropTypecheckPrefetch(); // a usage error before the definition was loaded: do not wait for its type-check
-  }
-};
+export const run = (argv: string[], io: Io): Promise<number> => runCommand(argv, io);

@@ -17,3 +17,5 @@ export const imgcTypes = imgcEntry.replace(/\.js$/, '.d.ts');
 export const stdlibTypes = stdlibEntry.replace(/\.js$/, '.d.ts');
 /** imgc's own directories (with a trailing separator): files there are never the user's. */
 export const ownDirs = [srcRoot, path.dirname(stdlibEntry)].map((d) => d + path.sep);
+/** The name of the error ./hooks.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
+export const syntaxErrorName = 'TypeScriptSyntaxError';
