@@ -4,8 +4,7 @@
 // out/bench.json). Peers that are not installed are reported missing.
 // Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build]
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,14 +12,10 @@ import { parseArgs } from 'node:util';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const imgcBin = path.join(root, 'bin', 'imgc.js');
-// imgc's own rule for a snapshot attempt in progress (npm run bench builds dist/ first).
-const { attempted } = createRequire(import.meta.url)(path.join(root, 'dist', 'src', 'load', 'typecheck-child.cjs'));
 const { values: args } = parseArgs({ options: { runs: { type: 'string' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
 const runs = Number(args.runs ?? (args.quick ? 3 : 7));
 const only = new Set((args.only ?? 'check,compile,scale,build').split(','));
 const work = mkdtempSync(path.join(os.tmpdir(), 'imgc-bench-'));
-// A type-check server started by one measurement would answer the next: only the rows that say so have one.
-process.env.IMGC_NO_SERVER = '1';
 const hasGnuTime = existsSync('/usr/bin/time');
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
@@ -38,7 +33,6 @@ const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => {
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     status = r.status ?? 1;
     if (hasGnuTime) peak = Math.max(peak, Number(r.stderr.trim().split('\n').pop()) || 0);
-    snapshotMade(runEnv.IMGC_CACHE);
     if (status !== 0 && i === 0) return { error: `${cmd} ${argv.join(' ')} exited ${status}: ${(r.stderr || r.stdout).slice(-400)}` };
   }
   times.sort((a, b) => a - b);
@@ -58,67 +52,17 @@ const row = (group, name, m, peer) => {
 };
 
 const imgc = (...a) => [process.execPath, [imgcBin, ...a]];
-const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-/** Blocks (measurements are synchronous) until `ready()`, for two minutes at most. */
-const waitUntil = (ready) => {
-  for (let waited = 0; !ready() && waited < 120_000; waited += 100) sleep(100);
-};
-
-/** How long before a check its file is saved in the "edited 1 s before" rows: a person's pause between saving and running it. */
-const SAVED_BEFORE_MS = 1000;
 let edits = 0;
-/**
- * An edit of `file` before each run: one more comment line, saved `savedBeforeMs`
- * before the check starts (not timed); returns `env`. A real edit, so that
- * every cache and a type-check server (which checks on save) see it.
- */
-const editing = (file, env, savedBeforeMs = 0) => () => {
+/** An edit of `file` before each run (not timed): one more comment line, saved as a person saves before running the check; returns `env`. */
+const editing = (file, env) => () => {
   appendFileSync(file, `// edit ${++edits}\n`);
-  if (savedBeforeMs) sleep(savedBeforeMs);
-  return typeof env === 'function' ? env() : env;
+  return env;
 };
 
-/**
- * A check with no type-check snapshot has one made in the background
- * (src/load/typecheck.ts): wait for it, so that it neither runs into the next
- * measurement nor is missing from a measurement that means to use it.
- */
-const snapshotMade = (cache) => {
-  const dir = path.join(cache ?? path.join(os.homedir(), '.cache', 'imgc'), 'typecheck-snapshot');
-  // An older marker is a failed attempt, which imgc leaves: nothing to wait for.
-  const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.making') && attempted(path.join(dir, f)));
-  waitUntil(() => !making());
-};
-
-/**
- * Runs `measureWith(env)` with a type-check server running for cache `env`
- * (src/load/typecheck-server.ts): started by a check, as a user's first
- * check starts it, warmed by a few edited checks, stopped after.
- */
-const withServer = async (env, edit, measureWith) => {
-  const serverEnv = { ...env, IMGC_NO_SERVER: '0', CI: '' };
-  const { typecheckServerSocket } = await import(path.join(root, 'dist', 'src', 'load', 'typecheck.js'));
-  const { stopServer } = await import(path.join(root, 'dist', 'src', 'load', 'typecheck-server.js'));
-  const saved = { ...process.env };
-  Object.assign(process.env, serverEnv);
-  const socket = typecheckServerSocket();
-  process.env = saved;
-  if (!socket) throw new Error(`no type-check server socket can be made in ${env.IMGC_CACHE}`);
-  const check = (file) => spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...edit(), ...serverEnv } });
-  try {
-    return await measureWith(serverEnv, (file) => {
-      check(file);
-      waitUntil(() => existsSync(socket) && !existsSync(`${socket}.making`));
-      for (let i = 0; i < 3; i++) check(file);
-    });
-  } finally {
-    await stopServer(socket);
-  }
-};
-
+/** An empty cache, as on a CI machine (CI=true). */
 const freshCache = () => {
   const dir = mkdtempSync(path.join(work, 'cache-'));
-  return { IMGC_CACHE: dir };
+  return { IMGC_CACHE: dir, CI: 'true' };
 };
 
 const compileTo = (target, file) => {
@@ -138,7 +82,6 @@ const example = 'examples/node-image.ts';
 if (only.has('check')) {
   const warmEnv = freshCache();
   spawnSync(...imgc('check', example), { cwd: root, env: { ...process.env, ...warmEnv } });
-  snapshotMade(warmEnv.IMGC_CACHE);
   const playbook = compileTo('ansible', example);
   const ansibleEnv = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
   const syntax = playbook
@@ -148,22 +91,15 @@ if (only.has('check')) {
     ? peerCmd('ansible-lint (same playbook)', 'ansible-lint', ['--offline', '-q', 'site.yml'], { cwd: playbook, env: ansibleEnv, n: Math.min(runs, 3) })
     : { name: 'ansible-lint', missing: 'imgc could not compile the playbook' };
   const warm = measure(...imgc('check', example), { env: warmEnv });
-  // Edited: a copy of the example, saved again before each check; TypeScript's compiled code and the type-check's snapshot cached.
+  // Edited: a copy of the example, saved again before each check.
   const copy = path.join(work, 'node-image.ts');
   copyFileSync(path.join(root, example), copy);
   const changed = measure(...imgc('check', copy), { env: editing(copy, warmEnv) });
-  const [servedAtOnce, servedLater] = await withServer(warmEnv, editing(copy, warmEnv), (serverEnv, start) => {
-    start(copy);
-    const env = { ...warmEnv, ...serverEnv };
-    return [measure(...imgc('check', copy), { env: editing(copy, env) }), measure(...imgc('check', copy), { env: editing(copy, env, SAVED_BEFORE_MS) })];
-  });
   const cold = measure(...imgc('check', example), { env: freshCache });
-  row('check', 'imgc check node-image.ts (warm cache)', warm, syntax);
-  row('check', 'imgc check node-image.ts (edited 1 s before: type-check server running)', servedLater, syntax);
-  row('check', 'imgc check node-image.ts (edited and checked at once: type-check server running)', servedAtOnce, syntax);
-  row('check', 'imgc check node-image.ts (edited: no server, type-check from the snapshot)', changed, syntax);
-  row('check', 'imgc check node-image.ts (empty cache)', cold, syntax);
-  row('check', 'imgc check node-image.ts (warm cache)', warm, lint);
+  row('check', 'imgc check node-image.ts (empty cache, CI=true)', cold, syntax);
+  row('check', 'imgc check node-image.ts (edited: file saved, no daemon)', changed, syntax);
+  row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, syntax);
+  row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, lint);
 }
 
 if (only.has('compile')) {
@@ -223,23 +159,15 @@ if (only.has('scale')) {
     // The file checked before, unchanged (CI's re-run, compile after check): the type-check is cached.
     const warmEnv = freshCache();
     spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...warmEnv } });
-    snapshotMade(warmEnv.IMGC_CACHE);
     const warm = measure(...imgc('check', file), { n: scaleRuns, env: warmEnv });
-    // Edited: saved again before each check; type-checked from the snapshot, or by a server.
+    // Edited: saved again before each check.
     const edited = measure(...imgc('check', file), { n: scaleRuns, env: editing(file, warmEnv) });
-    const [servedAtOnce, servedLater] = await withServer(warmEnv, editing(file, warmEnv), (serverEnv, start) => {
-      start(file);
-      const env = { ...warmEnv, ...serverEnv };
-      return [measure(...imgc('check', file), { n: scaleRuns, env: editing(file, env) }), measure(...imgc('check', file), { n: scaleRuns, env: editing(file, env, SAVED_BEFORE_MS) })];
-    });
     const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns });
     const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns });
     const steps = n === 1 ? '1 step' : `${n} steps`;
-    row('scale', `imgc check, ${steps} (cold)`, check);
-    row('scale', `imgc check, ${steps} (warm cache)`, warm);
-    row('scale', `imgc check, ${steps} (edited 1 s before: type-check server running)`, servedLater);
-    row('scale', `imgc check, ${steps} (edited and checked at once: type-check server running)`, servedAtOnce);
-    row('scale', `imgc check, ${steps} (edited: no server, type-check from the snapshot)`, edited);
+    row('scale', `imgc check, ${steps} (empty cache, CI=true)`, check);
+    row('scale', `imgc check, ${steps} (unchanged since the last check)`, warm);
+    row('scale', `imgc check, ${steps} (edited: file saved, no daemon)`, edited);
     row('scale', `imgc check --no-typecheck, ${steps}`, noTc);
     row('scale', `imgc compile --target shell, ${steps}`, compile);
     for (const [name, m] of [['check', check], ['check --no-typecheck', noTc], ['compile shell', compile]]) {

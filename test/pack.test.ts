@@ -40,7 +40,7 @@ describe('npm pack consumer', () => {
       path.join(project, 'tsconfig.json'),
       JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, types: [] }, include: ['*.ts'] }),
     );
-    for (const [pkg, major] of [['typescript', '7.'], ['typescript-5.9', '5.9.']]) {
+    for (const [pkg, major] of [['typescript', '7.'], ['typescript-5.9', '5.9.']] as const) {
       const tsc = path.join(project, 'node_modules', pkg, 'bin', 'tsc');
       expect((await execa('node', [tsc, '--version'])).stdout).toContain(`Version ${major}`);
       const checked = await execa('node', [tsc, '-p', project], { reject: false, all: true });

@@ -14,16 +14,8 @@ import { EXIT, UsageError } from './exit.js';
 // builder, the scaffold, …): `imgc check`, the one CI runs on every push,
 // loads the loader and the checker and nothing else.
 
-/**
- * What every command needs besides: the loader and checker, after zod is told
- * to skip its generated fast path: one process parses the IR once or twice,
- * and generating it (~15 ms for the IR's schema) costs more than it saves.
- * zod reads the setting when a schema is made, so it comes first.
- */
-const loadCheck = async () => {
-  (await import('../util/zod.js')).z.config({ jitless: true });
-  return import('./load-check.js');
-};
+/** What every command needs besides: the loader and the checker. */
+const loadCheck = () => import('./load-check.js');
 
 const pkg = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..', 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;

@@ -2,7 +2,9 @@
 // default export into IR and sends it back to the loader (./index.ts), which
 // started this process and kills it, with all it started, when its time is
 // up. One request per process.
+import './jitless.js';
 import { createRequire, register } from 'node:module';
+import { MessageChannel } from 'node:worker_threads';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
@@ -11,7 +13,7 @@ import { setDefinitionDir } from '../dsl/location.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
 import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
-import type { HookData } from './hooks.js';
+import type { HookData, ModulesLoaded } from './hooks.js';
 import { resolveVariables, type GivenValue } from './variables.js';
 
 export interface EvaluationRequest {
@@ -25,7 +27,44 @@ export interface Evaluated {
   diagnostics: Diagnostic[];
   /** A file of the definition cannot be parsed: nothing of it ran. */
   syntaxError?: true;
+  /** All the result was made from, when that is known (see {@link watchInputs}): the files read, the environment variables and their values. */
+  inputs?: { files: string[]; env: Record<string, string | null> };
 }
+
+/**
+ * Notes what the definition reads besides its modules: each environment
+ * variable, and any clock, randomness or network use, which makes its result
+ * one that cannot be reused. (Imports of Node's modules or of packages are
+ * noted by ./hooks.ts.)
+ */
+const watchInputs = () => {
+  const env: Record<string, string | null> = {};
+  let impure = false;
+  const real = process.env;
+  process.env = new Proxy(real, { get: (t, k) => (typeof k === 'string' && !(k in env) && (env[k] = t[k] ?? null), Reflect.get(t, k)) });
+  const taint = <T extends object, K extends keyof T>(o: T, k: K) => {
+    const f = o[k];
+    if (typeof f === 'function') o[k] = ((...a: unknown[]) => ((impure = true), Reflect.apply(f, o, a))) as T[K];
+  };
+  const RealDate = Date;
+  globalThis.Date = class extends RealDate {
+    constructor(...a: []) {
+      if (a.length === 0) impure = true;
+      super(...a);
+    }
+    static override now = () => ((impure = true), RealDate.now());
+  } as DateConstructor;
+  taint(Math, 'random');
+  taint(performance, 'now');
+  taint(globalThis.crypto, 'getRandomValues');
+  taint(globalThis.crypto, 'randomUUID');
+  taint(globalThis, 'fetch');
+  return () => {
+    process.env = real;
+    globalThis.Date = RealDate;
+    return impure ? undefined : env;
+  };
+};
 
 interface IRSource {
   toIR(source?: string): unknown;
@@ -48,16 +87,28 @@ const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
 
 const messageOf = (err: unknown) => (err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err));
 
-export const evaluate = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
-  const dir = path.dirname(file);
+export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
   const esbuildVersion = (createRequire(import.meta.url)('esbuild/package.json') as { version: string }).version;
-  const entries: HookData = { imgc: pathToFileURL(imgcEntry).href, stdlib: pathToFileURL(stdlibEntry).href, esbuildVersion };
+  const { port1, port2 } = new MessageChannel();
+  const entries: HookData = { imgc: pathToFileURL(imgcEntry).href, stdlib: pathToFileURL(stdlibEntry).href, esbuildVersion, port: port2 };
   // Stack traces and step locations are read through the modules' source maps.
   process.setSourceMapsEnabled(true);
   // imgc itself is loaded before the hooks exist, so that its modules are not sent through the hooks thread.
   await Promise.all([import(entries.imgc), import(entries.stdlib)]);
-  const hooks = path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks.js');
-  register(pathToFileURL(hooks), { data: entries });
+  register(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks.js')), { data: entries, transferList: [port2] });
+  const inputsRead = watchInputs();
+  const result = await run(req);
+  const env = inputsRead();
+  const modules = await new Promise<ModulesLoaded>((resolve) => {
+    port1.once('message', resolve);
+    port1.postMessage('loaded?');
+  });
+  port1.close();
+  return env && !modules.impure && !result.diagnostics.some((d) => d.code === 'IMGC1007') ? { ...result, inputs: { files: modules.files, env } } : result;
+};
+
+const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
+  const dir = path.dirname(file);
   setDefinitionDir(dir);
   let exported: unknown;
   try {

@@ -5,24 +5,64 @@
 // traces and step locations point at the user's lines. Everything else
 // (packages from the user's node_modules, JSON, import.meta, top-level await)
 // is Node's own.
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { createRequire, isBuiltin } from 'node:module';
+import type { MessagePort } from 'node:worker_threads';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { TransformFailure } from 'esbuild';
 import { readCached, sha256, writeCached } from '../util/cache.js';
-import { syntaxErrorName } from './entries.js';
+import { ownDirs, syntaxErrorName } from './entries.js';
+
+/**
+ * esbuild's own binary: its JavaScript API would cost more to load than the
+ * transform itself (and start a service process for one call).
+ */
+const esbuildBinary = (): string => {
+  const pkg = createRequire(import.meta.url).resolve('esbuild/package.json');
+  try {
+    return createRequire(pkg).resolve(`@esbuild/${process.platform}-${process.arch}/bin/esbuild`);
+  } catch {
+    return path.join(path.dirname(pkg), 'bin', 'esbuild');
+  }
+};
+
+/** `text` of `file` as an ES module with an inline source map; or esbuild's first error, located. */
+const transpile = (file: string, text: string): { code: string } | { error: string; line: number; column: number } => {
+  const args = ['--loader=ts', '--format=esm', `--target=node${process.versions.node}`, '--sourcemap=inline', `--sourcefile=${file}`, '--log-level=error', '--color=false'];
+  const r = spawnSync(esbuildBinary(), [...args, '--tsconfig-raw={"compilerOptions":{"verbatimModuleSyntax":false}}'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.status === 0) return { code: r.stdout };
+  // ✘ [ERROR] Unexpected ";"  …  /path/file.ts:3:18:  (the column 0-based)
+  const message = /\[ERROR\] (.*)/.exec(r.stderr)?.[1] ?? (r.error?.message || r.stderr.trim() || `esbuild exited with ${r.status}`);
+  const at = /:(\d+):(\d+):\s*$/m.exec(r.stderr);
+  return { error: message, line: Number(at?.[1] ?? 1), column: Number(at?.[2] ?? 0) + 1 };
+};
 
 export interface HookData {
   imgc: string;
   stdlib: string;
   /** Names the transpile cache's entries (see `load`). */
   esbuildVersion: string;
+  /** Asked 'loaded?', answers {@link ModulesLoaded}. */
+  port: MessagePort;
 }
 let data: HookData | undefined;
 
+/** The files the definition's modules were loaded from; impure when one of its files imported Node's modules or a package (their effects are unknown). */
+export interface ModulesLoaded {
+  files: string[];
+  impure: boolean;
+}
+const loaded: ModulesLoaded = { files: [], impure: false };
+
 export const initialize = (d: HookData): void => {
   data = d;
+  d.port.on('message', () => d.port.postMessage(loaded));
+  d.port.unref();
 };
+
+const isUsers = (url: string) => url.startsWith('file:') && !url.includes('/node_modules/') && !ownDirs.some((d) => fileURLToPath(url).startsWith(d));
 
 
 interface Resolved {
@@ -35,6 +75,7 @@ type Next<C, R> = (specifier: string, context: C) => Promise<R>;
 export const resolve = async (specifier: string, context: { parentURL?: string }, next: Next<{ parentURL?: string }, Resolved>): Promise<Resolved> => {
   if (data && specifier === 'imgc') return { url: data.imgc, shortCircuit: true };
   if (data && specifier === 'imgc/stdlib') return { url: data.stdlib, shortCircuit: true };
+  if (context.parentURL && isUsers(context.parentURL) && (isBuiltin(specifier) || !/^(\.{0,2}\/|file:)/.test(specifier))) loaded.impure = true;
   if (context.parentURL && /\.m?ts$/.test(context.parentURL) && /^\.\.?\/.*\.m?js$/.test(specifier)) {
     const asJs = new URL(specifier, context.parentURL);
     const asTs = new URL(specifier.replace(/js$/, 'ts'), context.parentURL);
@@ -50,6 +91,7 @@ interface Loaded {
 }
 
 export const load = async (url: string, context: { format?: string | null }, next: Next<{ format?: string | null }, Loaded>): Promise<Loaded> => {
+  if (url.startsWith('file:')) loaded.files.push(fileURLToPath(url));
   if (!url.startsWith('file:') || !/\.m?ts$/.test(url)) return next(url, context);
   const file = fileURLToPath(url);
   const text = await readFile(file, 'utf8');
@@ -57,24 +99,13 @@ export const load = async (url: string, context: { format?: string | null }, nex
   const key = `${sha256(`${data?.esbuildVersion}\0${file}\0${text}`)}.mjs`;
   const cached = readCached('transpiled', key);
   if (cached !== undefined) return { format: 'module', source: cached, shortCircuit: true };
-  const { transform } = await import('esbuild');
-  try {
-    const { code } = await transform(text, {
-      loader: 'ts',
-      format: 'esm',
-      target: `node${process.versions.node}`,
-      sourcemap: 'inline',
-      sourcefile: file,
-      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: false } },
-    });
-    writeCached('transpiled', key, code);
-    return { format: 'module', source: code, shortCircuit: true };
-  } catch (e) {
-    const first = (e as Partial<TransformFailure>).errors?.[0];
-    if (!first) throw e;
-    const err = new SyntaxError(first.text);
-    err.name = syntaxErrorName;
-    err.stack = `${err.name}: ${first.text}\n    at ${url}:${first.location?.line ?? 1}:${(first.location?.column ?? 0) + 1}`;
-    throw err;
+  const out = transpile(file, text);
+  if ('code' in out) {
+    writeCached('transpiled', key, out.code);
+    return { format: 'module', source: out.code, shortCircuit: true };
   }
+  const err = new SyntaxError(out.error);
+  err.name = syntaxErrorName;
+  err.stack = `${err.name}: ${out.error}\n    at ${url}:${out.line}:${out.column}`;
+  throw err;
 };

@@ -2,16 +2,17 @@
 // while a process of its own evaluates it (./evaluate.ts) into IR, both
 // bounded in time and killed with all they started (./bounded.ts). Every
 // failure becomes a diagnostic with a location; nothing here prints or exits.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import { spawnBounded } from './bounded.js';
-import { srcRoot } from './entries.js';
+import { ownDirs, srcRoot } from './entries.js';
 import type { EvaluationRequest, Evaluated } from './evaluate.js';
-import { typecheck } from './typecheck.js';
+import { cacheSalt, typecheck } from './typecheck.js';
+import { hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import type { GivenValue } from './variables.js';
 
 export type { GivenValue } from './variables.js';
@@ -66,6 +67,39 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
 };
 
+/** imgc's own code as installed, by its files' sizes and times: a result made by other code is not reused. */
+const installation = (): string =>
+  sha256(
+    [path.dirname(path.dirname(evaluator())), ...ownDirs]
+      .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f)))
+      .map((f) => `${f}\0${statSync(f).size}\0${statSync(f).mtimeMs}`)
+      .join('\n'),
+  );
+
+interface CachedLoad {
+  inputs: HashedInput[];
+  env: Record<string, string | null>;
+  loaded: Omit<LoadedDefinition, 'dir'>;
+}
+
+/**
+ * A definition that reads nothing but its own files, imgc and environment
+ * variables (./evaluate.ts says when) gives the same result while those are
+ * unchanged: it is kept, and given again without running anything.
+ */
+const resultCache = (file: string, opts: LoadOptions) => {
+  const key = `${sha256(JSON.stringify([cacheSalt, installation(), file, process.cwd(), opts.vars ?? [], opts.typecheck !== false]))}.json`;
+  return {
+    get: (): Omit<LoadedDefinition, 'dir'> | undefined => {
+      const text = readCached('loaded', key);
+      const entry = text === undefined ? undefined : (JSON.parse(text) as CachedLoad);
+      const same = entry && Object.entries(entry.env).every(([k, v]) => (process.env[k] ?? null) === v) && inputsUnchanged(entry.inputs);
+      return same ? entry.loaded : undefined;
+    },
+    put: (entry: CachedLoad) => writeCached('loaded', key, JSON.stringify(entry)),
+  };
+};
+
 export const loadDefinition = async (file: string, opts: LoadOptions = {}): Promise<LoadedDefinition> => {
   const abs = path.resolve(file);
   const dir = path.dirname(abs);
@@ -75,6 +109,9 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
     const why = existsSync(abs) ? (e as Error).message : 'no such file';
     return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${why}`)] };
   }
+  const cache = resultCache(abs, opts);
+  const reused = cache.get();
+  if (reused) return { ...reused, dir };
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const [checked, evaluated] = await Promise.all([
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
@@ -82,8 +119,13 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
     evaluateInChild(abs, opts.vars ?? [], timeout),
   ]);
   const { diagnostics: types, files } = checked;
+  const { syntaxError, inputs, ...rest } = evaluated;
   // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
-  if (evaluated.syntaxError) return { dir, files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics };
-  const { syntaxError: _, ...rest } = evaluated;
-  return { ...rest, dir, files, diagnostics: [...types, ...evaluated.diagnostics] };
+  const loaded = syntaxError
+    ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
+    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
+  // A type-check that failed (no inputs) is tried again next time.
+  const typeInputs = opts.typecheck === false ? [] : 'inputs' in checked ? checked.inputs : undefined;
+  if (inputs && typeInputs) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env, loaded });
+  return { ...loaded, dir };
 };

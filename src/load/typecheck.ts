@@ -103,9 +103,10 @@ interface CachedCheck {
  * makes them IMGC1006 when the file cannot be parsed (tsc then reports its
  * syntax errors only).
  */
-export const typecheck = async (file: string, timeoutMs: number): Promise<{ diagnostics: Diagnostic[]; files: string[] }> => {
+export const typecheck = async (file: string, timeoutMs: number): Promise<{ diagnostics: Diagnostic[]; files: string[]; inputs?: HashedInput[] }> => {
   const dir = path.dirname(file);
-  const answer = (ds: TsDiagnostic[], inputs: readonly HashedInput[]) => ({
+  const answer = (ds: TsDiagnostic[], inputs: HashedInput[]) => ({
+    inputs,
     diagnostics: ds.map((d) => diagnostic('IMGC1001', d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {})),
     // The user's files the compiler read: what `imgc check --watch` watches.
     files: inputs.map((i) => i.file).filter(isUsersFile),

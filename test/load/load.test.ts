@@ -190,3 +190,40 @@ describe('the type-check', () => {
     expect(ds[0]?.message).toMatch(/^TS2322: Type '"root"' is not assignable to type '"ops"'/);
   });
 });
+
+describe('the result of a definition', () => {
+  const ir = async (dir: string, cache: string, env: Record<string, string> = {}) => {
+    const r = await imgc(['ir', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache, ...env } });
+    expect(r.exitCode, r.all).toBe(0);
+    return (JSON.parse(r.stdout) as { phases: { steps: { kind: string; content?: string }[] }[] }).phases.flatMap((p) => p.steps).find((s) => s.kind === 'file')?.content;
+  };
+  const entries = (cache: string) => (existsSync(path.join(cache, 'loaded')) ? readdirSync(path.join(cache, 'loaded')).map((f) => statSync(path.join(cache, 'loaded', f)).mtimeMs) : []);
+
+  it('is reused while its files and the environment variables it read are unchanged, and made again when one changes', async () => {
+    const dir = tempDir('result');
+    const cache = tempDir('result-cache');
+    write(dir, {
+      'package.json': '{ "type": "module" }\n',
+      'motd.json': '{ "text": "one" }\n',
+      'def.ts': "import { debian12, image } from 'imgc';\nimport motd from './motd.json' with { type: 'json' };\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/motd', { content: `${motd.text} ${process.env['IMGC_TEST_SUFFIX'] ?? '-'}` }));\n",
+    });
+    expect(await ir(dir, cache)).toBe('one -');
+    const made = entries(cache);
+    expect(made).toHaveLength(1);
+    expect(await ir(dir, cache)).toBe('one -');
+    expect(entries(cache)).toEqual(made); // given again, not made again
+    expect(await ir(dir, cache, { IMGC_TEST_SUFFIX: 'x' })).toBe('one x');
+    writeFileSync(path.join(dir, 'motd.json'), '{ "text": "two" }\n');
+    expect(await ir(dir, cache, { IMGC_TEST_SUFFIX: 'x' })).toBe('two x');
+  });
+
+  it('is not kept when the definition reads the clock, or imports Node\'s modules or packages', async () => {
+    for (const [name, line] of [['clock', 'const at = String(Date.now() > 0);'], ['node', "import { hostname } from 'node:os';\nconst at = String(hostname().length > 0);"]]) {
+      const dir = tempDir(`result-${name}`);
+      const cache = tempDir(`result-${name}-cache`);
+      write(dir, { 'def.ts': `import { debian12, image } from 'imgc';\n${line}\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/at', { content: at }));\n` });
+      expect(await ir(dir, cache)).toBe('true');
+      expect(entries(cache), name).toEqual([]);
+    }
+  });
+});
