@@ -3,9 +3,9 @@
 // time is up, when imgc exits, and on Ctrl-C or SIGTERM.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 
+/** How a bounded child ended; `timedOut`: its time was up and its group was killed. */
 export interface Ended {
   code: number | null;
-  /** The time was up and the group was killed. */
   timedOut: boolean;
 }
 
@@ -14,9 +14,7 @@ const live = new Set<ChildProcess>();
 const killGroup = (child: ChildProcess): void => {
   try {
     if (child.pid) process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    // the group is gone already
-  }
+  } catch {} // the group is gone already
 };
 
 const killAll = () => live.forEach(killGroup);
@@ -43,10 +41,7 @@ export const spawnBounded = (command: string, args: string[], options: SpawnOpti
   live.add(child);
   guard(true);
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child);
-  }, timeoutMs);
+  const timer = setTimeout(() => ((timedOut = true), killGroup(child)), timeoutMs);
   const ended = new Promise<Ended>((resolve) => {
     const done = (code: number | null) => {
       clearTimeout(timer);
@@ -61,6 +56,3 @@ export const spawnBounded = (command: string, args: string[], options: SpawnOpti
   });
   return { child, ended };
 };
-
-/** Kills a bounded child's group now (its `ended` settles). */
-export const stopBounded = (child: ChildProcess): void => killGroup(child);

@@ -16,10 +16,7 @@ import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
 import type { HookData, ModulesLoaded } from './hooks.js';
 import { resolveVariables, type GivenValue } from './variables.js';
 
-export interface EvaluationRequest {
-  file: string;
-  vars: readonly GivenValue[];
-}
+export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
 
 export interface Evaluated {
   ir?: Image;
@@ -33,43 +30,24 @@ export interface Evaluated {
 
 /**
  * Notes what the definition reads besides its modules: each environment
- * variable, and any clock, randomness or network use, which makes its result
- * one that cannot be reused. (Imports of Node's modules or of packages are
- * noted by ./hooks.ts.)
+ * variable; and the clock, randomness or the network, whose use makes the
+ * result one that cannot be reused (./hooks.ts notes imports of Node's modules
+ * and packages). Returns what was read, or undefined after such a use.
  */
-const watchInputs = () => {
+const watchInputs = (): (() => Record<string, string | null> | undefined) => {
   const env: Record<string, string | null> = {};
   let impure = false;
-  const real = process.env;
-  process.env = new Proxy(real, { get: (t, k) => (typeof k === 'string' && !(k in env) && (env[k] = t[k] ?? null), Reflect.get(t, k)) });
-  const taint = <T extends object, K extends keyof T>(o: T, k: K) => {
+  process.env = new Proxy(process.env, { get: (t, k) => (typeof k === 'string' && !(k in env) && (env[k] = t[k] ?? null), Reflect.get(t, k)) });
+  const taint = <T extends object>(o: T, k: keyof T) => {
     const f = o[k];
-    if (typeof f === 'function') o[k] = ((...a: unknown[]) => ((impure = true), Reflect.apply(f, o, a))) as T[K];
+    if (typeof f === 'function') o[k] = ((...a: unknown[]) => ((impure = true), Reflect.apply(f, o, a))) as T[keyof T];
   };
-  const RealDate = Date;
-  globalThis.Date = class extends RealDate {
-    constructor(...a: []) {
-      if (a.length === 0) impure = true;
-      super(...a);
-    }
-    static override now = () => ((impure = true), RealDate.now());
-  } as DateConstructor;
-  taint(Math, 'random');
-  taint(performance, 'now');
-  taint(globalThis.crypto, 'getRandomValues');
-  taint(globalThis.crypto, 'randomUUID');
-  taint(globalThis, 'fetch');
-  return () => {
-    process.env = real;
-    globalThis.Date = RealDate;
-    return impure ? undefined : env;
-  };
+  [[Math, 'random'], [Date, 'now'], [performance, 'now'], [crypto, 'getRandomValues'], [crypto, 'randomUUID'], [globalThis, 'fetch']].forEach(([o, k]) => taint(o as object, k as never));
+  globalThis.Date = new Proxy(Date, { construct: (t, a, n) => ((impure ||= a.length === 0), Reflect.construct(t, a, n)), apply: (t) => ((impure = true), t()) });
+  return () => (impure ? undefined : env);
 };
 
-interface IRSource {
-  toIR(source?: string): unknown;
-  packageCatalog?: PackageCatalog;
-}
+type IRSource = { toIR(source?: string): unknown; packageCatalog?: PackageCatalog };
 const isImage = (v: unknown): v is IRSource => typeof v === 'object' && v !== null && typeof (v as IRSource).toIR === 'function';
 
 /** Where in the user's files an error was thrown, from its (source-mapped) stack. */
@@ -104,7 +82,7 @@ export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
     port1.postMessage('loaded?');
   });
   port1.close();
-  return env && !modules.impure && !result.diagnostics.some((d) => d.code === 'IMGC1007') ? { ...result, inputs: { files: modules.files, env } } : result;
+  return env && !modules.impure ? { ...result, inputs: { files: modules.files, env } } : result;
 };
 
 const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
@@ -117,9 +95,7 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
     if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err, dir) })] };
     return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
   }
-  if (!isImage(exported)) {
-    return { diagnostics: [diagnostic('IMGC1003', `'${path.basename(file)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...`' })] };
-  }
+  if (!isImage(exported)) return { diagnostics: [diagnostic('IMGC1003', `'${path.basename(file)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...`' })] };
   let raw: unknown;
   try {
     raw = exported.toIR(path.basename(file));

@@ -13,25 +13,16 @@ import type { MessagePort } from 'node:worker_threads';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readCached, sha256, writeCached } from '../util/cache.js';
-import { ownDirs, syntaxErrorName } from './entries.js';
+import { ownDirs, platformBinary, syntaxErrorName } from './entries.js';
 
-/**
- * esbuild's own binary: its JavaScript API would cost more to load than the
- * transform itself (and start a service process for one call).
- */
-const esbuildBinary = (): string => {
-  const pkg = createRequire(import.meta.url).resolve('esbuild/package.json');
-  try {
-    return createRequire(pkg).resolve(`@esbuild/${process.platform}-${process.arch}/bin/esbuild`);
-  } catch {
-    return path.join(path.dirname(pkg), 'bin', 'esbuild');
-  }
-};
+/** esbuild's own binary: its JavaScript API costs more to load than the transform itself (and starts a service for one call). */
+const esbuildPackage = createRequire(import.meta.url).resolve('esbuild/package.json');
+const esbuild = platformBinary(esbuildPackage, `@esbuild/${process.platform}-${process.arch}/bin/esbuild`) ?? path.join(path.dirname(esbuildPackage), 'bin', 'esbuild');
 
 /** `text` of `file` as an ES module with an inline source map; or esbuild's first error, located. */
 const transpile = (file: string, text: string): { code: string } | { error: string; line: number; column: number } => {
   const args = ['--loader=ts', '--format=esm', `--target=node${process.versions.node}`, '--sourcemap=inline', `--sourcefile=${file}`, '--log-level=error', '--color=false'];
-  const r = spawnSync(esbuildBinary(), [...args, '--tsconfig-raw={"compilerOptions":{"verbatimModuleSyntax":false}}'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+  const r = spawnSync(esbuild, [...args, '--tsconfig-raw={"compilerOptions":{"verbatimModuleSyntax":false}}'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
   if (r.status === 0) return { code: r.stdout };
   // ✘ [ERROR] Unexpected ";"  …  /path/file.ts:3:18:  (the column 0-based)
   const message = /\[ERROR\] (.*)/.exec(r.stderr)?.[1] ?? (r.error?.message || r.stderr.trim() || `esbuild exited with ${r.status}`);
@@ -39,21 +30,17 @@ const transpile = (file: string, text: string): { code: string } | { error: stri
   return { error: message, line: Number(at?.[1] ?? 1), column: Number(at?.[2] ?? 0) + 1 };
 };
 
+/** The entries `imgc` and `imgc/stdlib` resolve to; esbuild's version, for the transpile cache's keys; a port that, asked, answers {@link ModulesLoaded}. */
 export interface HookData {
   imgc: string;
   stdlib: string;
-  /** Names the transpile cache's entries (see `load`). */
   esbuildVersion: string;
-  /** Asked 'loaded?', answers {@link ModulesLoaded}. */
   port: MessagePort;
 }
 let data: HookData | undefined;
 
 /** The files the definition's modules were loaded from; impure when one of its files imported Node's modules or a package (their effects are unknown). */
-export interface ModulesLoaded {
-  files: string[];
-  impure: boolean;
-}
+export type ModulesLoaded = { files: string[]; impure: boolean };
 const loaded: ModulesLoaded = { files: [], impure: false };
 
 export const initialize = (d: HookData): void => {
@@ -65,11 +52,7 @@ export const initialize = (d: HookData): void => {
 const isUsers = (url: string) => url.startsWith('file:') && !url.includes('/node_modules/') && !ownDirs.some((d) => fileURLToPath(url).startsWith(d));
 
 
-interface Resolved {
-  url: string;
-  format?: string | null;
-  shortCircuit?: boolean;
-}
+type Resolved = { url: string; format?: string | null; shortCircuit?: boolean };
 type Next<C, R> = (specifier: string, context: C) => Promise<R>;
 
 export const resolve = async (specifier: string, context: { parentURL?: string }, next: Next<{ parentURL?: string }, Resolved>): Promise<Resolved> => {
@@ -84,11 +67,7 @@ export const resolve = async (specifier: string, context: { parentURL?: string }
   return next(specifier, context);
 };
 
-interface Loaded {
-  format: string;
-  source?: string | ArrayBuffer | Uint8Array;
-  shortCircuit?: boolean;
-}
+type Loaded = { format: string; source?: string | ArrayBuffer | Uint8Array; shortCircuit?: boolean };
 
 export const load = async (url: string, context: { format?: string | null }, next: Next<{ format?: string | null }, Loaded>): Promise<Loaded> => {
   if (url.startsWith('file:')) loaded.files.push(fileURLToPath(url));
@@ -97,15 +76,11 @@ export const load = async (url: string, context: { format?: string | null }, nex
   const text = await readFile(file, 'utf8');
   // Cached by path (the source map names it) and content: an unchanged file does not start esbuild.
   const key = `${sha256(`${data?.esbuildVersion}\0${file}\0${text}`)}.mjs`;
-  const cached = readCached('transpiled', key);
-  if (cached !== undefined) return { format: 'module', source: cached, shortCircuit: true };
-  const out = transpile(file, text);
-  if ('code' in out) {
-    writeCached('transpiled', key, out.code);
-    return { format: 'module', source: out.code, shortCircuit: true };
+  let source = readCached('transpiled', key);
+  if (source === undefined) {
+    const out = transpile(file, text);
+    if (!('code' in out)) throw Object.assign(new SyntaxError(out.error), { name: syntaxErrorName, stack: `${syntaxErrorName}: ${out.error}\n    at ${url}:${out.line}:${out.column}` });
+    writeCached('transpiled', key, (source = out.code));
   }
-  const err = new SyntaxError(out.error);
-  err.name = syntaxErrorName;
-  err.stack = `${err.name}: ${out.error}\n    at ${url}:${out.line}:${out.column}`;
-  throw err;
+  return { format: 'module', source, shortCircuit: true };
 };

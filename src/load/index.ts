@@ -14,7 +14,6 @@ import type { EvaluationRequest, Evaluated } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';
 import { hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import type { GivenValue } from './variables.js';
-
 export type { GivenValue } from './variables.js';
 
 export interface LoadedDefinition {
@@ -55,15 +54,8 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   const { code, timedOut } = await ended;
   if (answer) return answer;
   const at = { file: path.basename(file), line: 1, column: 1 };
-  if (timedOut)
-    return {
-      diagnostics: [
-        diagnostic('IMGC1007', `'${path.basename(file)}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, {
-          loc: at,
-          hint: 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer',
-        }),
-      ],
-    };
+  const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
+  if (timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
   return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
 };
 
@@ -91,10 +83,8 @@ const resultCache = (file: string, opts: LoadOptions) => {
   const key = `${sha256(JSON.stringify([cacheSalt, installation(), file, process.cwd(), opts.vars ?? [], opts.typecheck !== false]))}.json`;
   return {
     get: (): Omit<LoadedDefinition, 'dir'> | undefined => {
-      const text = readCached('loaded', key);
-      const entry = text === undefined ? undefined : (JSON.parse(text) as CachedLoad);
-      const same = entry && Object.entries(entry.env).every(([k, v]) => (process.env[k] ?? null) === v) && inputsUnchanged(entry.inputs);
-      return same ? entry.loaded : undefined;
+      const entry = JSON.parse(readCached('loaded', key) ?? 'null') as CachedLoad | null;
+      return entry && Object.entries(entry.env).every(([k, v]) => (process.env[k] ?? null) === v) && inputsUnchanged(entry.inputs) ? entry.loaded : undefined;
     },
     put: (entry: CachedLoad) => writeCached('loaded', key, JSON.stringify(entry)),
   };
@@ -106,8 +96,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   try {
     readFileSync(abs);
   } catch (e) {
-    const why = existsSync(abs) ? (e as Error).message : 'no such file';
-    return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${why}`)] };
+    return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${existsSync(abs) ? (e as Error).message : 'no such file'}`)] };
   }
   const cache = resultCache(abs, opts);
   const reused = cache.get();

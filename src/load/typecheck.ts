@@ -10,7 +10,7 @@ import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
 import { cacheDir, hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import { spawnBounded } from './bounded.js';
-import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
+import { imgcTypes, ownDirs, platformBinary, srcRoot, stdlibTypes } from './entries.js';
 
 const require = createRequire(import.meta.url);
 const tsPackage = require.resolve('typescript/package.json');
@@ -18,14 +18,8 @@ const tsVersion = (JSON.parse(readFileSync(tsPackage, 'utf8')) as { version: str
 
 /** The native binary itself: the package's `bin/tsc` is a Node script that starts it (and on Node 20 waits for it). */
 export const tscBinary = (): { command: string; args: string[] } => {
-  try {
-    const platform = createRequire(tsPackage).resolve(`@typescript/typescript-${process.platform}-${process.arch}/package.json`);
-    const exe = path.join(path.dirname(platform), 'lib', process.platform === 'win32' ? 'tsc.exe' : 'tsc');
-    if (existsSync(exe)) return { command: exe, args: [] };
-  } catch {
-    // no platform package: the package's own launcher says why
-  }
-  return { command: process.execPath, args: [path.join(path.dirname(tsPackage), 'bin', 'tsc')] };
+  const exe = platformBinary(tsPackage, `@typescript/typescript-${process.platform}-${process.arch}/lib/tsc${process.platform === 'win32' ? '.exe' : ''}`);
+  return exe ? { command: exe, args: [] } : { command: process.execPath, args: [path.join(path.dirname(tsPackage), 'bin', 'tsc')] };
 };
 
 const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resolve(srcRoot, '..', '..', 'package.json')].find(existsSync);
@@ -34,32 +28,14 @@ export const cacheSalt = `imgc@${imgcPackageJson ? (JSON.parse(readFileSync(imgc
 
 const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
 
-export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({
-  file: path.relative(dir, file).split(path.sep).join('/'),
-  line,
-  column,
-});
+export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({ file: path.relative(dir, file).split(path.sep).join('/'), line, column });
 
 /** The project that checks `file`: `imgc` resolves to this installation's declarations (its sources in a checkout). */
 export const tsconfigFor = (file: string): string => {
-  const config = {
-    compilerOptions: {
-      strict: true,
-      noEmit: true,
-      target: 'es2022',
-      module: 'nodenext',
-      moduleResolution: 'nodenext',
-      lib: ['es2022'],
-      types: typeRoots.some((r) => existsSync(path.join(r, 'node'))) ? ['node'] : [],
-      typeRoots,
-      skipLibCheck: true,
-      allowImportingTsExtensions: true,
-      resolveJsonModule: true,
-      paths: { imgc: [imgcTypes], 'imgc/stdlib': [stdlibTypes] },
-    },
-    files: [file],
-  };
-  const text = `${JSON.stringify(config, null, 2)}\n`;
+  const types = typeRoots.some((r) => existsSync(path.join(r, 'node'))) ? ['node'] : [];
+  const paths = { imgc: [imgcTypes], 'imgc/stdlib': [stdlibTypes] };
+  const compilerOptions = { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', lib: ['es2022'], types, typeRoots, skipLibCheck: true, allowImportingTsExtensions: true, resolveJsonModule: true, paths };
+  const text = `${JSON.stringify({ compilerOptions, files: [file] }, null, 2)}\n`;
   const name = `${sha256(text).slice(0, 32)}.json`;
   if (readCached('tsconfig', name) !== text) writeCached('tsconfig', name, text);
   return path.join(cacheDir(), 'tsconfig', name);
@@ -92,10 +68,7 @@ export const parseTscOutput = (out: string, cwd: string): { diagnostics: TsDiagn
 
 const isUsersFile = (file: string) => !file.includes(`${path.sep}node_modules${path.sep}`) && !ownDirs.some((d) => file.startsWith(d));
 
-interface CachedCheck {
-  inputs: HashedInput[];
-  diagnostics: TsDiagnostic[];
-}
+type CachedCheck = { inputs: HashedInput[]; diagnostics: TsDiagnostic[] };
 
 /**
  * TypeScript's diagnostics for the definition `file` (absolute) and the local
