@@ -20,23 +20,34 @@ const hasGnuTime = existsSync('/usr/bin/time');
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
 
-/** Runs cmd `runs` times; wall time in ms and peak RSS in KB (GNU time when present). `env` may be a function, called per run. */
+/**
+ * Runs cmd `runs` times; wall time in ms, and with GNU time the peak RSS in KB
+ * (of the largest process) and the CPU time (user + system, of the command and
+ * every process it waited for). The CPU time says more than wall time on a
+ * machine shared with other work. `env` may be a function, called per run.
+ */
 const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => {
   const times = [];
+  const cpus = [];
   let peak = 0;
   let status = 0;
   for (let i = 0; i < n; i++) {
     const runEnv = typeof env === 'function' ? env() : env;
-    const full = hasGnuTime ? ['/usr/bin/time', ['-f', '%M', cmd, ...argv]] : [cmd, argv];
+    const full = hasGnuTime ? ['/usr/bin/time', ['-f', '%M %U %S', cmd, ...argv]] : [cmd, argv];
     const t0 = process.hrtime.bigint();
     const r = spawnSync(full[0], full[1], { cwd, env: { ...process.env, ...runEnv }, encoding: 'utf8', maxBuffer: 1 << 28 });
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     status = r.status ?? 1;
-    if (hasGnuTime) peak = Math.max(peak, Number(r.stderr.trim().split('\n').pop()) || 0);
+    if (hasGnuTime) {
+      const [kb, user, sys] = (r.stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
+      peak = Math.max(peak, kb || 0);
+      cpus.push(((user || 0) + (sys || 0)) * 1000);
+    }
     if (status !== 0 && i === 0) return { error: `${cmd} ${argv.join(' ')} exited ${status}: ${(r.stderr || r.stdout).slice(-400)}` };
   }
   times.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, runs: n };
+  cpus.sort((a, b) => a - b);
+  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, cpu: hasGnuTime ? cpus[Math.floor(cpus.length / 2)] : undefined, runs: n };
 };
 
 const results = [];
@@ -46,6 +57,8 @@ const row = (group, name, m, peer) => {
     entry.peer = peer.name;
     entry.peerMedian = peer.m?.median;
     entry.ratio = peer.m?.median && m.median ? m.median / peer.m.median : undefined;
+    entry.peerCpu = peer.m?.cpu;
+    entry.cpuRatio = peer.m?.cpu && m.cpu ? m.cpu / peer.m.cpu : undefined;
     entry.peerNote = peer.m?.error ?? peer.missing;
   }
   results.push(entry);
@@ -222,14 +235,14 @@ if (only.has('build')) {
 // Report.
 const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 console.log(`imgc bench — ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${runs} runs per figure\n`);
-console.log('| group | measurement | median | min | max | peak RSS | peer | peer median | ratio |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('| group | measurement | median | min | max | peak RSS | CPU | peer | peer median | ratio | peer CPU | CPU ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
-  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | |`);
-  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | |`);
+  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | | | | |`);
+  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | | | | |`);
   else
     console.log(
-      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} |`,
+      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${fmt(r.cpu)} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} | ${r.peer ? fmt(r.peerCpu) : ''} | ${r.cpuRatio ? `${r.cpuRatio.toFixed(2)}×` : ''} |`,
     );
 }
 mkdirSync(path.join(root, 'out'), { recursive: true });

@@ -31,8 +31,8 @@ const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), 
 export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({ file: path.relative(dir, file).split(path.sep).join('/'), line, column });
 
 /** The project that checks `file`: `imgc` resolves to this installation's declarations (its sources in a checkout). */
-export const tsconfigFor = (file: string): string => {
-  const types = typeRoots.some((r) => existsSync(path.join(r, 'node'))) ? ['node'] : [];
+export const tsconfigFor = (file: string, withNode = false): string => {
+  const types = withNode ? ['node'] : [];
   const paths = { imgc: [imgcTypes], 'imgc/stdlib': [stdlibTypes] };
   const compilerOptions = { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', lib: ['es2022'], types, typeRoots, skipLibCheck: true, allowImportingTsExtensions: true, resolveJsonModule: true, paths };
   const text = `${JSON.stringify({ compilerOptions, files: [file] }, null, 2)}\n`;
@@ -41,15 +41,21 @@ export const tsconfigFor = (file: string): string => {
   return path.join(cacheDir(), 'tsconfig', name);
 };
 
+const nodeTypes = typeRoots.some((r) => existsSync(path.join(r, 'node')));
+
+const runTsc = async (config: string, dir: string, timeoutMs: number) => {
+  const tsc = tscBinary();
+  const { child, ended } = spawnBounded(tsc.command, [...tsc.args, '-p', config, '--pretty', 'false', '--listFiles'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }, timeoutMs);
+  const text = { out: '', err: '' };
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (text.out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (text.err += d));
+  return { ...(await ended), ...text, parsed: parseTscOutput(text.out, dir) };
+};
+
 /** A diagnostic line of `tsc --pretty false`: `file(line,col): error TS2322: message`, or one without a file. */
 const diagnosticLine = /^(?:(.+)\((\d+),(\d+)\): )?(error|warning) TS(\d+): (.*)$/;
 
-export interface TsDiagnostic {
-  message: string;
-  file?: string;
-  line?: number;
-  column?: number;
-}
+export type TsDiagnostic = { message: string; file?: string; line?: number; column?: number };
 
 /** Reads tsc's output: its diagnostics (continuation lines joined) and, from --listFiles, the files it read. */
 export const parseTscOutput = (out: string, cwd: string): { diagnostics: TsDiagnostic[]; files: string[] } => {
@@ -91,14 +97,9 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
     const entry = JSON.parse(cached) as CachedCheck;
     if (inputsUnchanged(entry.inputs)) return answer(entry.diagnostics, entry.inputs);
   }
-  const tsc = tscBinary();
-  const { child, ended } = spawnBounded(tsc.command, [...tsc.args, '-p', config, '--pretty', 'false', '--listFiles'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }, timeoutMs);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const { code, timedOut } = await ended;
-  const parsed = parseTscOutput(out, dir);
+  let { code, timedOut, out, err, parsed } = await runTsc(config, dir, timeoutMs);
+  // Node's types double the compiler's work: only for a definition that uses Node.
+  if (nodeTypes && parsed.diagnostics.some((d) => /^TS(2580|2591|2592|2867|2868):|^TS2307: .*'node:/.test(d.message))) ({ code, timedOut, out, err, parsed } = await runTsc(tsconfigFor(file, true), dir, timeoutMs));
   // 0: clean; 1 and 2: diagnostics were reported. Anything else is TypeScript failing.
   if (timedOut || code === null || code > 2 || (code !== 0 && parsed.diagnostics.length === 0)) {
     const why = timedOut ? `it took longer than ${timeoutMs / 1000} s` : `tsc exited with ${code ?? 'a signal'}: ${(err || out).trim().split('\n').slice(-3).join(' ') || 'no output'}`;
