@@ -57,7 +57,7 @@ const packageJson = (name: string, imgcVersion: string) =>
       private: true,
       type: 'module',
       scripts: { check: 'imgc check', compile: 'imgc compile', 'check:sarif': 'imgc check --format sarif > imgc.sarif' },
-      devDependencies: { imgc: `^${imgcVersion}`, typescript: '~5.9.0' },
+      devDependencies: { imgc: `^${imgcVersion}`, typescript: '^7.0.2' },
     },
     null,
     2,

@@ -75,12 +75,13 @@ interface CachedLoad {
 }
 
 /**
- * A definition that reads nothing but its own files, imgc and environment
- * variables (./evaluate.ts says when) gives the same result while those are
- * unchanged: it is kept, and given again without running anything.
+ * A definition that reads nothing but its own files, imgc and environment variables (./evaluate.ts says
+ * when), and is given no variable values, gives the same result while those are unchanged: it is kept.
  */
 const resultCache = (file: string, opts: LoadOptions) => {
-  const key = `${sha256(JSON.stringify([cacheSalt, installation(), file, process.cwd(), opts.vars ?? [], opts.typecheck !== false]))}.json`;
+  // Not with variable values given: a key made from a sensitive one could be tried against guesses.
+  if (opts.vars?.length) return { get: () => undefined, put: () => {} };
+  const key = `${sha256(JSON.stringify([cacheSalt, installation(), file, process.cwd(), opts.typecheck !== false]))}.json`;
   return {
     get: (): Omit<LoadedDefinition, 'dir'> | undefined => {
       const entry = JSON.parse(readCached('loaded', key) ?? 'null') as CachedLoad | null;

@@ -99,7 +99,7 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
   }
   let { code, timedOut, out, err, parsed } = await runTsc(config, dir, timeoutMs);
   // Node's types double the compiler's work: only for a definition that uses Node.
-  if (nodeTypes && parsed.diagnostics.some((d) => /^TS(2580|2591|2592|2867|2868):|^TS2307: .*'node:/.test(d.message))) ({ code, timedOut, out, err, parsed } = await runTsc(tsconfigFor(file, true), dir, timeoutMs));
+  if (nodeTypes && parsed.diagnostics.some((d) => /^TS(2580|2584|2591|2592|2867|2868):|^TS2307: .*'node:|^TS2339: .* on type 'ImportMeta'/.test(d.message))) ({ code, timedOut, out, err, parsed } = await runTsc(tsconfigFor(file, true), dir, timeoutMs));
   // 0: clean; 1 and 2: diagnostics were reported. Anything else is TypeScript failing.
   if (timedOut || code === null || code > 2 || (code !== 0 && parsed.diagnostics.length === 0)) {
     const why = timedOut ? `it took longer than ${timeoutMs / 1000} s` : `tsc exited with ${code ?? 'a signal'}: ${(err || out).trim().split('\n').slice(-3).join(' ') || 'no output'}`;

@@ -227,4 +227,13 @@ describe('the result of a definition', () => {
       expect(entries(cache), name).toEqual([]);
     }
   });
+
+  it('is not kept when variable values are given (a key made from a secret could be tried against guesses)', async () => {
+    const dir = tempDir('result-vars');
+    const cache = tempDir('result-vars-cache');
+    write(dir, { 'def.ts': "import { debian12, image, variable, z } from 'imgc';\nconst token = variable('token', z.string(), { sensitive: true });\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/t', { content: `${token}` }));\n" });
+    const r = await imgc(['check', '--var', 'token=hunter2', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
+    expect(r.exitCode, r.all).toBe(0);
+    expect(entries(cache)).toEqual([]);
+  });
 });
