@@ -188,7 +188,7 @@ if (only.has('scale')) {
       if (!m.median) continue;
       const base = baseline[name];
       if (n === 1) baseline[name] = m;
-      // The fastest runs: background work (a snapshot made, another process) only ever adds time. A size whose
+      // The fastest runs: background work (another process) only ever adds time. A size whose
       // time is within a tenth of the 1-step time says little about growth, and its log would weigh most in the fit.
       else if (base && m.min - base.min > base.min / 10) series[name].push({ n, t: m.min - base.min });
     }
