@@ -17,7 +17,5 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
-    // No type-check server lingers after a test's imgc; test/load/typecheck-server.test.ts asks for its own.
-    env: { IMGC_NO_SERVER: '1' },
   },
 });

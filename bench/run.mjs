@@ -4,8 +4,7 @@
 // out/bench.json). Peers that are not installed are reported missing.
 // Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build]
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,36 +12,42 @@ import { parseArgs } from 'node:util';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const imgcBin = path.join(root, 'bin', 'imgc.js');
-// imgc's own rule for a snapshot attempt in progress (npm run bench builds dist/ first).
-const { attempted } = createRequire(import.meta.url)(path.join(root, 'dist', 'src', 'load', 'typecheck-child.cjs'));
 const { values: args } = parseArgs({ options: { runs: { type: 'string' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
 const runs = Number(args.runs ?? (args.quick ? 3 : 7));
 const only = new Set((args.only ?? 'check,compile,scale,build').split(','));
 const work = mkdtempSync(path.join(os.tmpdir(), 'imgc-bench-'));
-// A type-check server started by one measurement would answer the next: only the rows that say so have one.
-process.env.IMGC_NO_SERVER = '1';
 const hasGnuTime = existsSync('/usr/bin/time');
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
 
-/** Runs cmd `runs` times; wall time in ms and peak RSS in KB (GNU time when present). `env` may be a function, called per run. */
+/**
+ * Runs cmd `runs` times; wall time in ms, and with GNU time the peak RSS in KB
+ * (of the largest process) and the CPU time (user + system, of the command and
+ * every process it waited for). The CPU time says more than wall time on a
+ * machine shared with other work. `env` may be a function, called per run.
+ */
 const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => {
   const times = [];
+  const cpus = [];
   let peak = 0;
   let status = 0;
   for (let i = 0; i < n; i++) {
     const runEnv = typeof env === 'function' ? env() : env;
-    const full = hasGnuTime ? ['/usr/bin/time', ['-f', '%M', cmd, ...argv]] : [cmd, argv];
+    const full = hasGnuTime ? ['/usr/bin/time', ['-f', '%M %U %S', cmd, ...argv]] : [cmd, argv];
     const t0 = process.hrtime.bigint();
     const r = spawnSync(full[0], full[1], { cwd, env: { ...process.env, ...runEnv }, encoding: 'utf8', maxBuffer: 1 << 28 });
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     status = r.status ?? 1;
-    if (hasGnuTime) peak = Math.max(peak, Number(r.stderr.trim().split('\n').pop()) || 0);
-    snapshotMade(runEnv.IMGC_CACHE);
+    if (hasGnuTime) {
+      const [kb, user, sys] = (r.stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
+      peak = Math.max(peak, kb || 0);
+      cpus.push(((user || 0) + (sys || 0)) * 1000);
+    }
     if (status !== 0 && i === 0) return { error: `${cmd} ${argv.join(' ')} exited ${status}: ${(r.stderr || r.stdout).slice(-400)}` };
   }
   times.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, runs: n };
+  cpus.sort((a, b) => a - b);
+  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, cpu: hasGnuTime ? cpus[Math.floor(cpus.length / 2)] : undefined, runs: n };
 };
 
 const results = [];
@@ -52,73 +57,25 @@ const row = (group, name, m, peer) => {
     entry.peer = peer.name;
     entry.peerMedian = peer.m?.median;
     entry.ratio = peer.m?.median && m.median ? m.median / peer.m.median : undefined;
+    entry.peerCpu = peer.m?.cpu;
+    entry.cpuRatio = peer.m?.cpu && m.cpu ? m.cpu / peer.m.cpu : undefined;
     entry.peerNote = peer.m?.error ?? peer.missing;
   }
   results.push(entry);
 };
 
 const imgc = (...a) => [process.execPath, [imgcBin, ...a]];
-const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-/** Blocks (measurements are synchronous) until `ready()`, for two minutes at most. */
-const waitUntil = (ready) => {
-  for (let waited = 0; !ready() && waited < 120_000; waited += 100) sleep(100);
-};
-
-/** How long before a check its file is saved in the "edited 1 s before" rows: a person's pause between saving and running it. */
-const SAVED_BEFORE_MS = 1000;
 let edits = 0;
-/**
- * An edit of `file` before each run: one more comment line, saved `savedBeforeMs`
- * before the check starts (not timed); returns `env`. A real edit, so that
- * every cache and a type-check server (which checks on save) see it.
- */
-const editing = (file, env, savedBeforeMs = 0) => () => {
+/** An edit of `file` before each run (not timed): one more comment line, saved as a person saves before running the check; returns `env`. */
+const editing = (file, env) => () => {
   appendFileSync(file, `// edit ${++edits}\n`);
-  if (savedBeforeMs) sleep(savedBeforeMs);
-  return typeof env === 'function' ? env() : env;
+  return env;
 };
 
-/**
- * A check with no type-check snapshot has one made in the background
- * (src/load/typecheck.ts): wait for it, so that it neither runs into the next
- * measurement nor is missing from a measurement that means to use it.
- */
-const snapshotMade = (cache) => {
-  const dir = path.join(cache ?? path.join(os.homedir(), '.cache', 'imgc'), 'typecheck-snapshot');
-  // An older marker is a failed attempt, which imgc leaves: nothing to wait for.
-  const making = () => existsSync(dir) && readdirSync(dir).some((f) => f.endsWith('.making') && attempted(path.join(dir, f)));
-  waitUntil(() => !making());
-};
-
-/**
- * Runs `measureWith(env)` with a type-check server running for cache `env`
- * (src/load/typecheck-server.ts): started by a check, as a user's first
- * check starts it, warmed by a few edited checks, stopped after.
- */
-const withServer = async (env, edit, measureWith) => {
-  const serverEnv = { ...env, IMGC_NO_SERVER: '0', CI: '' };
-  const { typecheckServerSocket } = await import(path.join(root, 'dist', 'src', 'load', 'typecheck.js'));
-  const { stopServer } = await import(path.join(root, 'dist', 'src', 'load', 'typecheck-server.js'));
-  const saved = { ...process.env };
-  Object.assign(process.env, serverEnv);
-  const socket = typecheckServerSocket();
-  process.env = saved;
-  if (!socket) throw new Error(`no type-check server socket can be made in ${env.IMGC_CACHE}`);
-  const check = (file) => spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...edit(), ...serverEnv } });
-  try {
-    return await measureWith(serverEnv, (file) => {
-      check(file);
-      waitUntil(() => existsSync(socket) && !existsSync(`${socket}.making`));
-      for (let i = 0; i < 3; i++) check(file);
-    });
-  } finally {
-    await stopServer(socket);
-  }
-};
-
+/** An empty cache, as on a CI machine (CI=true). */
 const freshCache = () => {
   const dir = mkdtempSync(path.join(work, 'cache-'));
-  return { IMGC_CACHE: dir };
+  return { IMGC_CACHE: dir, CI: 'true' };
 };
 
 const compileTo = (target, file) => {
@@ -138,7 +95,6 @@ const example = 'examples/node-image.ts';
 if (only.has('check')) {
   const warmEnv = freshCache();
   spawnSync(...imgc('check', example), { cwd: root, env: { ...process.env, ...warmEnv } });
-  snapshotMade(warmEnv.IMGC_CACHE);
   const playbook = compileTo('ansible', example);
   const ansibleEnv = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
   const syntax = playbook
@@ -148,22 +104,15 @@ if (only.has('check')) {
     ? peerCmd('ansible-lint (same playbook)', 'ansible-lint', ['--offline', '-q', 'site.yml'], { cwd: playbook, env: ansibleEnv, n: Math.min(runs, 3) })
     : { name: 'ansible-lint', missing: 'imgc could not compile the playbook' };
   const warm = measure(...imgc('check', example), { env: warmEnv });
-  // Edited: a copy of the example, saved again before each check; TypeScript's compiled code and the type-check's snapshot cached.
+  // Edited: a copy of the example, saved again before each check.
   const copy = path.join(work, 'node-image.ts');
   copyFileSync(path.join(root, example), copy);
   const changed = measure(...imgc('check', copy), { env: editing(copy, warmEnv) });
-  const [servedAtOnce, servedLater] = await withServer(warmEnv, editing(copy, warmEnv), (serverEnv, start) => {
-    start(copy);
-    const env = { ...warmEnv, ...serverEnv };
-    return [measure(...imgc('check', copy), { env: editing(copy, env) }), measure(...imgc('check', copy), { env: editing(copy, env, SAVED_BEFORE_MS) })];
-  });
   const cold = measure(...imgc('check', example), { env: freshCache });
-  row('check', 'imgc check node-image.ts (warm cache)', warm, syntax);
-  row('check', 'imgc check node-image.ts (edited 1 s before: type-check server running)', servedLater, syntax);
-  row('check', 'imgc check node-image.ts (edited and checked at once: type-check server running)', servedAtOnce, syntax);
-  row('check', 'imgc check node-image.ts (edited: no server, type-check from the snapshot)', changed, syntax);
-  row('check', 'imgc check node-image.ts (empty cache)', cold, syntax);
-  row('check', 'imgc check node-image.ts (warm cache)', warm, lint);
+  row('check', 'imgc check node-image.ts (empty cache, CI=true)', cold, syntax);
+  row('check', 'imgc check node-image.ts (edited: file saved, no daemon)', changed, syntax);
+  row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, syntax);
+  row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, lint);
 }
 
 if (only.has('compile')) {
@@ -223,30 +172,23 @@ if (only.has('scale')) {
     // The file checked before, unchanged (CI's re-run, compile after check): the type-check is cached.
     const warmEnv = freshCache();
     spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...warmEnv } });
-    snapshotMade(warmEnv.IMGC_CACHE);
     const warm = measure(...imgc('check', file), { n: scaleRuns, env: warmEnv });
-    // Edited: saved again before each check; type-checked from the snapshot, or by a server.
+    // Edited: saved again before each check.
     const edited = measure(...imgc('check', file), { n: scaleRuns, env: editing(file, warmEnv) });
-    const [servedAtOnce, servedLater] = await withServer(warmEnv, editing(file, warmEnv), (serverEnv, start) => {
-      start(file);
-      const env = { ...warmEnv, ...serverEnv };
-      return [measure(...imgc('check', file), { n: scaleRuns, env: editing(file, env) }), measure(...imgc('check', file), { n: scaleRuns, env: editing(file, env, SAVED_BEFORE_MS) })];
-    });
-    const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns });
-    const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns });
+    // Evaluated every time (an empty cache each run), as after an edit.
+    const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns, env: freshCache });
+    const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns, env: freshCache });
     const steps = n === 1 ? '1 step' : `${n} steps`;
-    row('scale', `imgc check, ${steps} (cold)`, check);
-    row('scale', `imgc check, ${steps} (warm cache)`, warm);
-    row('scale', `imgc check, ${steps} (edited 1 s before: type-check server running)`, servedLater);
-    row('scale', `imgc check, ${steps} (edited and checked at once: type-check server running)`, servedAtOnce);
-    row('scale', `imgc check, ${steps} (edited: no server, type-check from the snapshot)`, edited);
-    row('scale', `imgc check --no-typecheck, ${steps}`, noTc);
-    row('scale', `imgc compile --target shell, ${steps}`, compile);
+    row('scale', `imgc check, ${steps} (empty cache, CI=true)`, check);
+    row('scale', `imgc check, ${steps} (unchanged since the last check)`, warm);
+    row('scale', `imgc check, ${steps} (edited: file saved, no daemon)`, edited);
+    row('scale', `imgc check --no-typecheck, ${steps} (empty cache)`, noTc);
+    row('scale', `imgc compile --no-typecheck --target shell, ${steps} (empty cache)`, compile);
     for (const [name, m] of [['check', check], ['check --no-typecheck', noTc], ['compile shell', compile]]) {
       if (!m.median) continue;
       const base = baseline[name];
       if (n === 1) baseline[name] = m;
-      // The fastest runs: background work (a snapshot made, another process) only ever adds time. A size whose
+      // The fastest runs: background work (another process) only ever adds time. A size whose
       // time is within a tenth of the 1-step time says little about growth, and its log would weigh most in the fit.
       else if (base && m.min - base.min > base.min / 10) series[name].push({ n, t: m.min - base.min });
     }
@@ -294,14 +236,14 @@ if (only.has('build')) {
 // Report.
 const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 console.log(`imgc bench — ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${runs} runs per figure\n`);
-console.log('| group | measurement | median | min | max | peak RSS | peer | peer median | ratio |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('| group | measurement | median | min | max | peak RSS | CPU | peer | peer median | ratio | peer CPU | CPU ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
-  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | |`);
-  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | |`);
+  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | | | | |`);
+  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | | | | |`);
   else
     console.log(
-      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} |`,
+      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${fmt(r.cpu)} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} | ${r.peer ? fmt(r.peerCpu) : ''} | ${r.cpuRatio ? `${r.cpuRatio.toFixed(2)}×` : ''} |`,
     );
 }
 mkdirSync(path.join(root, 'out'), { recursive: true });

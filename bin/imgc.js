@@ -8,6 +8,13 @@ if (!existsSync(main)) {
   process.stderr.write('imgc: dist/ is missing; run `npm run build` (npm ci does it) first\n');
   process.exit(2);
 }
+// A reader that stops early (`imgc schema | head -1`) closes the pipe: end quietly, as a Unix tool killed by SIGPIPE does.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e) => {
+    if (e.code !== 'EPIPE') throw e;
+    process.exit(141);
+  });
+}
 const { run } = await import(pathToFileURL(main).href);
 try {
   process.exitCode = await run(process.argv.slice(2), {

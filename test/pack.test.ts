@@ -16,12 +16,13 @@ describe('npm pack consumer', () => {
     const shipped = files.map((f) => f.path);
     expect(shipped).toContain('dist/src/index.d.ts');
     expect(shipped).toContain('bin/imgc.js');
-    expect(shipped).toContain('dist/src/util/zod.cjs'); // the bundle the CLI loads (src/util/zod.ts)
+    expect(shipped).toContain('dist/src/load/evaluate.js'); // the evaluation process's script
     expect(shipped.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
 
     const project = tempDir('consumer');
     writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    const install = await execa('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(packDir, filename)], { cwd: project, reject: false, all: true });
+    // The consumer's own TypeScript, both majors: the published declarations must work with each.
+    const install = await execa('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', path.join(packDir, filename), 'typescript@7', 'typescript-5.9@npm:typescript@5.9'], { cwd: project, reject: false, all: true });
     expect(install.exitCode, install.all).toBe(0);
 
     writeFileSync(
@@ -39,15 +40,36 @@ describe('npm pack consumer', () => {
       path.join(project, 'tsconfig.json'),
       JSON.stringify({ compilerOptions: { strict: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', noEmit: true, types: [] }, include: ['*.ts'] }),
     );
-    const tsc = await execa('node', [path.join(project, 'node_modules/typescript/bin/tsc'), '-p', project], { reject: false, all: true });
-    expect(tsc.exitCode, tsc.all).toBe(0);
+    for (const [pkg, major] of [['typescript', '7.'], ['typescript-5.9', '5.9.']] as const) {
+      const tsc = path.join(project, 'node_modules', pkg, 'bin', 'tsc');
+      expect((await execa('node', [tsc, '--version'])).stdout).toContain(`Version ${major}`);
+      const checked = await execa('node', [tsc, '-p', project], { reject: false, all: true });
+      expect(checked.exitCode, `${pkg}: ${checked.all}`).toBe(0);
+    }
 
-    // A cache of its own: the snapshot maker this check starts would fail in the user's cache once the consumer is removed.
     const env = { IMGC_CACHE: path.join(packDir, 'cache') };
     const check = await execa(path.join(project, 'node_modules/.bin/imgc'), ['check', 'node-image.ts'], { cwd: project, env, reject: false, all: true });
     expect(check.exitCode, check.all).toBe(0);
     expect(check.stdout).toContain('contracts hold');
     const version = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/package.json'), 'utf8')) as { version: string };
     expect(version.version).toBe((JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
+    // Shipped source maps carry their sources (the .ts files are not shipped).
+    const map = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/dist/src/cli/main.js.map'), 'utf8')) as { sourcesContent?: string[] };
+    expect(map.sourcesContent?.[0]).toContain('export const run');
+    expect(shipped).toContain('LICENSE');
+
+    // A new user's path: imgc init with the installed imgc, then the scaffold installs (imgc from the
+    // tarball it came from, not the registry, which has no imgc) and checks clean.
+    const scaffold = path.join(tempDir('scaffold'), 'my-node');
+    const init = await execa(path.join(project, 'node_modules/.bin/imgc'), ['init', scaffold], { env, reject: false, all: true });
+    expect(init.exitCode, init.all).toBe(0);
+    const manifest = JSON.parse(readFileSync(path.join(scaffold, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    expect(manifest.devDependencies['imgc']).toBe(`file:${path.join(packDir, filename)}`);
+    const installScaffold = await execa('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: scaffold, reject: false, all: true });
+    expect(installScaffold.exitCode, installScaffold.all).toBe(0);
+    const scaffoldTsc = await execa('node', [path.join(scaffold, 'node_modules/typescript/bin/tsc'), '-p', scaffold], { reject: false, all: true });
+    expect(scaffoldTsc.exitCode, scaffoldTsc.all).toBe(0);
+    const scaffoldCheck = await execa(path.join(scaffold, 'node_modules/.bin/imgc'), ['check'], { cwd: scaffold, env, reject: false, all: true });
+    expect(scaffoldCheck.exitCode, scaffoldCheck.all).toBe(0);
   });
 });

@@ -25,6 +25,8 @@ const importedPackages = (file: string): string[] => {
   const specs = [
     ...[...text.matchAll(/\bfrom\s+['"]([^'"]+)['"]/g)].map((m) => m[1]!),
     ...[...text.matchAll(/\b(?:import|require(?:\.resolve)?)\s*\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1]!),
+    // A package whose manifest is read to find its files (a native binary beside it).
+    ...[...text.matchAll(/['"]((?:@[\w.-]+\/)?[\w.-]+)\/package\.json['"]/g)].map((m) => m[1]!),
   ];
   return specs
     .filter((s) => !s.startsWith('.') && !s.startsWith('node:') && !s.startsWith('/') && s !== 'imgc' && !s.startsWith('imgc/'))

@@ -19,6 +19,7 @@ export const diagnosticCodes = {
   IMGC1004: { severity: 'error', title: 'the definition produced invalid IR', fix: 'fix the value named in the message' },
   IMGC1005: { severity: 'error', title: 'definition file not found or unreadable', fix: 'check the path' },
   IMGC1006: { severity: 'error', title: 'TypeScript syntax error in the definition', fix: 'fix the syntax at the reported location' },
+  IMGC1007: { severity: 'error', title: 'the definition did not finish in time', fix: 'end the loop or await that never finishes at the top level of the definition, or give it longer with --timeout SECONDS' },
   IMGC1008: { severity: 'error', title: 'variable value invalid', fix: 'give a value that matches the variable\'s schema (--var, IMGC_VAR_<NAME> or imgc.toml [vars]), or declare the variable' },
   IMGC2001: { severity: 'error', title: 'a string cannot be represented safely in the target', fix: 'remove the NUL, control character or lone UTF-16 surrogate from the value' },
   IMGC2002: { severity: 'error', title: 'the target cannot express this value or feature', fix: 'use another target for this image, or change the step to something the target supports' },

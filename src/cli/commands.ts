@@ -34,6 +34,7 @@ const loadFlags: Flag[] = [
   { name: 'var', type: 'string', multiple: true, value: 'NAME=VALUE', help: "a value for one of the definition's variables (repeatable)" },
   { name: 'var-file', type: 'string', multiple: true, value: 'FILE', complete: 'file', help: 'variable values from a TOML or JSON file of NAME = VALUE (repeatable)' },
   { name: 'no-typecheck', type: 'boolean', help: 'skip the TypeScript check (the contract checker still runs)' },
+  { name: 'timeout', type: 'string', value: 'SECONDS', help: 'how long the definition may take to evaluate (default 30)' },
 ];
 const talkFlags: Flag[] = [
   { name: 'quiet', type: 'boolean', short: 'q', help: 'print errors only' },
@@ -56,6 +57,7 @@ export const commands: readonly Command[] = [
     summary: 'type-check and contract-check a definition',
     flags: [
       { name: 'format', type: 'string', choices: ['text', 'json', 'sarif'], help: 'how to print the diagnostics' },
+      { name: 'watch', type: 'boolean', help: 'check again on every save of the definition or a file it imports, until Ctrl-C' },
       { name: 'against', type: 'string', value: 'CONTRACT', complete: 'file', help: "check the phases after the contract's phase against its facts, not the base's" },
       ...loadFlags,
       ...talkFlags,

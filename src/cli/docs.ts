@@ -4,9 +4,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type ts from 'typescript';
+import { isArrowFunction, isFunctionExpression, isFunctionTypeNode, isIdentifier, isVariableStatement, SyntaxKind, type Node, type SourceFile } from 'typescript/unstable/ast';
 import { aptCatalog } from '../../stdlib/catalog.js';
 import type { PackageCatalog } from '../dsl/types.js';
+import { cacheDir, writeCached } from '../util/cache.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** The stdlib's sources in a checkout, else the shipped declarations. */
@@ -26,22 +27,21 @@ interface Entry {
   doc: string;
 }
 
-const entriesOf = (t: typeof ts, sf: ts.SourceFile): Entry[] => {
+const entriesOf = (sf: SourceFile): Entry[] => {
   const out: Entry[] = [];
-  const docOf = (node: ts.Node) =>
-    t
-      .getJSDocCommentsAndTags(node)
-      .map((d) => (typeof d.comment === 'string' ? d.comment : (d.comment ?? []).map((c) => c.text).join('')))
+  const docOf = (node: Node) =>
+    ((node.jsDoc ?? []) as readonly { comment?: string | readonly { text: string }[] }[])
+      .map((d) => (typeof d.comment === 'string' ? d.comment : [...(d.comment ?? [])].map((c) => c.text).join('')))
       .join(' ')
       .replace(/\s+/g, ' ')
       .trim();
   for (const stmt of sf.statements) {
-    const exported = t.canHaveModifiers(stmt) && (t.getModifiers(stmt) ?? []).some((m) => m.kind === t.SyntaxKind.ExportKeyword);
-    if (!exported || !t.isVariableStatement(stmt)) continue;
+    const exported = ((stmt as { modifiers?: readonly Node[] }).modifiers ?? []).some((m) => m.kind === SyntaxKind.ExportKeyword);
+    if (!exported || !isVariableStatement(stmt)) continue;
     for (const decl of stmt.declarationList.declarations) {
-      if (!t.isIdentifier(decl.name)) continue;
+      if (!isIdentifier(decl.name)) continue;
       const init = decl.initializer;
-      const fn = init && (t.isArrowFunction(init) || t.isFunctionExpression(init)) ? init : decl.type && t.isFunctionTypeNode(decl.type) ? decl.type : undefined;
+      const fn = init && (isArrowFunction(init) || isFunctionExpression(init)) ? init : decl.type && isFunctionTypeNode(decl.type) ? decl.type : undefined;
       const params = fn ? `(${fn.parameters.map((p) => p.getText(sf).replace(/\s+/g, ' ')).join(', ')})` : '';
       out.push({ name: decl.name.text, params, doc: docOf(stmt) });
     }
@@ -51,12 +51,24 @@ const entriesOf = (t: typeof ts, sf: ts.SourceFile): Entry[] => {
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
+/** The stdlib's files parsed by TypeScript 7, through its API (a tsc process, closed before this returns). */
+const parsed = async (files: string[]): Promise<Map<string, Entry[]>> => {
+  const { API } = await import('typescript/unstable/sync');
+  const config = JSON.stringify({ compilerOptions: { noEmit: true, types: [], noResolve: true }, files });
+  writeCached('tsconfig', 'stdlib-docs.json', config);
+  const api = new API({ cwd: here });
+  try {
+    const project = api.updateSnapshot({ openProjects: [path.join(cacheDir(), 'tsconfig', 'stdlib-docs.json')] }).getProjects()[0];
+    return new Map(files.map((f) => [f, project?.program.getSourceFile(f) ? entriesOf(project.program.getSourceFile(f)!) : []]));
+  } finally {
+    api.close();
+  }
+};
+
 export const stdlibReference = async (): Promise<string> => {
-  const t = (await import('typescript')).default;
   const sections: string[] = [];
-  for (const file of stdlibFiles()) {
-    const sf = t.createSourceFile(file, t.sys.readFile(file) ?? '', t.ScriptTarget.ES2022, true);
-    const entries = entriesOf(t, sf).filter((e) => e.doc);
+  for (const [file, all] of await parsed(stdlibFiles())) {
+    const entries = all.filter((e) => e.doc);
     if (!entries.length) continue;
     const title = path.basename(file).replace(/\.d\.ts$|\.ts$/, '');
     sections.push(

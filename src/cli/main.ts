@@ -7,27 +7,16 @@ import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
-import { dropTypecheckPrefetch, prefetchTypecheck } from '../load/typecheck.js';
 import { colorWanted, chooseColor } from './color.js';
 import { commandHelp, findCommand, overviewHelp, parseCommand, type FlagValues } from './commands.js';
 import { EXIT, UsageError } from './exit.js';
 
 // Each command imports what only it needs when it runs (the backends, the
 // builder, the scaffold, …): `imgc check`, the one CI runs on every push,
-// loads the loader and the checker and nothing else. And before any of that,
-// a command that loads a definition starts its type-check (another process),
-// so that it runs while this one loads.
+// loads the loader and the checker and nothing else.
 
-/**
- * What every command needs besides: the loader and checker, after zod is told
- * to skip its generated fast path: one process parses the IR once or twice,
- * and generating it (~15 ms for the IR's schema) costs more than it saves.
- * zod reads the setting when a schema is made, so it comes first.
- */
-const loadCheck = async () => {
-  (await import('../util/zod.js')).z.config({ jitless: true });
-  return import('./load-check.js');
-};
+/** What every command needs besides: the loader and the checker. */
+const loadCheck = () => import('./load-check.js');
 
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const pkg = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string };
@@ -51,7 +40,7 @@ interface Io {
 }
 
 const loadChecked = async (file: string, v: Values) =>
-  (await loadCheck()).loadFromCli(file, { 'no-typecheck': on(v, 'no-typecheck'), var: v.var, 'var-file': v['var-file'] });
+  (await loadCheck()).loadFromCli(file, { 'no-typecheck': on(v, 'no-typecheck'), var: v.var, 'var-file': v['var-file'], timeout: str(v, 'timeout') });
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) };
@@ -81,10 +70,8 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
     return first ? EXIT.ok : EXIT.usage;
   }
   const command = findCommand(first).name;
-  // build and verify have their own module (src/cli/build.ts); their type-check starts first here too.
+  // build and verify have their own module (src/cli/build.ts).
   if (command === 'build' || command === 'verify') {
-    const file = (await import('./build-args.js')).typecheckedFile(command, argv.slice(1));
-    if (file) prefetchTypecheck(path.resolve(file));
     await loadCheck();
     const build = await import('./build.js');
     return command === 'build' ? build.buildCommand(argv.slice(1), io) : build.verifyCommand(argv.slice(1), io);
@@ -93,7 +80,6 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
   const v = parsed.values as Values;
   const positionals = [command, ...parsed.positionals];
   chooseColor(v);
-  if (['check', 'ir', 'explain', 'compile'].includes(command) && positionals[1] && !on(v, 'no-typecheck') && !on(v, 'help')) prefetchTypecheck(path.resolve(positionals[1]));
   if (on(v, 'help')) {
     io.out(commandHelp(findCommand(command)));
     return EXIT.ok;
@@ -102,14 +88,19 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
     switch (command) {
       case 'check': {
         const format = (str(v, 'format') ?? 'text') as 'text' | 'json' | 'sarif';
-        const checked = await loadChecked(await fileArg(positionals, command), v);
+        const file = await fileArg(positionals, command);
         const against = str(v, 'against');
-        const { loaded, diagnostics, exit } = against && checked.loaded.ir ? (await import('./contract.js')).checkAgainst(checked, against) : checked;
-        report(diagnostics, loaded, format, v, io, 'out');
-        if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
-        // --verbose: what was checked, step by step, with the facts each provides and requires.
-        if (format === 'text' && on(v, 'verbose') && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
-        return exit;
+        const checkOnce = async () => {
+          const checked = await loadChecked(file, v);
+          const { loaded, diagnostics, exit } = against && checked.loaded.ir ? (await import('./contract.js')).checkAgainst(checked, against) : checked;
+          report(diagnostics, loaded, format, v, io, 'out');
+          if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
+          // --verbose: what was checked, step by step, with the facts each provides and requires.
+          if (format === 'text' && on(v, 'verbose') && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
+          return { exit, files: loaded.files ?? [] };
+        };
+        if (on(v, 'watch')) return (await import('./watch.js')).watch(path.resolve(file), checkOnce, io);
+        return (await checkOnce()).exit;
       }
       case 'ir':
       case 'explain': {
@@ -223,7 +214,5 @@ export const run = async (argv: string[], io: Io): Promise<number> => {
     if (!(e instanceof UsageError)) throw e;
     io.err(`imgc: ${e.message}\n`);
     return EXIT.usage;
-  } finally {
-    dropTypecheckPrefetch(); // a usage error before the definition was loaded: do not wait for its type-check
   }
 };

@@ -1,6 +1,7 @@
 // Where imgc's own modules are, for the loader: `imgc` and `imgc/stdlib` in
 // a definition resolve to them, and the type-check reads their declarations.
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,3 +18,14 @@ export const imgcTypes = imgcEntry.replace(/\.js$/, '.d.ts');
 export const stdlibTypes = stdlibEntry.replace(/\.js$/, '.d.ts');
 /** imgc's own directories (with a trailing separator): files there are never the user's. */
 export const ownDirs = [srcRoot, path.dirname(stdlibEntry)].map((d) => d + path.sep);
+/** The name of the error ./hooks.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
+export const syntaxErrorName = 'TypeScriptSyntaxError';
+
+/** A native tool's binary, from the platform package npm installed beside the package of `packageJson` (TypeScript's, esbuild's). */
+export const platformBinary = (packageJson: string, file: string): string | undefined => {
+  try {
+    return createRequire(packageJson).resolve(file);
+  } catch {
+    return undefined; // an unsupported platform: the package's own launcher says so
+  }
+};

@@ -1,20 +1,19 @@
-// Loads a definition: type-checks it with the TypeScript compiler API while
-// it evaluates it and turns its default export into IR. Every failure becomes a
-// diagnostic with a location; nothing here prints or exits.
-import { existsSync, readFileSync } from 'node:fs';
-import { register } from 'node:module';
+// Loads a definition: TypeScript 7's compiler checks it (./typecheck.ts)
+// while a process of its own evaluates it (./evaluate.ts) into IR, both
+// bounded in time and killed with all they started (./bounded.ts). Every
+// failure becomes a diagnostic with a location; nothing here prints or exits.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { linkDefinition, type Entries, type Linked } from './link.js';
-import { imgcEntry, srcRoot, stdlibEntry } from './entries.js';
-import { locOf, prefetchedTranspiles, typecheck } from './typecheck.js';
+import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
-import { validateImage } from '../check/validate.js';
-import { setDefinitionDir } from '../dsl/location.js';
-import type { Image, SourceLocation } from '../ir/schema.js';
+import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
-import { resolveVariables, type GivenValue } from './variables.js';
-
+import { spawnBounded } from './bounded.js';
+import { ownDirs, srcRoot } from './entries.js';
+import type { EvaluationRequest, Evaluated } from './evaluate.js';
+import { cacheSalt, typecheck } from './typecheck.js';
+import { hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
+import type { GivenValue } from './variables.js';
 export type { GivenValue } from './variables.js';
 
 export interface LoadedDefinition {
@@ -23,112 +22,100 @@ export interface LoadedDefinition {
   diagnostics: Diagnostic[];
   /** Absolute directory of the definition; IR locations are relative to it. */
   dir: string;
+  /** The user's files the definition is made of, as far as the type-check saw (else the definition alone). */
+  files?: string[];
 }
+
+/** How long evaluating a definition (and type-checking it) may take, unless --timeout says otherwise. */
+export const DEFAULT_TIMEOUT_SECONDS = 30;
 
 export interface LoadOptions {
   /** Run the TypeScript type-check (default true). */
   typecheck?: boolean;
   /** Values of the definition's variables, highest precedence first (see ./variables.ts). */
   vars?: readonly GivenValue[];
+  /** Seconds the evaluation may take (default {@link DEFAULT_TIMEOUT_SECONDS}); the type-check, this or the default, whichever is longer. */
+  timeoutSeconds?: number;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const entries: Entries = { imgc: pathToFileURL(imgcEntry).href, stdlib: pathToFileURL(stdlibEntry).href };
-
-let hooksRegistered = false;
-const registerHooks = async () => {
-  if (hooksRegistered) return;
-  hooksRegistered = true;
-  // Loaded before the hooks exist, so that each of their modules is not sent through the hooks thread.
-  await Promise.all([import(entries.imgc), import(entries.stdlib)]);
-  const hooks = path.join(here, existsSync(path.join(here, 'hooks.js')) ? 'hooks.js' : 'hooks.ts');
-  register(pathToFileURL(hooks), { data: { imgcEntry: entries.imgc, stdlibEntry: entries.stdlib } });
+/** The evaluation process's script: beside this file when built; the built one when the sources run (tests). */
+const evaluator = (): string => {
+  const beside = path.join(path.dirname(fileURLToPath(import.meta.url)), 'evaluate.js');
+  return existsSync(beside) ? beside : path.resolve(srcRoot, '..', 'dist', 'src', 'load', 'evaluate.js');
 };
 
-/** How to import the definition: linked in-thread when it can be (see ./link.ts), else through the module hooks. */
-const link = (file: string): Linked => {
-  if (process.env['IMGC_LOADER'] === 'hooks') return { needsHooks: 'IMGC_LOADER=hooks' };
-  try {
-    return linkDefinition(file, entries);
-  } catch {
-    return { needsHooks: 'linking failed' }; // the hooks meet the same problem and report it as they always did
-  }
+const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeoutSeconds: number): Promise<Evaluated> => {
+  // The file is named on the command line only so that `ps` says what this process is.
+  const { child, ended } = spawnBounded(process.execPath, [evaluator(), file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' }, timeoutSeconds * 1000);
+  let answer: Evaluated | undefined;
+  child.on('message', (m: Evaluated) => (answer = m));
+  child.on('error', () => {}); // reported by `ended`
+  child.send({ file, vars } satisfies EvaluationRequest, () => {});
+  const { code, timedOut } = await ended;
+  if (answer) return answer;
+  const at = { file: path.basename(file), line: 1, column: 1 };
+  const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
+  if (timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
+  return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
 };
 
-interface IRSource {
-  toIR(source?: string): unknown;
-  packageCatalog?: PackageCatalog;
+/** imgc's own code as installed, by its files' sizes and times: a result made by other code is not reused. */
+const installation = (): string =>
+  sha256(
+    [path.dirname(path.dirname(evaluator())), ...ownDirs]
+      .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f)))
+      .map((f) => `${f}\0${statSync(f).size}\0${statSync(f).mtimeMs}`)
+      .join('\n'),
+  );
+
+interface CachedLoad {
+  inputs: HashedInput[];
+  env: Record<string, string | null>;
+  loaded: Omit<LoadedDefinition, 'dir'>;
 }
-const isImage = (v: unknown): v is IRSource => typeof v === 'object' && v !== null && typeof (v as IRSource).toIR === 'function';
 
-/** Where in the user's files an error was thrown, from its (source-mapped) stack. */
-const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
-  const stack = err instanceof Error ? (err.stack ?? '') : '';
-  for (const line of stack.split('\n')) {
-    const m = /(file:\/\/[^\s()]+|\/[^\s():]+):(\d+):(\d+)/.exec(line);
-    if (!m) continue;
-    const file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
-    if ([srcRoot, path.dirname(stdlibEntry)].some((d) => file.startsWith(d + path.sep))) continue;
-    if (file.includes(`${path.sep}node_modules${path.sep}`)) continue;
-    return locOf(dir, file, Number(m[2]), Number(m[3]));
-  }
-  return undefined;
+/**
+ * A definition that reads nothing but its own files, imgc and environment variables (./evaluate.ts says
+ * when), and is given no variable values, gives the same result while those are unchanged: it is kept.
+ */
+const resultCache = (file: string, opts: LoadOptions) => {
+  // Not with variable values given: a key made from a sensitive one could be tried against guesses.
+  if (opts.vars?.length) return { get: () => undefined, put: () => {} };
+  const key = `${sha256(JSON.stringify([cacheSalt, installation(), file, process.cwd(), opts.typecheck !== false]))}.json`;
+  return {
+    get: (): Omit<LoadedDefinition, 'dir'> | undefined => {
+      const entry = JSON.parse(readCached('loaded', key) ?? 'null') as CachedLoad | null;
+      return entry && Object.entries(entry.env).every(([k, v]) => (process.env[k] ?? null) === v) && inputsUnchanged(entry.inputs) ? entry.loaded : undefined;
+    },
+    put: (entry: CachedLoad) => writeCached('loaded', key, JSON.stringify(entry)),
+  };
 };
-
-const isSyntaxError = (d: Diagnostic) => d.code === 'IMGC1006';
 
 export const loadDefinition = async (file: string, opts: LoadOptions = {}): Promise<LoadedDefinition> => {
   const abs = path.resolve(file);
   const dir = path.dirname(abs);
-  if (!existsSync(abs)) return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': no such file`)] };
   try {
     readFileSync(abs);
   } catch (e) {
-    return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${(e as Error).message}`)] };
+    return { dir, diagnostics: [diagnostic('IMGC1005', `cannot read definition '${file}': ${existsSync(abs) ? (e as Error).message : 'no such file'}`)] };
   }
-  // The type-check runs in a process of its own (./typecheck.ts) while this one evaluates.
-  // A type-check server transpiles the files first, into the cache link() reads.
-  const transpiled = prefetchedTranspiles(abs);
-  const typechecked = opts.typecheck === false ? Promise.resolve([]) : typecheck(abs, dir);
-  typechecked.catch(() => {}); // awaited below on every path; this only keeps Node from calling it unhandled meanwhile
-  const done = async (more: Diagnostic[], rest: Omit<LoadedDefinition, 'dir' | 'diagnostics'> = {}): Promise<LoadedDefinition> => {
-    const types = await typechecked;
-    // A syntax error makes whatever the evaluation said beside the point.
-    if (types.some(isSyntaxError)) return { dir, diagnostics: types };
-    return { dir, ...rest, diagnostics: [...types, ...more] };
-  };
-
-  // Stack traces and step locations are read through the modules' source maps.
-  process.setSourceMapsEnabled(true);
-  await transpiled;
-  const linked = link(abs);
-  // Code with syntax errors is not run. A linked file's transpile says so; through the hooks, only the type-check can.
-  if (!('url' in linked) && opts.typecheck !== false && (await typechecked).some(isSyntaxError)) return done([]);
-  if (!('url' in linked)) await registerHooks();
-  setDefinitionDir(dir);
-  let exported: unknown;
-  try {
-    const mod = (await import('url' in linked ? linked.url : pathToFileURL(abs).href)) as { default?: unknown };
-    exported = mod.default;
-  } catch (err) {
-    const message = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
-    return done([diagnostic('IMGC1002', message, { loc: thrownAt(err, dir) })]);
-  } finally {
-    setDefinitionDir(undefined);
-  }
-  if (!isImage(exported)) {
-    return done([diagnostic('IMGC1003', `'${path.basename(abs)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...`' })]);
-  }
-  let raw: unknown;
-  try {
-    raw = exported.toIR(path.basename(abs));
-  } catch (err) {
-    return done([diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err, dir) })]);
-  }
-  const resolved = resolveVariables((raw as { phases?: unknown } | null)?.phases, opts.vars ?? []);
-  if (resolved.diagnostics.length) return done(resolved.diagnostics);
-  if (resolved.variables?.length && typeof raw === 'object' && raw !== null) raw = { ...raw, variables: resolved.variables };
-  const { ir, diagnostics: invalid } = validateImage(raw);
-  if (!ir) return done(invalid);
-  return done([], { ir, ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) });
+  const cache = resultCache(abs, opts);
+  const reused = cache.get();
+  if (reused) return { ...reused, dir };
+  const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
+  const [checked, evaluated] = await Promise.all([
+    // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
+    opts.typecheck === false ? { diagnostics: [], files: [abs] } : typecheck(abs, Math.max(timeout, DEFAULT_TIMEOUT_SECONDS) * 1000),
+    evaluateInChild(abs, opts.vars ?? [], timeout),
+  ]);
+  const { diagnostics: types, files } = checked;
+  const { syntaxError, inputs, ...rest } = evaluated;
+  // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
+  const loaded = syntaxError
+    ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
+    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
+  // A type-check that failed (no inputs) is tried again next time.
+  const typeInputs = opts.typecheck === false ? [] : 'inputs' in checked ? checked.inputs : undefined;
+  if (inputs && typeInputs) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env, loaded });
+  return { ...loaded, dir };
 };

@@ -1,232 +1,112 @@
-// TypeScript's diagnostics for a definition, from ./typecheck-child.cjs in a
-// process of its own: started first, it checks on another core while this one
-// evaluates the definition. This side caches answers by the content of every
-// file they read, and keeps the child's V8 snapshot (TypeScript's libraries
-// parsed and bound) fresh: it is used only while every file it was made from
-// is unchanged; a check that finds none runs without, then has it made in
-// the background for the next.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+// TypeScript's diagnostics for a definition: the native compiler of
+// TypeScript 7 (`tsc`, a Go binary shipped in a platform package beside the
+// `typescript` package) run over a generated tsconfig. Why a process and not
+// the API: docs/architecture.md. The answer is cached with the hash of every
+// file the compiler read, so an unchanged definition is not checked again.
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { setPriority } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
 import { cacheDir, hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
-import { cacheSalt } from './transpile.js';
-import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
-import type { Answer, Request, Stamp } from './typecheck-child.cjs';
-import { askServer, serverSocket, serverWanted, startServerLater } from './typecheck-server.js';
+import { spawnBounded } from './bounded.js';
+import { imgcTypes, ownDirs, platformBinary, srcRoot, stdlibTypes } from './entries.js';
 
-const child = path.join(path.dirname(fileURLToPath(import.meta.url)), 'typecheck-child.cjs');
-const { attempted, markerOf, sidecarOf, unchanged } = createRequire(import.meta.url)(child) as typeof import('./typecheck-child.cjs');
+const require = createRequire(import.meta.url);
+const tsPackage = require.resolve('typescript/package.json');
+const tsVersion = (JSON.parse(readFileSync(tsPackage, 'utf8')) as { version: string }).version;
+
+/** The native binary itself: the package's `bin/tsc` is a Node script that starts it (and on Node 20 waits for it). */
+export const tscBinary = (): { command: string; args: string[] } => {
+  const exe = platformBinary(tsPackage, `@typescript/typescript-${process.platform}-${process.arch}/lib/tsc${process.platform === 'win32' ? '.exe' : ''}`);
+  return exe ? { command: exe, args: [] } : { command: process.execPath, args: [path.join(path.dirname(tsPackage), 'bin', 'tsc')] };
+};
+
+const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resolve(srcRoot, '..', '..', 'package.json')].find(existsSync);
+/** What every cache entry of the loader depends on besides the user's files. */
+export const cacheSalt = `imgc@${imgcPackageJson ? (JSON.parse(readFileSync(imgcPackageJson, 'utf8')) as { version: string }).version : '?'} typescript@${tsVersion}`;
 
 const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
 
-export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({
-  file: path.relative(dir, file).split(path.sep).join('/'),
-  line,
-  column,
-});
+export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({ file: path.relative(dir, file).split(path.sep).join('/'), line, column });
 
-const request = (file: string): Request => ({
-  file,
-  imgcTypes,
-  stdlibTypes,
-  typeRoots,
-  nodeTypesAvailable: typeRoots.some((r) => existsSync(path.join(r, 'node'))),
-  ownDirs,
-  cacheDir: cacheDir(),
-});
-
-/** NODE_OPTIONS (--require, --import) would load modules that a snapshot cannot hold. */
-const childEnv = (): NodeJS.ProcessEnv => {
-  const { NODE_OPTIONS: _, ...env } = process.env;
-  return env;
+/** The project that checks `file`: `imgc` resolves to this installation's declarations (its sources in a checkout). */
+export const tsconfigFor = (file: string, withNode = false): string => {
+  const types = withNode ? ['node'] : [];
+  const paths = { imgc: [imgcTypes], 'imgc/stdlib': [stdlibTypes] };
+  const compilerOptions = { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', lib: ['es2022'], types, typeRoots, skipLibCheck: true, allowImportingTsExtensions: true, resolveJsonModule: true, paths };
+  const text = `${JSON.stringify({ compilerOptions, files: [file] }, null, 2)}\n`;
+  const name = `${sha256(text).slice(0, 32)}.json`;
+  if (readCached('tsconfig', name) !== text) writeCached('tsconfig', name, text);
+  return path.join(cacheDir(), 'tsconfig', name);
 };
 
-export interface Ran {
-  answer?: Answer;
-  exitCode: number | null;
-  stderr: string;
-}
+const nodeTypes = typeRoots.some((r) => existsSync(path.join(r, 'node')));
 
-/** Runs node with `args`, the request on stdin; the answer is the first line it prints. */
-const runChild = (args: string[], req: Request, signal?: AbortSignal): Promise<Ran> =>
-  new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--no-warnings', ...args], { env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
-    let out = '';
-    let err = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    p.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-    p.stdin.on('error', () => {}); // a child that died early: reported by its exit
-    p.stdin.end(JSON.stringify(req));
-    p.on('error', (e) => resolve({ exitCode: null, stderr: e.message }));
-    p.on('close', (code) => {
-      let answer: Answer | undefined;
-      try {
-        answer = JSON.parse(out.split('\n', 1)[0]!) as Answer;
-      } catch {
-        answer = undefined;
-      }
-      resolve({ ...(answer ? { answer } : {}), exitCode: code, stderr: err });
-    });
+const runTsc = async (config: string, dir: string, timeoutMs: number) => {
+  const tsc = tscBinary();
+  const { child, ended } = spawnBounded(tsc.command, [...tsc.args, '-p', config, '--pretty', 'false', '--listFiles'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }, timeoutMs);
+  const text = { out: '', err: '' };
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (text.out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (text.err += d));
+  return { ...(await ended), ...text, parsed: parseTscOutput(text.out, dir) };
+};
+
+/** A diagnostic line of `tsc --pretty false`: `file(line,col): error TS2322: message`, or one without a file. */
+const diagnosticLine = /^(?:(.+)\((\d+),(\d+)\): )?(error|warning) TS(\d+): (.*)$/;
+
+export type TsDiagnostic = { message: string; file?: string; line?: number; column?: number };
+
+/** Reads tsc's output: its diagnostics (continuation lines joined) and, from --listFiles, the files it read. */
+export const parseTscOutput = (out: string, cwd: string): { diagnostics: TsDiagnostic[]; files: string[] } => {
+  const diagnostics: TsDiagnostic[] = [];
+  const files: string[] = [];
+  for (const line of out.split('\n')) {
+    const m = diagnosticLine.exec(line);
+    if (m) {
+      const message = `TS${m[5]}: ${m[6]}`;
+      diagnostics.push(m[1] ? { message, file: path.resolve(cwd, m[1]), line: Number(m[2]), column: Number(m[3]) } : { message });
+    } else if (line.startsWith('  ') && diagnostics.length) diagnostics[diagnostics.length - 1]!.message += `\n${line}`;
+    else if (path.isAbsolute(line)) files.push(line);
+  }
+  return { diagnostics, files };
+};
+
+const isUsersFile = (file: string) => !file.includes(`${path.sep}node_modules${path.sep}`) && !ownDirs.some((d) => file.startsWith(d));
+
+type CachedCheck = { inputs: HashedInput[]; diagnostics: TsDiagnostic[] };
+
+/**
+ * TypeScript's diagnostics for the definition `file` (absolute) and the local
+ * files it imports, within `timeoutMs`. Each is IMGC1001 here; the loader
+ * makes them IMGC1006 when the file cannot be parsed (tsc then reports its
+ * syntax errors only).
+ */
+export const typecheck = async (file: string, timeoutMs: number): Promise<{ diagnostics: Diagnostic[]; files: string[]; inputs?: HashedInput[] }> => {
+  const dir = path.dirname(file);
+  const answer = (ds: TsDiagnostic[], inputs: HashedInput[]) => ({
+    inputs,
+    diagnostics: ds.map((d) => diagnostic('IMGC1001', d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {})),
+    // The user's files the compiler read: what `imgc check --watch` watches.
+    files: inputs.map((i) => i.file).filter(isUsersFile),
   });
-
-/** This Node binary and this imgc installation: each has a snapshot, and a server, of its own. */
-const installation = (): string => sha256(`${process.execPath}\0${process.version}\0${process.arch}\0${child}`).slice(0, 32);
-
-/** The snapshot for this installation; its sidecar lists the files it was made from. */
-const snapshotFiles = () => {
-  const dir = path.join(cacheDir(), 'typecheck-snapshot');
-  return { dir, blob: path.join(dir, `${installation()}.blob`) };
-};
-
-/** The socket of this installation's type-check server (./typecheck-server.ts), when one may be used. */
-export const typecheckServerSocket = (): string | undefined => (serverWanted().use ? serverSocket(cacheDir(), installation()) : undefined);
-
-const freshSnapshot = (files: ReturnType<typeof snapshotFiles>): boolean => {
-  if (!existsSync(files.blob)) return false;
-  try {
-    return (JSON.parse(readFileSync(sidecarOf(files.blob), 'utf8')) as Stamp[]).every(unchanged);
-  } catch {
-    return false;
-  }
-};
-
-/** Makes the snapshot for next time, in a process of its own that outlives this one (it takes a few seconds of one core). */
-const makeSnapshotLater = (files: ReturnType<typeof snapshotFiles>, req: Request): void => {
-  if (attempted(markerOf(files.blob))) return;
-  try {
-    mkdirSync(files.dir, { recursive: true });
-    const maker = spawn(process.execPath, ['--no-warnings', child, '--make-snapshot', files.blob, JSON.stringify(req)], { detached: true, stdio: 'ignore', env: childEnv() });
-    maker.on('error', () => {});
-    if (maker.pid) setPriority(maker.pid, 19);
-    maker.unref();
-  } catch {
-    // a cache that cannot be written: no snapshot, checks as fast as before
-  }
-};
-
-export interface AskOptions {
-  /** Stops the check. */
-  signal?: AbortSignal;
-  /** Called once the definition's files are in the transpile cache, or will not be put there by the check. */
-  onTranspiled?: () => void;
-}
-
-/**
- * The answer: from the server when one runs; else from a child process,
- * started from the snapshot when it is fresh, and afterwards the snapshot
- * made and a server started, for the next check.
- */
-export const askTypecheck = async (file: string, { signal, onTranspiled }: AskOptions = {}): Promise<Ran> => {
-  const req = request(file);
-  const socket = typecheckServerSocket();
-  if (socket && existsSync(socket)) {
-    const asked = askServer(socket, req, onTranspiled !== undefined, signal);
-    if (onTranspiled) void asked.transpiled.then(onTranspiled);
-    const answer = await asked.answer;
-    if (answer || signal?.aborted) return { ...(answer ? { answer } : {}), exitCode: 0, stderr: '' };
-  }
-  onTranspiled?.();
-  const files = snapshotFiles();
-  let ran: Ran | undefined;
-  if (freshSnapshot(files)) {
-    ran = await runChild(['--snapshot-blob', files.blob], req, signal);
-    if (!ran.answer && !signal?.aborted) {
-      rmSync(files.blob, { force: true }); // a blob this Node cannot load: make it again
-      ran = undefined;
-    }
-  }
-  ran ??= await runChild([child], req, signal);
-  if (!signal?.aborted) {
-    makeSnapshotLater(files, req);
-    if (socket && serverWanted().start) startServerLater(socket, req, childEnv());
-  }
-  return ran;
-};
-
-const toDiagnostics = (answer: Extract<Answer, { ok: true }>, dir: string): Diagnostic[] => {
-  const code = answer.syntactic ? 'IMGC1006' : 'IMGC1001';
-  return answer.diagnostics.map((d) => diagnostic(code, d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {}));
-};
-
-interface CachedCheck {
-  inputs: HashedInput[];
-  diagnostics: Diagnostic[];
-}
-
-let prefetched: { file: string; diagnostics: Promise<Diagnostic[]>; transpiled: Promise<void>; stop: AbortController } | undefined;
-
-/**
- * Starts the type-check of `file` (absolute) now; the next typecheck() of it
- * takes this one. For the CLI, which knows the file before it has loaded the
- * rest of itself (and calls dropTypecheckPrefetch when it ends).
- */
-export const prefetchTypecheck = (file: string): void => {
-  const stop = new AbortController();
-  let transpiled!: () => void;
-  const ready = new Promise<void>((resolve) => (transpiled = resolve));
-  const diagnostics = check(file, path.dirname(file), { signal: stop.signal, onTranspiled: transpiled });
-  diagnostics.catch(() => {}); // whoever takes it sees the failure
-  diagnostics.finally(transpiled).catch(() => {});
-  prefetched = { file, diagnostics, transpiled: ready, stop };
-};
-
-/** Loading TypeScript to transpile takes ~100 ms: wait no longer than that for the server to do it. */
-const TRANSPILE_WAIT_MS = 100;
-
-/**
- * Settles when a prefetched check of `file` has had the server transpile its
- * files into the cache, or will not (no server, a cached check), or after a
- * loading of TypeScript's worth of waiting. Call before typecheck() takes it.
- */
-export const prefetchedTranspiles = (file: string): Promise<void> => {
-  if (prefetched?.file !== file) return Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, TRANSPILE_WAIT_MS)));
-  return Promise.race([prefetched.transpiled, waited]).finally(() => clearTimeout(timer));
-};
-
-/** Stops a prefetched type-check nobody took (a usage error came first), so the command does not wait on it. */
-export const dropTypecheckPrefetch = (): void => {
-  prefetched?.stop.abort();
-  prefetched = undefined;
-};
-
-/**
- * TypeScript's diagnostics for the definition and the local files it imports.
- * The result is cached with the hash of every file it read (outside
- * node_modules), so an unchanged definition is not type-checked again.
- */
-export const typecheck = (file: string, dir: string): Promise<Diagnostic[]> => {
-  const started = prefetched?.file === file ? prefetched.diagnostics : undefined;
-  prefetched = undefined;
-  return started ?? check(file, dir);
-};
-
-const check = async (file: string, dir: string, ask: AskOptions = {}): Promise<Diagnostic[]> => {
-  const key = `${sha256(`${cacheSalt}\0${file}`)}.json`;
+  const config = tsconfigFor(file);
+  const key = `${sha256(`${cacheSalt}\0${config}`)}.json`;
   const cached = readCached('typecheck', key);
   if (cached !== undefined) {
     const entry = JSON.parse(cached) as CachedCheck;
-    if (inputsUnchanged(entry.inputs)) return entry.diagnostics;
+    if (inputsUnchanged(entry.inputs)) return answer(entry.diagnostics, entry.inputs);
   }
-  const { answer, exitCode, stderr } = await askTypecheck(file, ask);
-  if (!answer) throw new Error(`the type-check process ended (exit ${exitCode}) without an answer: ${stderr.trim() || 'nothing on stderr'}`);
-  if (!answer.ok) {
-    if (answer.error.name !== 'RangeError') throw new Error(`the type-check failed: ${answer.error.name}: ${answer.error.message}`);
-    // Not cached: a retry may succeed.
-    return [
-      diagnostic('IMGC1001', `TypeScript could not check this definition (${answer.error.message})`, {
-        loc: locOf(dir, file, 1, 1),
-        hint: 'split very long chains of steps into modules (defineModule) of a few hundred steps each, or pass --no-typecheck',
-      }),
-    ];
+  let { code, timedOut, out, err, parsed } = await runTsc(config, dir, timeoutMs);
+  // Node's types double the compiler's work: only for a definition that uses Node.
+  if (nodeTypes && parsed.diagnostics.some((d) => /^TS(2580|2584|2591|2592|2867|2868):|^TS2307: .*'node:|^TS2339: .* on type 'ImportMeta'/.test(d.message))) ({ code, timedOut, out, err, parsed } = await runTsc(tsconfigFor(file, true), dir, timeoutMs));
+  // 0: clean; 1 and 2: diagnostics were reported. Anything else is TypeScript failing.
+  if (timedOut || code === null || code > 2 || (code !== 0 && parsed.diagnostics.length === 0)) {
+    const why = timedOut ? `it took longer than ${timeoutMs / 1000} s` : `tsc exited with ${code ?? 'a signal'}: ${(err || out).trim().split('\n').slice(-3).join(' ') || 'no output'}`;
+    return { diagnostics: [diagnostic('IMGC1001', `TypeScript could not check this definition (${why})`, { loc: locOf(dir, file, 1, 1), hint: 'split very long chains of steps into modules (defineModule) of a few hundred steps each, or pass --no-typecheck' })], files: [file] };
   }
-  const diagnostics = toDiagnostics(answer, dir);
-  writeCached('typecheck', key, JSON.stringify({ inputs: hashInputs(answer.inputs), diagnostics } satisfies CachedCheck));
-  return diagnostics;
+  const diagnostics = parsed.diagnostics.filter((d) => d.file === undefined || isUsersFile(d.file));
+  const inputs = hashInputs(parsed.files.filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`)));
+  writeCached('typecheck', key, JSON.stringify({ inputs, diagnostics } satisfies CachedCheck));
+  return answer(diagnostics, inputs);
 };

@@ -1,0 +1,120 @@
+// The evaluation process: imports a definition through ./hooks.ts, turns its
+// default export into IR and sends it back to the loader (./index.ts), which
+// started this process and kills it, with all it started, when its time is
+// up. One request per process.
+import './jitless.js';
+import { createRequire, register } from 'node:module';
+import { MessageChannel } from 'node:worker_threads';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
+import { validateImage } from '../check/validate.js';
+import { setDefinitionDir } from '../dsl/location.js';
+import type { PackageCatalog } from '../dsl/types.js';
+import type { Image, SourceLocation } from '../ir/schema.js';
+import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
+import type { HookData, ModulesLoaded } from './hooks.js';
+import { resolveVariables, type GivenValue } from './variables.js';
+
+export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
+
+export interface Evaluated {
+  ir?: Image;
+  catalog?: PackageCatalog;
+  diagnostics: Diagnostic[];
+  /** A file of the definition cannot be parsed: nothing of it ran. */
+  syntaxError?: true;
+  /** All the result was made from, when that is known (see {@link watchInputs}): the files read, the environment variables and their values. */
+  inputs?: { files: string[]; env: Record<string, string | null> };
+}
+
+/**
+ * Notes what the definition reads besides its modules: each environment
+ * variable; and the clock, randomness or the network, whose use makes the
+ * result one that cannot be reused (./hooks.ts notes imports of Node's modules
+ * and packages). Returns what was read, or undefined after such a use.
+ */
+const watchInputs = (): (() => Record<string, string | null> | undefined) => {
+  const env: Record<string, string | null> = {};
+  let impure = false;
+  process.env = new Proxy(process.env, { get: (t, k) => (typeof k === 'string' && !(k in env) && (env[k] = t[k] ?? null), Reflect.get(t, k)) });
+  const taint = <T extends object>(o: T, k: keyof T) => {
+    const f = o[k];
+    if (typeof f === 'function') o[k] = ((...a: unknown[]) => ((impure = true), Reflect.apply(f, o, a))) as T[keyof T];
+  };
+  [[Math, 'random'], [Date, 'now'], [performance, 'now'], [crypto, 'getRandomValues'], [crypto, 'randomUUID'], [globalThis, 'fetch']].forEach(([o, k]) => taint(o as object, k as never));
+  globalThis.Date = new Proxy(Date, { construct: (t, a, n) => ((impure ||= a.length === 0), Reflect.construct(t, a, n)), apply: (t) => ((impure = true), t()) });
+  return () => (impure ? undefined : env);
+};
+
+type IRSource = { toIR(source?: string): unknown; packageCatalog?: PackageCatalog };
+const isImage = (v: unknown): v is IRSource => typeof v === 'object' && v !== null && typeof (v as IRSource).toIR === 'function';
+
+/** Where in the user's files an error was thrown, from its (source-mapped) stack. */
+const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
+  const stack = err instanceof Error ? (err.stack ?? '') : '';
+  for (const line of stack.split('\n')) {
+    const m = /(file:\/\/[^\s()]+|\/[^\s():]+):(\d+):(\d+)/.exec(line);
+    if (!m) continue;
+    const file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
+    if (ownDirs.some((d) => file.startsWith(d)) || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+    return { file: path.relative(dir, file).split(path.sep).join('/'), line: Number(m[2]), column: Number(m[3]) };
+  }
+  return undefined;
+};
+
+const messageOf = (err: unknown) => (err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err));
+
+export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
+  const esbuildVersion = (createRequire(import.meta.url)('esbuild/package.json') as { version: string }).version;
+  const { port1, port2 } = new MessageChannel();
+  const entries: HookData = { imgc: pathToFileURL(imgcEntry).href, stdlib: pathToFileURL(stdlibEntry).href, esbuildVersion, port: port2 };
+  // Stack traces and step locations are read through the modules' source maps.
+  process.setSourceMapsEnabled(true);
+  // imgc itself is loaded before the hooks exist, so that its modules are not sent through the hooks thread.
+  await Promise.all([import(entries.imgc), import(entries.stdlib)]);
+  register(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks.js')), { data: entries, transferList: [port2] });
+  const inputsRead = watchInputs();
+  const result = await run(req);
+  const env = inputsRead();
+  const modules = await new Promise<ModulesLoaded>((resolve) => {
+    port1.once('message', resolve);
+    port1.postMessage('loaded?');
+  });
+  port1.close();
+  return env && !modules.impure ? { ...result, inputs: { files: modules.files, env } } : result;
+};
+
+const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
+  const dir = path.dirname(file);
+  setDefinitionDir(dir);
+  let exported: unknown;
+  try {
+    exported = ((await import(pathToFileURL(file).href)) as { default?: unknown }).default;
+  } catch (err) {
+    if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err, dir) })] };
+    return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
+  }
+  if (!isImage(exported)) return { diagnostics: [diagnostic('IMGC1003', `'${path.basename(file)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...`' })] };
+  let raw: unknown;
+  try {
+    raw = exported.toIR(path.basename(file));
+  } catch (err) {
+    return { diagnostics: [diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err, dir) })] };
+  }
+  const resolved = resolveVariables((raw as { phases?: unknown } | null)?.phases, vars);
+  if (resolved.diagnostics.length) return { diagnostics: resolved.diagnostics };
+  if (resolved.variables?.length && typeof raw === 'object' && raw !== null) raw = { ...raw, variables: resolved.variables };
+  const { ir, diagnostics } = validateImage(raw);
+  if (!ir) return { diagnostics };
+  return { ir, diagnostics: [], ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) };
+};
+
+// Started by the loader: one request, one answer, then exit (the definition may have left timers or handles open).
+if (process.send && process.argv[1] === fileURLToPath(import.meta.url)) {
+  process.once('message', (req: EvaluationRequest) => {
+    void evaluate(req)
+      .catch((err: unknown): Evaluated => ({ diagnostics: [diagnostic('IMGC1002', messageOf(err))] }))
+      .then((result) => process.send!(result, () => process.exit(0)));
+  });
+}

@@ -1,0 +1,239 @@
+// Loading a definition (src/load): one transpile through module hooks in a
+// process of its own, TypeScript 7's compiler beside it, both bounded in
+// time; and no imgc command leaves a process behind.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { imgc, imgcBin, repoRoot, tempDir } from '../helpers/cli.js';
+
+const write = (dir: string, files: Record<string, string>) => {
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), text);
+  }
+};
+
+/** Command lines of the running processes that contain `marker`. */
+const processesWith = (marker: string): string[] =>
+  readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p) && Number(p) !== process.pid)
+    .flatMap((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+        return cmd.includes(marker) ? [`${p}: ${cmd}`] : [];
+      } catch {
+        return []; // gone meanwhile
+      }
+    });
+
+const waitFor = async (what: string, ready: () => boolean, ms = 60_000) => {
+  for (let waited = 0; !ready(); waited += 100) {
+    if (waited > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe('a definition made of several files', () => {
+  it('imports relative modules, JSON, a package from its own node_modules, import.meta, and awaits at the top level', async () => {
+    const dir = tempDir('load-features');
+    write(dir, {
+      'package.json': '{ "type": "module" }\n',
+      'node_modules/greeting/package.json': '{ "name": "greeting", "type": "module", "exports": "./index.js", "types": "./index.d.ts" }\n',
+      'node_modules/greeting/index.js': "export const greet = (who) => `hello ${who}`;\n",
+      'node_modules/greeting/index.d.ts': 'export declare const greet: (who: string) => string;\n',
+      'users.json': '{ "admin": "ops" }\n',
+      'lib/users.ts': "import users from '../users.json' with { type: 'json' };\nexport const admin: string = users.admin;\n",
+      'def.ts': [
+        "import { debian12, image } from 'imgc';",
+        "import { greet } from 'greeting';",
+        "import { admin } from './lib/users.js';",
+        'const motd = await Promise.resolve(greet(admin));',
+        "export default image('features').base(debian12()).customize((p) =>",
+        "  p.user(admin).file('/etc/motd', { content: `${motd}\\n${import.meta.url}\\n${import.meta.dirname}\\n` }),",
+        ');',
+        '',
+      ].join('\n'),
+    });
+    const r = await imgc(['ir', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-features-cache') } });
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stderr).toBe('');
+    const steps = (JSON.parse(r.stdout) as { phases: { steps: { kind: string; name?: string; content?: string; loc?: { file: string; line: number } }[] }[] }).phases.flatMap((p) => p.steps);
+    expect(steps.find((s) => s.kind === 'user')).toMatchObject({ name: 'ops', loc: { file: 'def.ts', line: 6 } });
+    expect(steps.find((s) => s.kind === 'file')?.content).toBe(`hello ops\nfile://${path.join(dir, 'def.ts')}\n${dir}\n`);
+  });
+
+  it('reports an error thrown in an imported module at the line in that module (IMGC1002, source-mapped)', async () => {
+    const dir = tempDir('load-throws');
+    write(dir, {
+      'lib.ts': "type Name = string;\nexport const name = (n: Name): Name => {\n  if (!n) throw new Error('no name given');\n  return n;\n};\n",
+      'def.ts': "import { debian12, image } from 'imgc';\nimport { name } from './lib.js';\n\nexport default image(name('')).base(debian12());\n",
+    });
+    const r = await imgc(['check', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-throws-cache') } });
+    expect(r.exitCode).toBe(2);
+    const [d] = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; loc?: { file: string; line: number; column: number } }[] }).diagnostics;
+    expect(d).toMatchObject({ code: 'IMGC1002', message: 'no name given' });
+    expect(d?.loc?.file).toMatch(/lib\.ts$/);
+    expect(d?.loc).toMatchObject({ line: 3, column: 17 });
+  });
+
+  it('is never run when a file of it has a syntax error (IMGC1006, at the line TypeScript gives)', async () => {
+    const dir = tempDir('load-syntax');
+    const marker = path.join(dir, 'ran');
+    write(dir, {
+      'lib.ts': `import { writeFileSync } from 'node:fs';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport const x = (;\n`,
+      'def.ts': `import { writeFileSync } from 'node:fs';\nimport { debian12, image } from 'imgc';\nimport './lib.js';\nwriteFileSync(${JSON.stringify(marker)}, 'ran');\nexport default image('x').base(debian12());\n`,
+    });
+    for (const args of [[], ['--no-typecheck']]) {
+      const r = await imgc(['check', '--format', 'json', ...args, path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-syntax-cache') } });
+      expect(r.exitCode, r.all).toBe(2);
+      const ds = (JSON.parse(r.stdout) as { diagnostics: { code: string; loc?: { file: string; line: number } }[] }).diagnostics;
+      expect(ds.map((d) => [d.code, path.basename(d.loc?.file ?? ''), d.loc?.line])).toEqual([['IMGC1006', 'lib.ts', 3]]);
+      expect(existsSync(marker)).toBe(false);
+    }
+  });
+});
+
+describe('a definition that never finishes', () => {
+  it('is stopped after --timeout with IMGC1007 naming the file, and every process it started is gone', async () => {
+    const dir = tempDir('load-loop');
+    const marker = `${process.pid}${Date.now() % 100000}`;
+    write(dir, {
+      'def.ts': `import { spawn } from 'node:child_process';\nimport { debian12, image } from 'imgc';\nspawn('sleep', ['${marker}'], { stdio: 'ignore' });\nwhile (Date.now() > 0) {}\nexport default image('x').base(debian12());\n`,
+    });
+    const started = Date.now();
+    const r = await imgc(['check', '--timeout', '1', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-loop-cache') } });
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(r.exitCode, r.all).toBe(2);
+    const ds = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; loc?: { file: string } }[] }).diagnostics;
+    expect(ds).toEqual([expect.objectContaining({ code: 'IMGC1007', message: expect.stringContaining("'def.ts' did not finish evaluating within 1 s"), loc: expect.objectContaining({ file: expect.stringMatching(/\/def\.ts$/) }) })]);
+    expect(processesWith(`sleep ${marker}`)).toEqual([]);
+    expect(processesWith(dir)).toEqual([]);
+  });
+
+  it('takes --timeout only as a number of seconds', async () => {
+    const r = await imgc(['check', '--timeout', 'soon', 'examples/node-image.ts']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("--timeout takes a number of seconds greater than 0 (got 'soon')");
+  });
+});
+
+describe('processes', () => {
+  it('leaves none running after `imgc check` outside CI', async () => {
+    const cache = tempDir('load-none-cache');
+    const def = path.join(tempDir('load-none'), 'type-error.ts');
+    writeFileSync(def, readFileSync(path.join(repoRoot, 'examples', 'broken', 'type-error.ts')));
+    const r = await imgc(['check', def], { env: { IMGC_CACHE: cache, CI: '' } });
+    expect(r.exitCode, r.all).toBe(1);
+    // The type-check's project lives in the cache; the evaluation process names the definition.
+    expect(processesWith(cache)).toEqual([]);
+    expect(processesWith(def)).toEqual([]);
+  });
+
+  it('`imgc check --watch` checks again when a file is saved, and nothing of it runs after Ctrl-C', async () => {
+    const dir = tempDir('load-watch');
+    const cache = tempDir('load-watch-cache');
+    write(dir, {
+      'lib.ts': "export const owner = 'ops';\n",
+      'def.ts': "import { debian12, image } from 'imgc';\nimport { owner } from './lib.js';\nexport default image('w').base(debian12()).customize((p) => p.user('ops').file('/etc/x', { owner, content: '' }));\n",
+    });
+    const child = spawn(process.execPath, [imgcBin, 'check', '--watch', path.join(dir, 'def.ts')], { cwd: repoRoot, env: { ...process.env, IMGC_CACHE: cache, NO_COLOR: '1' } });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 128 : null))));
+    try {
+      await waitFor('the first check', () => out.includes('Watching 2 files'));
+      expect(out).toContain('contracts hold');
+      // A save of an imported file, with an owner no step creates.
+      writeFileSync(path.join(dir, 'lib.ts'), "export const owner = 'nobody-here';\n");
+      await waitFor('the second check', () => /Change detected[\s\S]*IMGC0003[\s\S]*Watching/.test(out));
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await exited).not.toBe(0);
+    expect(processesWith(cache)).toEqual([]);
+    expect(processesWith(path.join(dir, 'def.ts'))).toEqual([]);
+  });
+});
+
+describe('a closed pipe', () => {
+  it.each([['schema'], ['docs'], ['ir', 'examples/node-image.ts'], ['check', '--format', 'json', 'examples/node-image.ts']])('`imgc %s … | head -1` ends quietly', async (...args) => {
+    const r = await execa('sh', ['-c', `node ${imgcBin} ${args.join(' ')} | head -c 1`], { cwd: repoRoot, reject: false, env: { IMGC_CACHE: tempDir('pipe-cache') } });
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toHaveLength(1);
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('the type-check', () => {
+  it('is cached by the content of every file it read: checked again when an imported file changes, not when nothing did', async () => {
+    const dir = tempDir('load-tc');
+    const cache = tempDir('load-tc-cache');
+    write(dir, {
+      'lib.ts': "export const owner: 'ops' = 'ops';\n",
+      'def.ts': "import { debian12, image } from 'imgc';\nimport { owner } from './lib.js';\nexport default image('t').base(debian12()).customize((p) => p.user('ops').file('/etc/x', { owner, content: '' }));\n",
+    });
+    const check = async () => {
+      const r = await imgc(['check', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
+      return (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string }[] }).diagnostics;
+    };
+    expect(await check()).toEqual([]);
+    // An answer taken from the cache is not written again.
+    const entries = () => readdirSync(path.join(cache, 'typecheck')).map((f) => statSync(path.join(cache, 'typecheck', f)).mtimeMs);
+    const first = entries();
+    expect(first).toHaveLength(1);
+    expect(await check()).toEqual([]);
+    expect(entries()).toEqual(first);
+    writeFileSync(path.join(dir, 'lib.ts'), "export const owner: 'ops' = 'root';\n");
+    const ds = await check();
+    expect(ds.map((d) => d.code)).toEqual(['IMGC1001']);
+    expect(ds[0]?.message).toMatch(/^TS2322: Type '"root"' is not assignable to type '"ops"'/);
+  });
+});
+
+describe('the result of a definition', () => {
+  const ir = async (dir: string, cache: string, env: Record<string, string> = {}) => {
+    const r = await imgc(['ir', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache, ...env } });
+    expect(r.exitCode, r.all).toBe(0);
+    return (JSON.parse(r.stdout) as { phases: { steps: { kind: string; content?: string }[] }[] }).phases.flatMap((p) => p.steps).find((s) => s.kind === 'file')?.content;
+  };
+  const entries = (cache: string) => (existsSync(path.join(cache, 'loaded')) ? readdirSync(path.join(cache, 'loaded')).map((f) => statSync(path.join(cache, 'loaded', f)).mtimeMs) : []);
+
+  it('is reused while its files and the environment variables it read are unchanged, and made again when one changes', async () => {
+    const dir = tempDir('result');
+    const cache = tempDir('result-cache');
+    write(dir, {
+      'package.json': '{ "type": "module" }\n',
+      'motd.json': '{ "text": "one" }\n',
+      'def.ts': "import { debian12, image } from 'imgc';\nimport motd from './motd.json' with { type: 'json' };\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/motd', { content: `${motd.text} ${process.env['IMGC_TEST_SUFFIX'] ?? '-'}` }));\n",
+    });
+    expect(await ir(dir, cache)).toBe('one -');
+    const made = entries(cache);
+    expect(made).toHaveLength(1);
+    expect(await ir(dir, cache)).toBe('one -');
+    expect(entries(cache)).toEqual(made); // given again, not made again
+    expect(await ir(dir, cache, { IMGC_TEST_SUFFIX: 'x' })).toBe('one x');
+    writeFileSync(path.join(dir, 'motd.json'), '{ "text": "two" }\n');
+    expect(await ir(dir, cache, { IMGC_TEST_SUFFIX: 'x' })).toBe('two x');
+  });
+
+  it('is not kept when the definition reads the clock, or imports Node\'s modules or packages', async () => {
+    for (const [name, line] of [['clock', 'const at = String(Date.now() > 0);'], ['node', "import { hostname } from 'node:os';\nconst at = String(hostname().length > 0);"]]) {
+      const dir = tempDir(`result-${name}`);
+      const cache = tempDir(`result-${name}-cache`);
+      write(dir, { 'def.ts': `import { debian12, image } from 'imgc';\n${line}\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/at', { content: at }));\n` });
+      expect(await ir(dir, cache)).toBe('true');
+      expect(entries(cache), name).toEqual([]);
+    }
+  });
+
+  it('is not kept when variable values are given (a key made from a secret could be tried against guesses)', async () => {
+    const dir = tempDir('result-vars');
+    const cache = tempDir('result-vars-cache');
+    write(dir, { 'def.ts': "import { debian12, image, variable, z } from 'imgc';\nconst token = variable('token', z.string(), { sensitive: true });\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/t', { content: `${token}` }));\n" });
+    const r = await imgc(['check', '--var', 'token=hunter2', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
+    expect(r.exitCode, r.all).toBe(0);
+    expect(entries(cache)).toEqual([]);
+  });
+});
