@@ -26,9 +26,9 @@ export const cannotBuild: string | undefined = !isRoot
 if (cannotBuild) console.warn(`build tests skipped: ${cannotBuild}`);
 
 /** Runs `imgc build …` or `imgc verify …` (the real CLI) in a child process; the result has all output. */
-export const imgcRun = (args: string[], opts: { env?: Record<string, string> } = {}): ResultPromise<{ all: true; reject: false }> =>
+export const imgcRun = (args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): ResultPromise<{ all: true; reject: false }> =>
   execa('node', [imgcBin, ...args], {
-    cwd: repoRoot,
+    cwd: opts.cwd ?? repoRoot,
     reject: false,
     all: true,
     env: { CI: 'true', ...opts.env },
