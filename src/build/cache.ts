@@ -14,6 +14,7 @@ import type { IRVariable } from '../ir/variables.js';
 import { sha256 } from '../util/cache.js';
 import { removeTree, type RunOptions } from './exec.js';
 import { fileSha256 } from './sparse-hash.js';
+import { pidAlive as alive } from './reclaim.js';
 import { packRoot, unpackRoot } from './tar.js';
 
 /** Bump when what a cached root contains changes for the same key. */
@@ -323,14 +324,6 @@ const lockAge = (lock: string): number => {
   }
 };
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Runs `fn` holding a lock directory in the cache (mkdir is atomic), so two

@@ -62,7 +62,8 @@ const readOwner = (dir: string): Owner | undefined => {
 /** A directory without an owner record is left alone unless it is older than this (an older imgc's, or one a build is making right now). */
 const UNOWNED_GRACE_MS = 3_600_000;
 
-const pidAlive = (pid: number): boolean => {
+/** Whether a process `pid` exists (EPERM: it does, someone else's). */
+export const pidAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;
