@@ -401,7 +401,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
               if (c.check === 'facts') {
                 verifyResult = verifyRoot(withValues(ir, sensitive), root);
                 const text = formatVerify(verifyResult, { dir: opts.definitionDir, cwd });
-                writeFileSync(path.join(logsDir, 'verify.txt'), text);
+                writeFileSync(path.join(logsDir, 'verify.txt'), redact(text));
                 summary.verify = { checked: verifyResult.checked, failed: verifyResult.failures.length, ms: Date.now() - tc };
                 if (verifyResult.failures.length) {
                   display.stepEnd(`${c.id} facts`, 'failed');

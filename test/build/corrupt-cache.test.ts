@@ -2,13 +2,13 @@
 // recorded when it is written and checked before it is unpacked; a bad entry
 // is dropped with a message saying so and made again. In-process on a small
 // root, then real builds with a truncated phase root and a truncated base.
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheDir, CorruptEntry, RootCache } from '../../src/build/cache.js';
+import { CorruptEntry, RootCache } from '../../src/build/cache.js';
 import { fileSha256 } from '../../src/build/sparse-hash.js';
 import { tempDir } from '../helpers/temp.js';
-import { cannotBuild, imgcRun, outDir, read } from './helpers.js';
+import { cannotBuild, imgcRun, outDir, privateCache, read } from './helpers.js';
 
 const rootWith = (dir: string, name: string, text: string): string => {
   const root = path.join(dir, name);
@@ -53,11 +53,9 @@ describe('cache entries are checked before use', () => {
 describe.skipIf(cannotBuild)('imgc build with a corrupt cache entry', () => {
   it('says so, makes the entry again and builds: a truncated phase root, then a truncated base', async () => {
     // A cache of its own (the other build tests keep using the shared one), seeded with the shared base.
-    const shared = cacheDir(process.env);
     const seed = await imgcRun(['build', 'test/build/fixtures/motd.ts', '--no-typecheck', '--out', outDir('corrupt-seed'), '--var', 'motd=seed']);
     expect(seed.exitCode, seed.all).toBe(0);
-    const own = tempDir('corrupt-cache');
-    for (const f of readdirSync(shared).filter((f) => /^base-[0-9a-f]+\.(tar\.zst|json)$/.test(f))) copyFileSync(path.join(shared, f), path.join(own, f));
+    const own = privateCache('corrupt');
     const env = { IMGC_CACHE: own };
     const out = outDir('corrupt');
     const build = (...extra: string[]) => imgcRun(['build', 'test/build/fixtures/motd.ts', '--no-typecheck', '--out', out, '--var', 'motd=corrupt', ...extra], { env });
