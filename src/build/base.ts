@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Base } from '../ir/schema.js';
-import { baseKey, fileSha256, RootCache, sha256, stableJson, withCacheLock } from './cache.js';
+import { baseKey, CorruptEntry, fileSha256, RootCache, sha256, stableJson, withCacheLock } from './cache.js';
 import { capture, haveCommand, run, type RunOptions } from './exec.js';
 import { hostMirror, rootSourcesList, type AptMirror } from './mirror.js';
 import { unpackRoot } from './tar.js';
@@ -77,7 +77,21 @@ export interface LayOptions {
   cache: RootCache | undefined;
   run: RunOptions;
   onWait?: () => void;
+  /** A cached base failed its checksum and was dropped (it is made again): the message says so. */
+  onCorrupt?: (message: string) => void;
 }
+
+/** Restores the cached base; false when it was corrupt (dropped, reported, `root` still empty). */
+const restoreBase = async (cache: RootCache, key: string, root: string, opts: LayOptions): Promise<boolean> => {
+  try {
+    await cache.restore('base', key, root, opts.run);
+    return true;
+  } catch (e) {
+    if (!(e instanceof CorruptEntry)) throw e;
+    opts.onCorrupt?.(e.message);
+    return false;
+  }
+};
 
 /** Lays the base down into `root` (an existing empty directory). Returns whether it came from the cache. */
 export const layBase = async (base: Base, src: BaseSource, root: string, opts: LayOptions): Promise<{ cached: boolean }> => {
@@ -90,10 +104,7 @@ export const layBase = async (base: Base, src: BaseSource, root: string, opts: L
       return { cached: false };
     case 'debootstrap': {
       const cache = opts.cache;
-      if (cache?.has('base', src.key)) {
-        await cache.restore('base', src.key, root, opts.run);
-        return { cached: true };
-      }
+      if (cache?.has('base', src.key) && (await restoreBase(cache, src.key, root, opts))) return { cached: true };
       if (!(await haveCommand('debootstrap'))) throw new BaseError('debootstrap is not installed (apt-get install debootstrap), or pass --from-tar/--from-dir');
       const build = async () => {
         await run('debootstrap', debootstrapArgs(base, src, root), opts.run);
@@ -108,10 +119,7 @@ export const layBase = async (base: Base, src: BaseSource, root: string, opts: L
         cache.dir,
         `base-${src.key.slice(0, 32)}`,
         async () => {
-          if (cache.has('base', src.key)) {
-            await cache.restore('base', src.key, root, opts.run);
-            return { cached: true };
-          }
+          if (cache.has('base', src.key) && (await restoreBase(cache, src.key, root, opts))) return { cached: true };
           await build();
           await cache.store('base', src.key, root, { suite: base.suite, variant: base.variant, include: base.include, mirror: src.mirror.uri, arch: src.arch }, opts.run);
           return { cached: false };

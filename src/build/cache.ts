@@ -1,15 +1,20 @@
 // The build cache: the debootstrapped base and the root after each
 // root-changing phase, as tarballs under $IMGC_CACHE (default ~/.cache/imgc,
 // never inside the repository). Keys chain: a phase's key hashes the previous
-// key, the phase's IR without source locations, and the target, so editing
-// one phase rebuilds it and the phases after it, and nothing before.
+// key, the phase's IR without source locations, the values of the variables
+// it uses, the target and imgc's version, so editing one phase rebuilds it and
+// the phases after it, and nothing before. Every tarball's sha256 is recorded
+// when it is written and checked before it is used (docs/build-faults.md).
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Base, Phase } from '../ir/schema.js';
+import type { IRVariable } from '../ir/variables.js';
 import { sha256 } from '../util/cache.js';
 import { removeTree, type RunOptions } from './exec.js';
+import { fileSha256 } from './sparse-hash.js';
+import { pidAlive as alive } from './reclaim.js';
 import { packRoot, unpackRoot } from './tar.js';
 
 /** Bump when what a cached root contains changes for the same key. */
@@ -69,9 +74,28 @@ export const baseKey = (i: BaseKeyInput): string =>
     }),
   );
 
-/** A phase's key: the key of the root it starts from, what it does, and who runs it. */
-export const phaseKey = (previous: string, phase: Phase, target: string): string =>
-  sha256(stableJson({ cache: CACHE_FORMAT, imgc: imgcVersion, kind: 'phase', previous, phase: withoutLocations(phase), target }));
+/**
+ * A phase's key: the key of the root it starts from, what it does, the values
+ * of the variables it uses (the IR holds only references), and who runs it.
+ * Sensitive variables have no value here: a phase using one is never cached.
+ */
+export const phaseKey = (previous: string, phase: Phase, target: string, variables: readonly IRVariable[] = []): string =>
+  sha256(
+    stableJson({
+      cache: CACHE_FORMAT,
+      imgc: imgcVersion,
+      kind: 'phase',
+      previous,
+      phase: withoutLocations(phase),
+      target,
+      ...(variables.length ? { variables: variables.map((v) => ({ name: v.name, type: v.type, value: v.value ?? null })) } : {}),
+    }),
+  );
+
+/** A cached tarball that does not match the checksum recorded when it was written: it was dropped. */
+export class CorruptEntry extends Error {
+  override name = 'CorruptEntry';
+}
 
 
 export type CacheKind = 'base' | 'phase';
@@ -110,9 +134,13 @@ export class RootCache {
     const id = randomBytes(8).toString('hex');
     try {
       await packRoot(root, tmp, 'zstd', opts);
+      // The sidecar (with the tarball's checksum) first: a tarball is never in place without the sum that vouches for it.
+      const sum = await fileSha256(tmp);
+      const side = this.sidecar(kind, key);
+      writeFileSync(`${side}.tmp-${process.pid}`, `${JSON.stringify({ kind, key, id, sha256: sum, created: new Date().toISOString(), ...about }, null, 2)}\n`);
+      renameSync(`${side}.tmp-${process.pid}`, side);
       renameSync(tmp, file);
       if (kind === 'phase') this.prune();
-      writeFileSync(this.sidecar(kind, key), `${JSON.stringify({ kind, key, id, created: new Date().toISOString(), ...about }, null, 2)}\n`);
     } finally {
       rmSync(tmp, { force: true });
     }
@@ -123,14 +151,52 @@ export class RootCache {
     return this.file(kind, key).replace(/\.tar\.zst$/, '.json');
   }
 
+  private about(kind: CacheKind, key: string): { id?: unknown; sha256?: unknown } {
+    try {
+      return JSON.parse(readFileSync(this.sidecar(kind, key), 'utf8')) as { id?: unknown; sha256?: unknown };
+    } catch {
+      return {};
+    }
+  }
+
   /** The id of the cached root of `key` (undefined for an entry of an older imgc, or none). */
   id(kind: CacheKind, key: string): string | undefined {
+    const id = this.about(kind, key).id;
+    return typeof id === 'string' && /^[0-9a-f]+$/.test(id) ? id : undefined;
+  }
+
+  /** The sha256 recorded when the tarball of `key` was written (undefined: none, or an entry of an older imgc). */
+  checksum(kind: CacheKind, key: string): string | undefined {
+    const sum = this.about(kind, key).sha256;
+    return typeof sum === 'string' && /^[0-9a-f]{64}$/.test(sum) ? sum : undefined;
+  }
+
+  /** Removes the entry of `key`: tarball, sidecar and any unpacked copy. */
+  drop(kind: CacheKind, key: string): void {
+    rmSync(this.file(kind, key), { force: true });
+    rmSync(this.sidecar(kind, key), { force: true });
+    let names: string[] = [];
     try {
-      const id = (JSON.parse(readFileSync(this.sidecar(kind, key), 'utf8')) as { id?: unknown }).id;
-      return typeof id === 'string' && /^[0-9a-f]+$/.test(id) ? id : undefined;
+      names = readdirSync(this.dir);
     } catch {
-      return undefined;
+      return;
     }
+    for (const f of names) if (f.startsWith(`root-${key.slice(0, 32)}-`) && !f.includes('.removing-')) removeTree(path.join(this.dir, f));
+  }
+
+  /**
+   * Throws CorruptEntry (after dropping the entry) when the tarball of `key`
+   * does not match its recorded checksum, or has none to check against.
+   */
+  async verify(kind: CacheKind, key: string): Promise<void> {
+    const file = this.file(kind, key);
+    const want = this.checksum(kind, key);
+    const got = await fileSha256(file);
+    if (want === got) return;
+    this.drop(kind, key);
+    throw new CorruptEntry(
+      `cache entry ${file} ${want ? `is corrupt (sha256 ${got.slice(0, 12)}…, recorded ${want.slice(0, 12)}… when it was written)` : 'has no recorded checksum (an older imgc wrote it, or its writing was cut short)'}: dropped it; making it again`,
+    );
   }
 
   /** Drops cached phase roots not used for `days` days (bases are kept: they are slow to remake). */
@@ -228,10 +294,15 @@ export class RootCache {
     }
   }
 
-  /** Unpacks a cached root into `root` (an existing empty directory); returns its id when it is certain which entry was unpacked. */
+  /**
+   * Unpacks a cached root into `root` (an existing empty directory) after
+   * checking its checksum (CorruptEntry, `root` untouched, when it does not
+   * match); returns its id when it is certain which entry was unpacked.
+   */
   async restore(kind: CacheKind, key: string, root: string, opts: RunOptions = {}): Promise<string | undefined> {
     const file = this.file(kind, key);
     const before = this.id(kind, key);
+    await this.verify(kind, key);
     await unpackRoot(file, root, opts);
     const now = new Date();
     try {
@@ -253,14 +324,6 @@ const lockAge = (lock: string): number => {
   }
 };
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
 
 /**
  * Runs `fn` holding a lock directory in the cache (mkdir is atomic), so two

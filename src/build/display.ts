@@ -2,6 +2,7 @@
 // current phase and step are one line rewritten in place with ANSI; elsewhere
 // every finished step is one plain line, so CI logs read top to bottom.
 import type { StepStatus } from './progress.js';
+import { redact } from './secrets.js';
 
 export interface Io {
   out: (s: string) => void;
@@ -39,14 +40,14 @@ export class Display {
   /** A permanent line; on a terminal it goes above the live line. */
   line(text: string): void {
     if (this.live && this.current) this.io.out('\r\u001b[2K');
-    this.io.out(`${text}\n`);
+    this.io.out(`${redact(text)}\n`);
     if (this.live && this.current) this.redraw();
   }
 
   /** Sets the live line (terminal only). */
   status(text: string): void {
     if (!this.live) return;
-    this.current = text;
+    this.current = redact(text);
     this.redraw();
   }
 

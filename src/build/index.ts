@@ -14,13 +14,16 @@ import { writeTreeAtomically } from '../cli/write.js';
 import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js';
 import { makeArtifacts, publish, REUSE_STATE, sha256sums, type ArtifactRecord, type ReuseState } from './artifacts.js';
 import { layBase, resolveBase, type BaseSource } from './base.js';
-import { cacheDir, phaseKey, RootCache, sha256 } from './cache.js';
+import { cacheDir, CorruptEntry, RootCache, sha256 } from './cache.js';
 import { Display, type Io } from './display.js';
 import { CommandError, haveCommand, removeTree } from './exec.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
 import { phaseKind, targetSteps } from './phases.js';
 import { PhaseFailed, phaseStem, runners, type PhaseContext, type PhaseOutcome, type StepRecord } from './runner.js';
+import { baseIdentity, phaseKeys } from './keys.js';
+import { claim, describeReclaimed, reclaimStale } from './reclaim.js';
+import { hideValues, missingSensitive, redact, withValues, type SensitiveValues } from './secrets.js';
 import { Interrupted, Session } from './session.js';
 
 export type { Io } from './display.js';
@@ -40,6 +43,8 @@ export interface BuildOptions {
   cwd?: string;
   /** For tests: compile without the registered backend. */
   compile?: (ir: Image) => CompiledFiles;
+  /** The values of the sensitive variables the image uses (the IR never holds them). */
+  sensitive?: SensitiveValues;
 }
 
 export interface PhaseSummary {
@@ -152,7 +157,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
   const fail = (message: string): { exitCode: number; summary: BuildSummary } => {
     display.clearStatus();
     display.line(`${display.live ? '\u001b[31merror:\u001b[0m' : 'error:'} ${message}`);
-    summary.error = message.split('\n')[0];
+    summary.error = redact(message.split('\n')[0] ?? '');
     return { exitCode: 1, summary };
   };
 
@@ -160,7 +165,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
     summary.totalMs = Date.now() - started;
     try {
       mkdirSync(logsDir, { recursive: true });
-      writeFileSync(path.join(logsDir, 'build.json'), `${JSON.stringify(summary, null, 2)}\n`);
+      writeFileSync(path.join(logsDir, 'build.json'), redact(`${JSON.stringify(summary, null, 2)}\n`));
     } catch {
       /* the out dir may be gone */
     }
@@ -171,6 +176,14 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
   const missing: string[] = [];
   for (const t of requiredTools(ir, opts)) if (!(await haveCommand(t))) missing.push(t);
   if (missing.length) return fail(`missing tools on this machine: ${missing.join(', ')} (apt-get install debootstrap e2fsprogs qemu-utils zstd ansible)`);
+  const sensitive: SensitiveValues = opts.sensitive ?? new Map();
+  hideValues(sensitive);
+  const unset = missingSensitive(ir, sensitive);
+  if (unset.length) {
+    return fail(
+      `sensitive variable${unset.length > 1 ? 's' : ''} ${unset.join(', ')} ha${unset.length > 1 ? 've' : 's'} no value: pass ${unset.map((n) => `--var ${n}=VALUE`).join(' ')}, set ${unset.map((n) => `IMGC_VAR_${n.toUpperCase()}`).join(', ')} or add ${unset.length > 1 ? 'them' : 'it'} to imgc.toml's [vars]`,
+    );
+  }
   const compile = opts.compile ?? ((i: Image) => {
     const c = compilers[opts.target];
     if (!c) throw new BuildError(`unknown target '${opts.target}'`);
@@ -194,6 +207,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
 
   // The working root lives beside the output directory (same disk as the artifacts, not a small /tmp).
   const workParent = path.dirname(outDir);
+  for (const r of reclaimStale({ workParent, outDir, cacheDir: cacheDir(env) })) display.info(describeReclaimed(r, cwd));
   const free = freeBytes(workParent);
   if (free < 2 * GiB) {
     writeSummary();
@@ -206,6 +220,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
   try {
     exitCode = await session.guard(async () => {
       const work = mkdtempSync(path.join(workParent, `.imgc-work-${ir.name}-`));
+      claim(work);
       workDir = work;
       const root = path.join(work, 'root');
       mkdirSync(root, { mode: 0o755 });
@@ -227,17 +242,14 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
       const staging = path.join(outDir, `.imgc-staging-${process.pid}`);
       rmSync(staging, { recursive: true, force: true });
       session.defer('remove staged artifacts', () => rmSync(staging, { recursive: true, force: true }));
+      mkdirSync(staging);
+      claim(staging);
       const mounts = new RootMounts(root);
       session.defer('unmount', () => mounts.unmountAll());
 
-      // Phase keys: a chain from the base through the root-changing phases.
-      const keys = new Map<Phase, string>();
-      let prev = baseSrc.key;
-      for (const p of ir.phases) {
-        if (phaseKind(p) !== 'root' || prev === undefined) continue;
-        prev = phaseKey(prev, p, opts.target);
-        keys.set(p, prev);
-      }
+      // Phase keys: a chain from the base through the root-changing phases (./keys.ts).
+      const keysFrom = () => phaseKeys(ir, baseIdentity(baseSrc.key, baseSrc.key && cache.checksum('base', baseSrc.key), baseSrc.kind), opts.target);
+      let keys = keysFrom();
       if (baseSrc.kind === 'dir') display.info('--from-dir: the phase cache is not used (a directory has no cheap key)');
       // Resume after the longest prefix of root phases whose result is cached.
       let resume = -1;
@@ -260,17 +272,32 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
           display.stage('base', `from the cache: the root after phase ${p.name}`);
           let id = cache.take(key, root);
           if (id) baseLog.line(`imgc: took the unpacked root after ${p.name} from the cache`);
-          else id = await cache.restore('phase', key, root, { log: baseLog });
+          else {
+            try {
+              id = await cache.restore('phase', key, root, { log: baseLog });
+            } catch (e) {
+              if (!(e instanceof CorruptEntry)) throw e;
+              // Dropped (root untouched): build from the base instead, running the phases again.
+              display.warn(e.message);
+              resume = -1;
+            }
+          }
           rootIs = id ? { key, id } : undefined;
-          summary.base = { source: baseSrc.describe, cached: true, ms: Date.now() - t0, ...(baseSrc.key ? { key: baseSrc.key } : {}) };
-          display.stageDone('base', `restored the root after ${p.name} from the cache`, Date.now() - t0);
-        } else {
+          if (resume >= 0) {
+            summary.base = { source: baseSrc.describe, cached: true, ms: Date.now() - t0, ...(baseSrc.key ? { key: baseSrc.key } : {}) };
+            display.stageDone('base', `restored the root after ${p.name} from the cache`, Date.now() - t0);
+          }
+        }
+        if (resume < 0) {
           display.stage('base', baseSrc.describe);
           const r = await layBase(ir.base, baseSrc, root, {
             cache,
             run: { log: baseLog },
             onWait: () => display.info('waiting for another build laying down the same base'),
+            onCorrupt: (message) => display.warn(message),
           });
+          // A base laid down just now has a checksum now: the phases after it are keyed from it.
+          keys = keysFrom();
           summary.base = { source: baseSrc.describe, cached: r.cached, ms: Date.now() - t0, ...(baseSrc.key ? { key: baseSrc.key } : {}) };
           display.stageDone('base', r.cached ? `${baseSrc.describe}: from the cache` : baseSrc.describe, Date.now() - t0);
         }
@@ -298,6 +325,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
         session,
         mounts,
         passthrough: (line) => display.line(line),
+        sensitive,
       });
 
       for (let i = 0; i < ir.phases.length; i++) {
@@ -371,9 +399,9 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
               const tc = Date.now();
               display.stepStart(`${c.id} ${c.check}`);
               if (c.check === 'facts') {
-                verifyResult = verifyRoot(ir, root);
+                verifyResult = verifyRoot(withValues(ir, sensitive), root);
                 const text = formatVerify(verifyResult, { dir: opts.definitionDir, cwd });
-                writeFileSync(path.join(logsDir, 'verify.txt'), text);
+                writeFileSync(path.join(logsDir, 'verify.txt'), redact(text));
                 summary.verify = { checked: verifyResult.checked, failed: verifyResult.failures.length, ms: Date.now() - tc };
                 if (verifyResult.failures.length) {
                   display.stepEnd(`${c.id} facts`, 'failed');

@@ -4,6 +4,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { LogSink } from './exec.js';
+import { redact } from './secrets.js';
 
 class File implements LogSink {
   private fd: number | undefined;
@@ -38,8 +39,9 @@ export class StageLog implements LogSink {
   }
 
   write(text: string): void {
-    this.main.write(text);
-    this.step?.write(text);
+    const safe = redact(text);
+    this.main.write(safe);
+    this.step?.write(safe);
   }
 
   line(text: string): void {

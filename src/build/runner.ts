@@ -3,7 +3,7 @@
 // play through ansible-playbook's chroot connection. Hooks run at their
 // place: the shell target's hook scripts on this machine (they chroot
 // themselves for script hooks), the ansible target's inside its play.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, Phase, Step } from '../ir/schema.js';
@@ -15,6 +15,8 @@ import type { RootMounts } from './mounts.js';
 import { runnerPackageManagers } from './package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
+import { variableEnv, type SensitiveValues } from './secrets.js';
+import { variablesIn } from '../ir/variables.js';
 import type { Session } from './session.js';
 
 export interface StepRecord {
@@ -51,6 +53,8 @@ export interface PhaseContext {
   mounts: RootMounts;
   /** Lines hooks print on stdout (event hooks) go to the user's stdout. */
   passthrough: (line: string) => void;
+  /** The values of the image's sensitive variables (./secrets.ts). */
+  sensitive: SensitiveValues;
 }
 
 /** A step, hook or phase command that failed; names the step and its log. */
@@ -179,7 +183,7 @@ export const shellRunner: TargetRunner = {
         try {
           await run('/bin/sh', [path.join(ctx.compiledDir, rel)], {
             cwd: ctx.compiledDir,
-            env: { IMGC_ROOT: ctx.root },
+            env: { ...variableEnv(ctx.ir, hooks, ctx.sensitive), IMGC_ROOT: ctx.root },
             log: ctx.log,
             onLine: (line, stream) => {
               // Events on stdout, and a warn-policy webhook's warning on stderr, are for the person watching.
@@ -208,7 +212,7 @@ export const shellRunner: TargetRunner = {
         const remove = ctx.session.defer(`remove ${placed.inRoot}`, placed.remove);
         try {
           await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
-            env: chrootEnv(),
+            env: chrootEnv(variableEnv(ctx.ir, steps, ctx.sensitive)),
             extendEnv: false,
             log: ctx.log,
             onLine: (line, stream) => {
@@ -230,6 +234,25 @@ export const shellRunner: TargetRunner = {
 };
 
 const ANSIBLE_REMOTE_TMP = '/tmp/.imgc-ansible';
+
+/**
+ * The sensitive values `steps` use as an extra-vars file (YAML, each string
+ * `!unsafe` so Jinja never templates a value), mode 0600 in the work directory
+ * beside the root (not in it, not in compiled/), for the run only. Returns the
+ * ansible-playbook arguments and the file's removal; none when no value is used.
+ */
+const sensitiveExtraVars = (ctx: PhaseContext, steps: readonly Step[]): { args: string[]; remove: () => void } => {
+  const used = variablesIn(ctx.ir, steps).filter((v) => v.sensitive && ctx.sensitive.has(v.name));
+  if (!used.length) return { args: [], remove: () => {} };
+  const file = path.join(path.dirname(ctx.root), `extra-vars-${ctx.stem}.yml`);
+  const yaml = used.map((v) => {
+    const value = ctx.sensitive.get(v.name)!;
+    return `${v.name}: ${typeof value === 'string' ? `!unsafe ${JSON.stringify(value)}` : String(value)}\n`;
+  });
+  writeFileSync(file, yaml.join(''), { mode: 0o600 });
+  const remove = ctx.session.defer(`remove ${file}`, () => rmSync(file, { force: true }));
+  return { args: ['-e', `@${file}`], remove };
+};
 
 /** Ansible's chroot connection runs modules with the root's python3: install it if missing. */
 const ensurePython = async (ctx: PhaseContext): Promise<void> => {
@@ -264,8 +287,9 @@ export const ansibleRunner: TargetRunner = {
     await withPreparedRoot(ctx, stepsNeedNetwork(all), () =>
       withMounts(ctx, stepsNeedMounts(all), async () => {
         const cleanupTmp = ctx.session.defer('remove ansible temp', () => rmSync(path.join(ctx.root, ANSIBLE_REMOTE_TMP), { recursive: true, force: true }));
+        const extra = sensitiveExtraVars(ctx, all);
         try {
-          await run('ansible-playbook', ['-i', `${ctx.root},`, '-c', 'community.general.chroot', playbook, '--tags', ctx.phase.name], {
+          await run('ansible-playbook', ['-i', `${ctx.root},`, '-c', 'community.general.chroot', playbook, '--tags', ctx.phase.name, ...extra.args], {
             cwd: ctx.compiledDir,
             env: {
               ANSIBLE_NOCOLOR: '1',
@@ -289,6 +313,7 @@ export const ansibleRunner: TargetRunner = {
           throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
         } finally {
           ctx.log.stepEnd();
+          extra.remove();
           cleanupTmp();
         }
       }),

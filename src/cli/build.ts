@@ -10,7 +10,9 @@ import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
 import { UsageError } from './exit.js';
-import { loadFromCli, type LoadFlags } from './load-check.js';
+import { asUsage, givenVariables, loadFromCli, type LoadFlags } from './load-check.js';
+import type { Image } from '../ir/schema.js';
+import type { SensitiveValues } from '../build/secrets.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 
@@ -73,6 +75,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
           noCache: Boolean(v['no-cache']),
           keepRoot: Boolean(v['keep-root']),
           definitionDir: loaded.dir,
+          sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []),
         },
         io,
       );
@@ -85,6 +88,23 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
       throw e;
     }
   });
+
+/**
+ * The values of the image's sensitive variables, from the same sources and in
+ * the same precedence as every other value (--var, IMGC_VAR_*, imgc.toml);
+ * the loader has checked them against their schemas already.
+ */
+const sensitiveValues = (ir: Image, cliVars: readonly string[]): SensitiveValues => {
+  const given = asUsage(() => givenVariables(cliVars));
+  const values = new Map<string, string | number | boolean>();
+  for (const v of ir.variables ?? []) {
+    const g = v.sensitive ? given.find((x) => x.name === v.name) : undefined;
+    if (!g) continue;
+    const text = String(g.value);
+    values.set(v.name, typeof g.value !== 'string' ? g.value : v.type === 'number' ? Number(text) : v.type === 'boolean' ? text === 'true' : text);
+  }
+  return values;
+};
 
 /** Where to extract an image for verification: beside it, unless /tmp has room. */
 const scratchFor = (image: string): string => {

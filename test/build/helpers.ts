@@ -2,11 +2,12 @@
 // `imgc build` / `imgc verify` as separate processes (they need root, mount
 // things and handle signals, so they do not run inside the test worker).
 import { execa, type ResultPromise } from 'execa';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { cacheDir } from '../../src/build/cache.js';
 import { freeBytes, type BuildSummary } from '../../src/build/index.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -26,9 +27,9 @@ export const cannotBuild: string | undefined = !isRoot
 if (cannotBuild) console.warn(`build tests skipped: ${cannotBuild}`);
 
 /** Runs `imgc build …` or `imgc verify …` (the real CLI) in a child process; the result has all output. */
-export const imgcRun = (args: string[], opts: { env?: Record<string, string> } = {}): ResultPromise<{ all: true; reject: false }> =>
+export const imgcRun = (args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): ResultPromise<{ all: true; reject: false }> =>
   execa('node', [imgcBin, ...args], {
-    cwd: repoRoot,
+    cwd: opts.cwd ?? repoRoot,
     reject: false,
     all: true,
     env: { CI: 'true', ...opts.env },
@@ -49,3 +50,16 @@ export const summaryOf = (out: string): BuildSummary => JSON.parse(readFileSync(
 export { mountsContaining } from '../helpers/temp.js';
 
 export const read = (file: string): string => readFileSync(file, 'utf8');
+
+/**
+ * A cache of the test's own (removed after the test file), holding a copy of
+ * the shared cache's bases: what the test stores there does not pile up in
+ * the shared cache, and the test cannot meet entries of earlier runs.
+ */
+export const privateCache = (name: string): string => {
+  const own = tempDir(`cache-${name}`, scratchParent());
+  const shared = cacheDir(process.env);
+  const bases = existsSync(shared) ? readdirSync(shared).filter((f) => /^base-[0-9a-f]+\.(tar\.zst|json)$/.test(f)) : [];
+  for (const f of bases) copyFileSync(path.join(shared, f), path.join(own, f));
+  return own;
+};

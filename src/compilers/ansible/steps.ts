@@ -10,6 +10,7 @@ import { packageManagers } from './packages.js';
 import { bool, int, mode, pythonRegexLiteral, str, unsafe, word } from './quote.js';
 import { task, type Task } from './tasks.js';
 import { entry, map, seq } from './yaml.js';
+import { rawCommandNoqa } from './lint.js';
 
 export interface PhaseContext {
   readonly base: Base;
@@ -117,7 +118,7 @@ const commandTask = (s: StepOf<'command'>, verify: boolean): Task => {
     name: name(`${verify ? 'Check' : 'Command'}: ${s.description !== undefined ? labelText(s.description) : firstLine(s.run)}`, s),
     module: 'ansible.builtin.shell',
     comments,
-    noqa: ['command-instead-of-module'],
+    noqa: rawCommandNoqa(s.run),
     args: map({ cmd: unsafe(s.run), executable: word('/bin/sh'), creates: s.creates !== undefined ? unsafe(s.creates) : undefined }),
     keywords: [s.creates === undefined ? entry('changed_when', bool(false)) : undefined],
   });

@@ -123,7 +123,7 @@ const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
 
 const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify');
 
-const localProvisioner = (file: string, lines: readonly string[]): Item =>
+export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
 
 const targetProvisioner = (file: string, lines: readonly string[]): Item =>

@@ -115,9 +115,17 @@ export type TemplatePart = string | { readonly expr: string };
 // definition: references such as `var.qemu_iso_url` or `path.root`.
 const safeExpr = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
-// …and the one function call it writes: the variables as one JSON object (see jsonencodeVariables).
+// …and the function calls it writes: the variables as one JSON object (see
+// jsonencodeVariables), and a variable or path.root in base64 (see base64Of).
 const assignment = '[a-z][a-z0-9_]* = var\\.[a-z][a-z0-9_]*';
-const safeCall = new RegExp(`^jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)$`);
+const safeCall = new RegExp(`^jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)$|^base64encode\\((var\\.[a-z][a-z0-9_]*|path\\.root)\\)$`);
+
+/**
+ * `base64encode(REF)` for `var.NAME` or `path.root`: a value Packer's own
+ * `{{ }}` template engine, which renders provisioner strings (more than once),
+ * cannot change: base64 text holds no `{{`.
+ */
+export const base64Of = (ref: string): string => checkExpr(`base64encode(${ref})`);
 
 /** `jsonencode({ name = var.name, … })` for variable names (src/ir/variables.ts `variableName`). */
 export const jsonencodeVariables = (names: readonly string[]): string => checkExpr(`jsonencode({ ${names.map((n) => `${n} = var.${n}`).join(', ')} })`);

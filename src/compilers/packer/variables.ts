@@ -2,12 +2,16 @@
 // non-sensitive one defaults to its value at compile time; a sensitive one is
 // `sensitive = true` with no default, so `-var` must give it), references in
 // strings as `${var.NAME}` (quote.ts), and every provisioner hands them to the
-// embedded backend: shell scripts read IMGC_VAR_<NAME> from
-// environment_vars, the playbook reads NAME from `-e`.
+// embedded backend: shell scripts read IMGC_VAR_<NAME>, the playbook reads
+// NAME from `-e`. Packer renders provisioner strings (environment_vars,
+// inline) with its own `{{ }}` engine, more than once, so a value goes in as
+// base64 (which holds no `{{`) and is decoded where the script runs; and never
+// on a command line: the target's shell provisioner reads them from Packer's
+// env var file (use_env_var_file), shell-local from its inline script file.
 import type { Image } from '../../ir/schema.js';
 import { envName } from '../../ir/variables.js';
-import { attr, list, ref, str, tmpl, type Item, type Value } from './hcl.js';
-import { jsonencodeVariables } from './quote.js';
+import { attr, bool, list, ref, str, tmpl, type Item, type Value } from './hcl.js';
+import { base64Of, jsonencodeVariables } from './quote.js';
 import type { VariableSpec } from './sources.js';
 
 const hclType = { string: 'string', number: 'number', boolean: 'bool' } as const;
@@ -21,8 +25,26 @@ export const irVariables = (ir: Image): VariableSpec[] =>
     ...(v.sensitive ? { sensitive: true } : { default: v.value }),
   }));
 
-/** `if root then sh else sudo sh`, with Packer's {{ .Vars }} (the environment_vars) passed through `env`. */
-export const EXECUTE_AS_ROOT_WITH_VARS = `if [ $(id -u) -eq 0 ]; then env {{ .Vars }} sh '{{ .Path }}'; else sudo env {{ .Vars }} sh '{{ .Path }}'; fi`;
+/**
+ * `if root then sh else sudo sh` of the uploaded script ({{ .Path }}, $0),
+ * after sourcing Packer's env var file ({{ .EnvVarFile }}, $1) and decoding
+ * each of `names` from base64 (a trailing `.` keeps trailing newlines).
+ */
+export const executeAsRootWithVars = (names: readonly string[]): string => {
+  const decode = `set -a; . "$1"; set +a; for n in ${names.join(' ')}; do eval "v=\\\${$n}"; v=$(printf %s "$v" | base64 -d && echo .) || exit 1; export "$n=\${v%.}"; done; exec sh "$0"`;
+  const run = `sh -c '${decode}' '{{ .Path }}' '{{ .EnvVarFile }}'`;
+  return `if [ $(id -u) -eq 0 ]; then ${run}; else sudo ${run}; fi`;
+};
+
+/** shell-local: lines of its inline script that set each variable from its base64, then run `file` (under path.root). */
+const localInline = (used: readonly { name: string }[], file: string): Value =>
+  list([
+    ...used.flatMap((v) => [
+      tmpl(`${envName(v.name)}=$(printf %s '`, { expr: base64Of(`var.${v.name}`) }, `' | base64 -d && echo .) || exit 1`),
+      str(`export ${envName(v.name)}="\${${envName(v.name)}%.}"`),
+    ]),
+    tmpl(`exec /bin/sh "$(printf %s '`, { expr: base64Of('path.root') }, `' | base64 -d)${file}"`),
+  ]);
 
 const isAttr = (i: Item, name: string): boolean => i.kind === 'attr' && i.name === name;
 
@@ -30,12 +52,13 @@ const isAttr = (i: Item, name: string): boolean => i.kind === 'attr' && i.name =
 export const withVariables = (ir: Image, provisioners: readonly Item[], embedded: Readonly<Record<string, string>>): Item[] => {
   const vars = ir.variables ?? [];
   if (!vars.length) return [...provisioners];
-  /** The embedded script a shell provisioner runs (`${path.root}/FILE`). */
-  const scriptOf = (body: readonly Item[]): string => {
+  /** `/FILE` of the embedded script a shell provisioner runs (`${path.root}/FILE`). */
+  const scriptFile = (body: readonly Item[]): string => {
     const script = body.find((i) => isAttr(i, 'script'));
     const tail = script?.kind === 'attr' && script.value.kind === 'template' ? script.value.parts[1] : undefined;
-    return typeof tail === 'string' ? (embedded[tail.replace(/^\//, '')] ?? '') : '';
+    return typeof tail === 'string' ? tail : '';
   };
+  const scriptOf = (body: readonly Item[]): string => embedded[scriptFile(body).replace(/^\//, '')] ?? '';
   return provisioners.map((p) => {
     if (p.kind !== 'block' || p.type !== 'provisioner') return p;
     const kind = p.labels[0];
@@ -44,10 +67,15 @@ export const withVariables = (ir: Image, provisioners: readonly Item[], embedded
       const script = scriptOf(p.body);
       const used = vars.filter((v) => script.includes(`\${${envName(v.name)}`));
       if (!used.length) return p;
-      const env: Value = list(used.map((v) => tmpl(`${envName(v.name)}=`, { expr: `var.${v.name}` })));
-      const body = p.body.map((i) => (kind === 'shell' && isAttr(i, 'execute_command') ? attr('execute_command', str(EXECUTE_AS_ROOT_WITH_VARS)) : i));
+      if (kind === 'shell-local') {
+        // The script becomes the tail of an inline script Packer writes to a file and runs: values stay off every command line.
+        const file = scriptFile(p.body);
+        return { ...p, body: p.body.map((i) => (isAttr(i, 'script') ? attr('inline', localInline(used, file)) : i)) };
+      }
+      const env: Value = list(used.map((v) => tmpl(`${envName(v.name)}=`, { expr: base64Of(`var.${v.name}`) })));
+      const body = p.body.map((i) => (isAttr(i, 'execute_command') ? attr('execute_command', str(executeAsRootWithVars(used.map((v) => envName(v.name))))) : i));
       const at = body.findIndex((i) => isAttr(i, 'script')) + 1;
-      return { ...p, body: [...body.slice(0, at), attr('environment_vars', env), ...body.slice(at)] };
+      return { ...p, body: [...body.slice(0, at), attr('environment_vars', env), attr('use_env_var_file', bool(true)), ...body.slice(at)] };
     }
     if (kind === 'ansible') {
       // One JSON -e: ansible-playbook splits `-e name=value` at white space and reads every value as a string.

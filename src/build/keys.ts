@@ -1,0 +1,28 @@
+// The phase cache keys of one build: a chain from the base's identity through
+// the root-changing phases (./cache.ts says what a key covers). The base's
+// identity is its cache key plus the checksum of its tarball: a base made
+// again (another day's packages from the mirror) starts a new chain. The chain
+// ends at the first phase that uses a sensitive variable: that phase's root,
+// and every root after it, may hold the value, so none of them is cached.
+import type { Image, Phase } from '../ir/schema.js';
+import { variablesIn } from '../ir/variables.js';
+import { phaseKey } from './cache.js';
+import { phaseKind } from './phases.js';
+
+/** The identity of the root a build starts from, or undefined when it has none (yet): then nothing is keyed. */
+export const baseIdentity = (key: string | undefined, checksum: string | undefined, kind: 'debootstrap' | 'tar' | 'dir'): string | undefined =>
+  key === undefined ? undefined : kind === 'debootstrap' ? (checksum ? `${key}:${checksum}` : undefined) : key;
+
+/** Each keyed root phase's key. */
+export const phaseKeys = (ir: Image, base: string | undefined, target: string): Map<Phase, string> => {
+  const keys = new Map<Phase, string>();
+  let prev = base;
+  for (const p of ir.phases) {
+    if (phaseKind(p) !== 'root' || prev === undefined) continue;
+    const vars = variablesIn(ir, p);
+    if (vars.some((v) => v.sensitive)) break;
+    prev = phaseKey(prev, p, target, vars);
+    keys.set(p, prev);
+  }
+  return keys;
+};

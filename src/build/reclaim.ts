@@ -1,0 +1,198 @@
+// What a killed build leaves (SIGKILL, OOM, a power cut: no cleanup ran): its
+// work directory with /proc, /sys, /dev still mounted in the root, its staged
+// artifacts in --out, half-written cache tarballs. Every build records its
+// owner in the directories it makes: pid, the process's start time (field 22
+// of /proc/PID/stat) and the boot id, so a pid reused by another process, or
+// the same pid after a reboot, is not taken for the owner. At its start the
+// next build reclaims what belongs to owners that are gone: it kills what
+// still runs inside (a chroot'd apt, a debootstrap), unmounts, and removes.
+// A live build's directories are never touched.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { removeTree, SYSTEM_PATH } from './exec.js';
+import { mountsUnder } from './mounts.js';
+
+/** The owner record's name inside a work or staging directory. */
+export const OWNER_FILE = '.imgc-owner';
+
+export interface Owner {
+  pid: number;
+  /** Clock ticks after boot when the process started (/proc/PID/stat field 22). */
+  start: string;
+  boot: string;
+}
+
+const bootId = (): string => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+
+/** The start time of process `pid`, undefined when there is none. */
+export const startTime = (pid: number): string | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+};
+
+export const thisOwner = (): Owner => ({ pid: process.pid, start: startTime(process.pid) ?? '', boot: bootId() });
+
+/** Records this process as the owner of `dir` (right after making it). */
+export const claim = (dir: string): void => writeFileSync(path.join(dir, OWNER_FILE), `${JSON.stringify(thisOwner())}\n`);
+
+/** Whether the process that wrote `owner` still runs. */
+export const ownerAlive = (owner: Owner): boolean => owner.boot === bootId() && startTime(owner.pid) === owner.start;
+
+const readOwner = (dir: string): Owner | undefined => {
+  try {
+    const o = JSON.parse(readFileSync(path.join(dir, OWNER_FILE), 'utf8')) as Partial<Owner>;
+    return typeof o.pid === 'number' && typeof o.start === 'string' && typeof o.boot === 'string' ? (o as Owner) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** A directory without an owner record is left alone unless it is older than this (an older imgc's, or one a build is making right now). */
+const UNOWNED_GRACE_MS = 3_600_000;
+
+/** Whether a process `pid` exists (EPERM: it does, someone else's). */
+export const pidAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+
+/** Whether `pid` still runs (a zombie has let go of everything: it does not). */
+const running = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+};
+
+/** Whether `dir` was left by a build that is gone; the owner's pid when known. */
+const stale = (dir: string): { pid?: number } | undefined => {
+  const owner = readOwner(dir);
+  if (owner) return ownerAlive(owner) ? undefined : { pid: owner.pid };
+  // A staging directory names its pid (.imgc-staging-PID): gone is gone, a live one may be another process (left alone).
+  const named = /^\.imgc-staging-(\d+)$/.exec(path.basename(dir));
+  if (named && !pidAlive(Number(named[1]))) return { pid: Number(named[1]) };
+  try {
+    return Date.now() - statSync(dir).mtimeMs > UNOWNED_GRACE_MS ? {} : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+const inside = (p: string, dir: string): boolean => p === dir || p.startsWith(`${dir}/`);
+
+/** Processes whose root, working directory or command line is inside `dir`: what a killed build left running there. */
+const processesIn = (dir: string): number[] => {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const links = ['root', 'cwd'].map((l) => {
+        try {
+          return readlinkSync(`/proc/${name}/${l}`);
+        } catch {
+          return '';
+        }
+      });
+      const args = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (links.some((l) => inside(l, dir)) || args.some((a) => inside(a, dir))) pids.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+};
+
+export interface Reclaimed {
+  dir: string;
+  pid?: number;
+  unmounted: number;
+  killed: number;
+  /** Mounts that would not go: the directory was left in place. */
+  stuck: string[];
+}
+
+/** Kills what runs in `dir`, unmounts everything below it (deepest first), removes it. */
+const reclaimDir = (dir: string, pid: number | undefined): Reclaimed => {
+  const killed = processesIn(dir);
+  for (const p of killed) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  // SIGKILL is delivered at once, but a process in the kernel (a mount syscall) exits a moment later.
+  for (let i = 0; i < 50 && killed.some(running); i++) spawnSync('sleep', ['0.1'], { env: { PATH: SYSTEM_PATH } });
+  const mounts = mountsUnder(dir).reverse();
+  const stuck: string[] = [];
+  for (const mp of mounts) {
+    const r = spawnSync('umount', [mp], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
+    if (r.status !== 0 && spawnSync('umount', ['-l', mp], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' }).status !== 0) stuck.push(mp);
+  }
+  // rm never reaches into a mount (--one-file-system), but a directory with one left is not removed at all.
+  if (!stuck.length && mountsUnder(dir).length === 0) removeTree(dir);
+  return { dir, ...(pid !== undefined ? { pid } : {}), unmounted: mounts.length - stuck.length, killed: killed.length, stuck };
+};
+
+/**
+ * Reclaims what killed builds left: work directories (`.imgc-work-*`) in
+ * `workParent`, staging directories (`.imgc-staging-*`) in `outDir`, and
+ * cache tarballs being written (`*.tmp-PID`) in `cacheDir` whose writer is gone.
+ */
+export const reclaimStale = (where: { workParent: string; outDir: string; cacheDir: string }): Reclaimed[] => {
+  const found: Reclaimed[] = [];
+  const scan = (parent: string, prefix: string) => {
+    let names: string[] = [];
+    try {
+      names = readdirSync(parent);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (!name.startsWith(prefix)) continue;
+      const dir = path.join(parent, name);
+      const s = stale(dir);
+      if (s) found.push(reclaimDir(dir, s.pid));
+    }
+  };
+  scan(where.workParent, '.imgc-work-');
+  scan(where.outDir, '.imgc-staging-');
+  try {
+    for (const name of readdirSync(where.cacheDir)) {
+      const m = /\.tmp-(\d+)$/.exec(name);
+      if (m && !pidAlive(Number(m[1]))) rmSync(path.join(where.cacheDir, name), { force: true, recursive: true });
+    }
+  } catch {
+    /* no cache yet */
+  }
+  return found;
+};
+
+/** The line a build prints for each reclaimed directory. */
+export const describeReclaimed = (r: Reclaimed, cwd: string): string => {
+  const what = [r.killed ? `stopped ${r.killed} process${r.killed === 1 ? '' : 'es'}` : '', r.unmounted ? `unmounted ${r.unmounted} filesystem${r.unmounted === 1 ? '' : 's'}` : '']
+    .filter(Boolean)
+    .join(', ');
+  const name = path.relative(cwd, r.dir) || r.dir;
+  return r.stuck.length
+    ? `a killed build${r.pid ? ` (pid ${r.pid})` : ''} left ${name}; could not unmount ${r.stuck.join(', ')}: left it in place`
+    : `reclaimed ${name}, left by a killed build${r.pid ? ` (pid ${r.pid})` : ''}${what ? `: ${what}, removed it` : ''}`;
+};
