@@ -157,10 +157,11 @@ build {
   provisioner "shell" {
     script = "${path.root}/shell/phases/02-provision.sh"
     environment_vars = [
-      "IMGC_VAR_K8S_MINOR=${var.k8s_minor}",
-      "IMGC_VAR_JOIN_TOKEN=${var.join_token}",
+      "IMGC_VAR_K8S_MINOR=${base64encode(var.k8s_minor)}",
+      "IMGC_VAR_JOIN_TOKEN=${base64encode(var.join_token)}",
     ]
-    execute_command = "if [ $(id -u) -eq 0 ]; then env {{ .Vars }} sh '{{ .Path }}'; else sudo env {{ .Vars }} sh '{{ .Path }}'; fi"
+    use_env_var_file = true
+    execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_K8S_MINOR IMGC_VAR_JOIN_TOKEN; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_K8S_MINOR IMGC_VAR_JOIN_TOKEN; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 
   # provision: post hooks, where packer runs:
