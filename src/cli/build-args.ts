@@ -21,6 +21,8 @@ export const buildOptions = {
 export const verifyOptions = {
   root: { type: 'string' },
   image: { type: 'string' },
+  boot: { type: 'string' },
+  'boot-timeout': { type: 'string' },
   format: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
