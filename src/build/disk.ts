@@ -178,7 +178,8 @@ export const makeBootableDisk = async (
   await makeExt4(root, file, { bytes: l.root.sectors * SECTOR, offset: l.root.start * SECTOR, uuid: l.root.fsUuid, run: opts.run, ...(opts.epoch !== undefined ? { epoch: opts.epoch } : {}) });
   const env = { ...opts.run.env, ...reproducibleEnv(opts.epoch), MTOOLS_SKIP_CHECK: '1' };
   // FAT32 with 512-byte clusters: a 256 MiB FAT32 with larger clusters is below FAT32's cluster minimum.
-  await run('mkfs.fat', ['--offset', String(l.esp.start), '-F', '32', '-s', '1', '-n', 'ESP', '-i', l.esp.volumeId, file, String(l.esp.sectors / 2)], { ...opts.run, env });
+  // --invariant: no time of the build in the volume label's entry (mkfs.fat does not read SOURCE_DATE_EPOCH; mtools does).
+  await run('mkfs.fat', [...(opts.epoch !== undefined ? ['--invariant'] : []), '--offset', String(l.esp.start), '-F', '32', '-s', '1', '-n', 'ESP', '-i', l.esp.volumeId, file, String(l.esp.sectors / 2)], { ...opts.run, env });
   const conf = path.join(opts.scratch, `.loader-${process.pid}.conf`);
   const entry = path.join(opts.scratch, `.entry-${process.pid}.conf`);
   writeFileSync(conf, 'default imgc.conf\ntimeout 0\nconsole-mode keep\n');

@@ -122,6 +122,8 @@ export const bootScript = (checks: readonly BootCheck[]): string => {
   const lines = [
     '#!/bin/sh',
     '# Written by imgc verify --boot into a temporary copy of the disk.',
+    '# Each check is one single-quoted word that check() evaluates: its $ expands then.',
+    '# shellcheck disable=SC2016',
     'out=/dev/ttyS1',
     'stty -F "$out" raw -echo 2>/dev/null || true',
     'state=$(systemctl is-system-running --wait 2>&1)',
