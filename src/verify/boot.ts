@@ -198,6 +198,7 @@ const KVM_PROBE_SECONDS = 20;
 /** Boots `disk` (raw or qcow2) and checks `ir`'s runtime facts on it. */
 export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Promise<BootResult> => {
   const env = opts.env ?? process.env;
+  let { accel, probe } = chooseAccel(env);
   const checks = bootChecksOf(ir);
   const firmware = OVMF_CODE.find((f) => existsSync(f));
   if (!firmware) throw new Error('no UEFI firmware for QEMU: apt-get install ovmf');
@@ -229,7 +230,6 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     const results = path.join(tmp, 'results.txt');
     mkdirSync(path.dirname(opts.consoleLog), { recursive: true });
 
-    let { accel, probe } = chooseAccel(env);
     const started = Date.now();
     let outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: probe ? KVM_PROBE_SECONDS : 0, ...(opts.signal ? { signal: opts.signal } : {}) });
     if (outcome === 'probe-failed') {
