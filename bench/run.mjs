@@ -210,6 +210,21 @@ if (only.has('build')) {
     const shellFull = build('shell', outShell, ['--no-cache']);
     const ansibleFull = build('ansible', path.join(work, 'build-ansible'), ['--no-cache']);
     row('build', 'imgc build --target shell, empty cache (debootstrap included)', scratch);
+    // The example ends boot-verified (v.boot()): when that was, and what booting and checking took (logs/build.json).
+    const bootOf = (out) => {
+      try {
+        return JSON.parse(readFileSync(path.join(out, 'logs', 'build.json'), 'utf8')).boot;
+      } catch {
+        return undefined;
+      }
+    };
+    const once = (ms) => ({ median: ms, min: ms, max: ms, runs: 1 });
+    const booted = bootOf(outShell);
+    if (booted) {
+      const accel = booted.accel.toUpperCase();
+      row('build', `time to a boot-verified node, empty cache (${accel})`, once(booted.sinceStartMs));
+      row('build', `boot in QEMU and check ${booted.checked} runtime facts (${accel}: power-on to power-off)`, once(booted.bootMs));
+    }
     row('build', 'imgc build --target shell (base cached, no phase cache)', shellFull, { name: 'imgc build --target ansible (base cached, no phase cache)', m: ansibleFull });
     // Change only phase 3 (another disk size each time) and rebuild into the same directory, as one does.
     const changed = path.join(root, 'examples', '.bench-phase3.ts');

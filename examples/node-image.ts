@@ -10,7 +10,7 @@ import {
   kubernetesNetworking,
   sshHardening,
   type KubernetesSource,
-  defineModule, variable, z,
+  bootable, defineModule, variable, z,
 } from 'imgc';
 
 /** The node, parameterised by where kubelet/kubeadm/kubectl come from and its disk size. */
@@ -42,20 +42,20 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
         .use(containerd())
         .use(kubernetes(k8s))
         .directory('/etc/cni', { mode: '0755' })
-        .directory('/etc/cni/net.d', { mode: '0755' }).use(joinToken(k8s))
+        .directory('/etc/cni/net.d', { mode: '0755' }).use(joinToken(k8s)).use(bootable())
         .post(event('stdout')),
     )
     .artifact((a) =>
       a
         .dir('rootfs')
         .tar('rootfs.tar.zst')
-        .raw('disk.raw', { size: diskSize })
-        .qcow2('disk.qcow2', { size: diskSize })
+        .raw('disk.raw', { size: diskSize, bootable: true })
+        .qcow2('disk.qcow2', { size: diskSize, bootable: true })
         // Packer-only targets: a VM image built with QEMU and an AMI.
         .cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true })
         .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: 't3.large', ami_name: 'k8s-node-debian-12' }),
     )
-    .verify((v) => v.facts().checksums().manifest());
+    .verify((v) => v.facts().boot().checksums().manifest());
 
 /** Variables: imgc.toml's [vars], IMGC_VAR_<NAME> or --var at compile time. */
 const k8sMinor = variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), {

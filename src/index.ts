@@ -16,6 +16,7 @@ export {
   VerifyBuilder,
   type BaseImage,
   type CommandOptions,
+  type DiskOptions,
   type DeclaredFacts,
   type HookOptions,
   type Ownership,

@@ -18,6 +18,8 @@ export const aptCatalog = {
   gnupg: { commands: ['gpg'] },
   iproute2: { commands: ['ip'] },
   iptables: { commands: ['iptables'] },
+  'linux-image-amd64': { paths: ['/vmlinuz', '/boot'] },
+  'initramfs-tools': { commands: ['update-initramfs'], paths: ['/initrd.img', '/etc/initramfs-tools'] },
   kmod: { commands: ['modprobe'], paths: ['/etc/modules-load.d'] },
   kubeadm: { commands: ['kubeadm'], repo: 'kubernetes' },
   kubectl: { commands: ['kubectl'], repo: 'kubernetes' },
@@ -28,6 +30,7 @@ export const aptCatalog = {
   python3: { commands: ['python3'] },
   runc: { commands: ['runc'] },
   socat: { commands: ['socat'] },
+  'systemd-boot-efi': { paths: ['/usr/lib/systemd/boot/efi/systemd-bootx64.efi'] },
   sudo: { commands: ['sudo'], paths: ['/etc/sudoers.d'] },
   systemd: {
     services: ['systemd-journald', 'systemd-networkd'],

@@ -1,6 +1,7 @@
 export { debian12, ubuntu2204, ubuntu2404, type AptBaseOptions } from './bases.js';
 export { aptCatalog, type AptCatalog } from './catalog.js';
 export {
+  bootable,
   containerd,
   journald,
   kubernetes,

@@ -89,3 +89,20 @@ export const journald = (opts: { systemMaxUse?: string } = {}) =>
         content: ['[Journal]', `SystemMaxUse=${opts.systemMaxUse ?? '500M'}`, 'Storage=persistent', ''].join('\n'),
       }),
   );
+
+/**
+ * What a bootable disk needs in its root: Debian's kernel with an initramfs,
+ * systemd-boot's EFI binary (imgc makes the EFI system partition from them;
+ * nothing is installed to a boot partition inside the chroot) and an fstab that
+ * mounts the root by its label. UEFI only.
+ */
+export const bootable = () =>
+  defineModule<{
+    package: 'linux-image-amd64' | 'initramfs-tools' | 'systemd-boot-efi';
+    path: '/vmlinuz' | '/initrd.img' | '/usr/lib/systemd/boot/efi/systemd-bootx64.efi' | '/etc/fstab';
+  }>((p) =>
+    p
+      .packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi'])
+      // The root partition's filesystem is labelled `rootfs` by imgc; the kernel finds it by PARTUUID.
+      .file('/etc/fstab', { mode: '0644', content: '# <file system> <mount point> <type> <options> <dump> <pass>\nLABEL=rootfs / ext4 defaults,errors=remount-ro 0 1\n' }),
+  );

@@ -15,6 +15,7 @@ import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
 import { warmHashWorker } from './sparse-hash.js';
 import { run, type RunOptions } from './exec.js';
 import { packRoot, type Compression } from './tar.js';
+import { derivedUuid, makeBootableDisk, makeExt4, sizeBytes } from './disk.js';
 
 export type ArtifactStep = StepOf<'artifact'>;
 
@@ -27,6 +28,7 @@ export interface ArtifactRecord {
   bytes: number;
   compression?: Compression;
   size?: string;
+  bootable?: boolean;
   /** Taken over from the previous build's output, unchanged (see {@link ReuseState}). */
   reused?: boolean;
 }
@@ -93,15 +95,15 @@ export const treeSha256 = async (dir: string): Promise<{ sha256: string; bytes: 
 
 const diskSize = (step: ArtifactStep): string => step.size ?? '4G';
 
-/** "4G" → the size argument mkfs.ext4 takes ("4G" is fine; normalised for clarity). */
-const mkfsSize = (size: string) => {
-  const m = /^(\d+)([MG])$/.exec(size);
-  if (!m) throw new Error(`artifact size '${size}' is not N[MG]`);
-  return `${m[1]}${m[2]!.toLowerCase()}`;
-};
+/** Raw and qcow2 artifacts of the same disk share one raw image: a bootable GPT disk or a bare ext4 filesystem, of a size. */
+const diskKey = (step: ArtifactStep): string => `${step.bootable ? 'boot' : 'ext4'}-${diskSize(step)}`;
 
 export interface ArtifactContext {
   root: string;
+  /** The image's name: a bootable disk's identifiers are derived from it and the output's. */
+  image: string;
+  /** SOURCE_DATE_EPOCH: the time written into the filesystems and archives. */
+  epoch?: number;
   /** The cache entry the root is, when nothing changed it since: artifacts then record their inputs, for reuse. */
   rootId?: string;
   /** The output directory of this build and, when a build into it left one, its reuse state. */
@@ -143,17 +145,21 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
   const records: ArtifactRecord[] = [];
   const state: ReuseState = { version: 1, artifacts: {} };
   const rawBySize = new Map<string, string>();
-  const raw = async (size: string, into?: string): Promise<string> => {
-    const have = rawBySize.get(size);
+  const epoch = ctx.epoch !== undefined ? { epoch: ctx.epoch } : {};
+  const raw = async (step: ArtifactStep, into?: string): Promise<string> => {
+    const key = diskKey(step);
+    const have = rawBySize.get(key);
     if (have && !into) return have;
-    const file = into ?? path.join(ctx.staging, `.scratch-${size}.raw`);
+    const file = into ?? path.join(ctx.staging, `.scratch-${key}.raw`);
     mkdirSync(path.dirname(file), { recursive: true });
     rmSync(file, { force: true });
-    await run('mkfs.ext4', ['-q', '-F', '-L', 'rootfs', '-E', 'root_owner=0:0', '-d', ctx.root, file, mkfsSize(size)], ctx.run);
-    rawBySize.set(size, file);
+    const size = diskSize(step);
+    if (step.bootable) await makeBootableDisk(ctx.root, file, { image: ctx.image, output: step.output, size, scratch: ctx.staging, run: ctx.run, ...epoch });
+    else await makeExt4(ctx.root, file, { bytes: sizeBytes(size), offset: 0, uuid: derivedUuid('imgc-ext4', ctx.image, step.output), run: ctx.run, ...epoch });
+    rawBySize.set(key, file);
     return file;
   };
-  // Raw images first, so a qcow2 of the same size converts the raw artifact rather than a new one.
+  // Raw images first, so a qcow2 of the same disk converts the raw artifact rather than a new one.
   const order = [...steps].sort((a, b) => Number(b.format === 'raw') - Number(a.format === 'raw'));
   const done = new Map<string, ArtifactRecord>();
   // Hashing a 4 GB raw image takes seconds of CPU: each artifact's checksum
@@ -208,7 +214,7 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
       const old = reuseOf(step);
       if (old) {
         // Left where it is, unstaged: publishing moves only what was made, so a failed build leaves it as it was too.
-        if (step.format === 'raw') rawBySize.set(diskSize(step), ensureInside(ctx.previous!.dir, step.output));
+        if (step.format === 'raw') rawBySize.set(diskKey(step), ensureInside(ctx.previous!.dir, step.output));
         settle(Promise.resolve({ ...old.record, step: step.id, reused: true }), () => old.stamp);
         continue;
       }
@@ -220,21 +226,22 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
         }
         case 'tar': {
           const compression = step.compression ?? 'none';
-          await meanwhile(packRoot(ctx.root, target, compression, ctx.run));
+          await meanwhile(packRoot(ctx.root, target, compression, ctx.run, ctx.epoch));
           settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'tar', output: step.output, sha256, bytes: statSync(target).size, compression })));
           break;
         }
+        case 'ext4':
         case 'raw': {
           const size = diskSize(step);
-          await meanwhile(raw(size, target));
-          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'raw', output: step.output, sha256, bytes: statSync(target).size, size })));
+          await meanwhile(raw(step, target));
+          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: step.format, output: step.output, sha256, bytes: statSync(target).size, size, ...(step.bootable ? { bootable: true } : {}) })));
           break;
         }
         case 'qcow2': {
           const size = diskSize(step);
-          const from = await meanwhile(raw(size));
+          const from = await meanwhile(raw(step));
           await meanwhile(run('qemu-img', ['convert', '-f', 'raw', '-O', 'qcow2', from, target], ctx.run));
-          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size })));
+          settle(fileSha256(target).then((sha256) => ({ step: step.id, format: 'qcow2', output: step.output, sha256, bytes: statSync(target).size, size, ...(step.bootable ? { bootable: true } : {}) })));
           break;
         }
       }

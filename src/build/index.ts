@@ -12,6 +12,8 @@ import type { Fact, Image, Phase, SourceLocation, StepOf } from '../ir/schema.js
 import { factId } from '../ir/facts.js';
 import { writeTreeAtomically } from '../cli/write.js';
 import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js';
+import { bootVerify, bootTools, sourceDateEpoch } from './boot-step.js';
+import { spdxOfRoot } from './sbom.js';
 import { makeArtifacts, publish, REUSE_STATE, sha256sums, type ArtifactRecord, type ReuseState } from './artifacts.js';
 import { layBase, resolveBase, type BaseSource } from './base.js';
 import { cacheDir, CorruptEntry, RootCache, sha256 } from './cache.js';
@@ -67,6 +69,8 @@ export interface BuildSummary {
   phases: PhaseSummary[];
   artifacts: Array<ArtifactRecord & { ms: number }>;
   verify?: { checked: number; failed: number; ms: number };
+  /** The boot check (v.boot()): how the node booted and how long it took from the build's start. */
+  boot?: { disk: string; accel: 'kvm' | 'tcg'; checked: number; failed: number; bootMs: number; sinceStartMs: number };
   root?: string;
   totalMs: number;
 }
@@ -135,7 +139,8 @@ const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
     'tar',
     'zstd',
     'cp',
-    ...(artifacts.some((a) => a.format === 'raw' || a.format === 'qcow2') ? ['mkfs.ext4'] : []),
+    ...(artifacts.some((a) => a.format === 'ext4' || a.format === 'raw' || a.format === 'qcow2') ? ['mkfs.ext4'] : []),
+    ...bootTools(ir),
     ...(artifacts.some((a) => a.format === 'qcow2') ? ['qemu-img'] : []),
     ...(artifacts.some((a) => a.format === 'tar' && a.compression === 'gzip') ? ['gzip'] : []),
     ...(opts.target === 'ansible' ? ['ansible-playbook'] : []),
@@ -368,6 +373,8 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
             else await runner.runSteps(ctx); // the play holds this phase's hooks only
             const { records: done, state } = await makeArtifacts(steps, {
               root,
+              image: ir.name,
+              ...(sourceDateEpoch(env) !== undefined ? { epoch: sourceDateEpoch(env)! } : {}),
               ...(rootIs ? { rootId: rootIs.id } : {}),
               ...(previous ? { previous: { dir: outDir, state: previous } } : {}),
               staging,
@@ -398,7 +405,14 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
             for (const c of checks) {
               const tc = Date.now();
               display.stepStart(`${c.id} ${c.check}`);
-              if (c.check === 'facts') {
+              if (c.check === 'boot') {
+                const r = await bootVerify(c, { ir, staged, staging, logsDir, outDir, display, session, env, started, where: { dir: opts.definitionDir, cwd } });
+                summary.boot = r.summary;
+                if (!r.ok) {
+                  ps.steps.push({ id: c.id, status: 'failed', ms: Date.now() - tc });
+                  throw new BuildError(r.message);
+                }
+              } else if (c.check === 'facts') {
                 verifyResult = verifyRoot(withValues(ir, sensitive), root);
                 const text = formatVerify(verifyResult, { dir: opts.definitionDir, cwd });
                 writeFileSync(path.join(logsDir, 'verify.txt'), redact(text));
@@ -437,6 +451,9 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
 
       // Publish: manifest and checksums beside the artifacts, then everything into place.
       if (staged.length) {
+        // SOURCE_DATE_EPOCH: the manifest and SBOM say when the sources were, so two builds of them are the same bytes.
+        const epoch = sourceDateEpoch(env);
+        const created = new Date(epoch !== undefined ? epoch * 1000 : Date.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
         const manifest = {
           image: ir.name,
           target: opts.target,
@@ -446,11 +463,14 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
           facts: finalFacts(ir),
           verify: verifyResult ? { checked: verifyResult.checked, failed: verifyResult.failures.length } : null,
           skipped: summary.phases.flatMap((p) => p.notes ?? []),
-          created: new Date().toISOString(),
+          sbom: 'sbom.spdx.json',
+          created,
         };
         writeFileSync(path.join(staging, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+        const sbom = spdxOfRoot({ image: ir.name, distro: ir.base.distro, created, id: manifest.definition.sha256, root });
+        writeFileSync(path.join(staging, 'sbom.spdx.json'), `${JSON.stringify(sbom, null, 2)}\n`);
         // Artifacts kept from the last build are in place already.
-        const outputs = [...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json'];
+        const outputs = [...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json', 'sbom.spdx.json'];
         if (Object.keys(reuseState.artifacts).length) {
           writeFileSync(path.join(staging, REUSE_STATE), `${JSON.stringify(reuseState)}\n`);
           outputs.push(REUSE_STATE);
@@ -460,7 +480,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
           outputs.push('SHA256SUMS');
         }
         await publish(staging, outDir, outputs);
-        display.info(`${staged.length} artifact${staged.length === 1 ? '' : 's'} in ${path.relative(cwd, outDir) || '.'}: ${staged.map((a) => a.output).join(', ')}, manifest.json${wantChecksums ? ', SHA256SUMS' : ''}`);
+        display.info(`${staged.length} artifact${staged.length === 1 ? '' : 's'} in ${path.relative(cwd, outDir) || '.'}: ${staged.map((a) => a.output).join(', ')}, manifest.json, sbom.spdx.json${wantChecksums ? ', SHA256SUMS' : ''}`);
       }
       summary.ok = true;
       return 0;

@@ -11,9 +11,19 @@ const compressFlag = (c: Compression): string[] => (c === 'gzip' ? ['--gzip'] : 
 export const compressionOf = (file: string): Compression =>
   /\.(tgz|gz)$/.test(file) ? 'gzip' : /\.(tzst|zst)$/.test(file) ? 'zstd' : 'none';
 
+/**
+ * With SOURCE_DATE_EPOCH: the same root gives the same bytes, whatever the
+ * directory order or the times of the build: entries sorted by name, mtimes
+ * clamped to the epoch, no atime/ctime in pax headers, owners numeric only.
+ */
+const reproducible = (epoch: number | undefined): string[] =>
+  epoch === undefined
+    ? []
+    : ['--sort=name', `--mtime=@${epoch}`, '--clamp-mtime', '--pax-option=exthdr.name=%d/PaxHeaders/%f,delete=atime,delete=ctime'];
+
 /** Packs the contents of `root` into `file` (all of it: `.` relative to the root). */
-export const packRoot = (root: string, file: string, compression: Compression, opts: RunOptions = {}) =>
-  run('tar', ['--create', '--file', file, '--numeric-owner', '--xattrs', "--xattrs-include=*", '--acls', '--sparse', ...compressFlag(compression), '-C', root, '.'], opts);
+export const packRoot = (root: string, file: string, compression: Compression, opts: RunOptions = {}, epoch?: number) =>
+  run('tar', ['--create', '--file', file, '--numeric-owner', '--xattrs', "--xattrs-include=*", '--acls', '--sparse', ...reproducible(epoch), ...compressFlag(compression), '-C', root, '.'], opts);
 
 /** Unpacks `file` (tar detects gzip/zstd itself) into the (existing, empty) directory `root`, keeping owners, modes and xattrs. */
 export const unpackRoot = (file: string, root: string, opts: RunOptions = {}) =>

@@ -15,6 +15,7 @@ import type { Image } from '../ir/schema.js';
 import type { SensitiveValues } from '../build/secrets.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
+import { verifyBoot } from '../verify/boot.js';
 
 /** Loads and checks the definition; reports diagnostics on stderr. */
 const loadChecked = async (file: string, flags: LoadFlags, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
@@ -123,14 +124,26 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
     const file = oneFile(positionals, 'verify');
     const root = v.root as string | undefined;
     const image = v.image as string | undefined;
-    if (!root === !image) throw new UsageError('verify needs exactly one of --root DIR or --image FILE');
+    const boot = v.boot as string | undefined;
+    if ([root, image, boot].filter(Boolean).length !== 1) throw new UsageError('verify needs exactly one of --root DIR, --image FILE or --boot DISK');
+    const timeoutText = (v['boot-timeout'] as string | undefined) ?? '600';
+    if (!/^[1-9]\d*$/.test(timeoutText)) throw new UsageError(`--boot-timeout must be a number of seconds (got '${timeoutText}')`);
     const format = (v.format as string | undefined) ?? 'text';
     if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json (got '${format}')`);
     const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit === 2) return exit;
     let result;
     try {
-      result = root ? verifyRoot(loaded.ir, root) : await verifyImage(loaded.ir, image!, scratchFor(image!));
+      result = boot
+        ? await verifyBoot(loaded.ir, boot, {
+            timeoutSeconds: Number(timeoutText),
+            consoleLog: path.join(path.dirname(path.resolve(boot)), 'logs', 'boot-console.log'),
+            scratch: scratchFor(boot),
+            onInfo: (l) => io.err(`imgc: ${l}\n`),
+          })
+        : root
+          ? verifyRoot(loaded.ir, root)
+          : await verifyImage(loaded.ir, image!, scratchFor(image!));
     } catch (e) {
       io.err(`imgc verify: ${(e as Error).message}\n`);
       return 2;

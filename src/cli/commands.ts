@@ -132,6 +132,8 @@ export const commands: readonly Command[] = [
     flags: [
       { name: 'root', type: 'string', value: 'DIR', complete: 'dir', help: 'a root directory' },
       { name: 'image', type: 'string', value: 'FILE', complete: 'file', help: 'a disk (.raw, .qcow2) or tarball (.tar, .tar.zst, .tar.gz), read as files' },
+      { name: 'boot', type: 'string', value: 'DISK', complete: 'file', help: 'boot a bootable disk in QEMU and check the runtime facts on the running node' },
+      { name: 'boot-timeout', type: 'string', value: 'SECONDS', help: 'how long the booted node may take to reach multi-user and report (--boot)' },
       { name: 'format', type: 'string', choices: ['text', 'json'], help: 'how to print the result' },
       ...loadFlags,
     ],

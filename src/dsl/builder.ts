@@ -6,6 +6,7 @@ import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, S
 import { IR_VERSION } from '../ir/schema.js';
 import { aptSourcesPath } from '../ir/apt.js';
 import { hasMarker } from '../ir/variables.js';
+import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
@@ -408,8 +409,10 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
     return new ArtifactBuilder(this.catalog, last, hooks, this.family) as this;
   }
 
-  private artifact(format: StepOf<'artifact'>['format'], output: string, extra: Partial<Pick<StepOf<'artifact'>, 'compression' | 'size'>>): this {
-    return this.add<'artifact'>({ kind: 'artifact', format, output, ...extra, provides: [fact('artifact', output)] });
+  private artifact(format: StepOf<'artifact'>['format'], output: string, extra: Partial<Pick<StepOf<'artifact'>, 'compression' | 'size' | 'bootable'>>): this {
+    // A bootable disk is made from the root's kernel, initramfs and systemd-boot: the checker proves a step installed them.
+    const requires = extra.bootable ? Object.values(bootFiles).map((p) => fact('path', p)) : [];
+    return this.add<'artifact'>({ kind: 'artifact', format, output, ...extra, provides: [fact('artifact', output)], requires });
   }
 
   /** The root as a plain directory. */
@@ -421,13 +424,23 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
     return this.artifact('tar', output, { compression: opts.compression ?? (output.endsWith('.gz') ? 'gzip' : output.endsWith('.tar') ? 'none' : 'zstd') });
   }
 
-  /** An ext4 filesystem image. */
-  raw(output = 'disk.raw', opts: { size?: `${number}${'M' | 'G'}` } = {}): this {
-    return this.artifact('raw', output, { size: opts.size ?? '4G' });
+  /** The root as a bare ext4 filesystem image (no partition table, not bootable). */
+  ext4(output = 'rootfs.ext4', opts: { size?: `${number}${'M' | 'G'}` } = {}): this {
+    return this.artifact('ext4', output, { size: opts.size ?? '4G' });
   }
 
-  qcow2(output = 'disk.qcow2', opts: { size?: `${number}${'M' | 'G'}` } = {}): this {
-    return this.artifact('qcow2', output, { size: opts.size ?? '4G' });
+  /**
+   * A raw disk image. `bootable: true`: a GPT disk with an EFI system partition
+   * (systemd-boot, UEFI only) and the root partition; it needs the root's
+   * kernel and systemd-boot (`use(bootable())`). Otherwise a bare ext4 filesystem, as `ext4()`.
+   */
+  raw(output = 'disk.raw', opts: DiskOptions = {}): this {
+    return this.artifact('raw', output, disk(opts));
+  }
+
+  /** A qcow2 disk image; `bootable` as for `raw()`. */
+  qcow2(output = 'disk.qcow2', opts: DiskOptions = {}): this {
+    return this.artifact('qcow2', output, disk(opts));
   }
 
   /** A Packer source: a cloud image, a VM, or an existing host (`null`). */
@@ -435,6 +448,13 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
     return this.add<'cloudImage'>({ kind: 'cloudImage', builder, name, settings: sortKeys(settings), provides: [fact('artifact', name)] });
   }
 }
+
+export interface DiskOptions {
+  size?: `${number}${'M' | 'G'}`;
+  bootable?: boolean;
+}
+
+const disk = (opts: DiskOptions) => ({ size: opts.size ?? '4G', ...(opts.bootable ? { bootable: true } : {}) });
 
 /** Checks the result (phase 4). */
 export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
@@ -452,9 +472,24 @@ export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog =
     return this.add<'verify'>({ kind: 'verify', check: 'checksums' });
   }
 
-  /** Writes manifest.json (artifacts, definition hash, facts). */
+  /** Writes manifest.json (artifacts, definition hash, facts) and sbom.spdx.json (the root's packages). */
   manifest(): this {
     return this.add<'verify'>({ kind: 'verify', check: 'manifest' });
+  }
+
+  /**
+   * Boots a bootable disk artifact in QEMU (no network) and checks on the
+   * running node what the definition promised: services active, kernel
+   * modules loaded, sysctls applied, swap off, users and groups, commands.
+   */
+  boot(opts: { disk?: string; timeoutSeconds?: number } = {}): this {
+    return this.add<'verify'>({
+      kind: 'verify',
+      check: 'boot',
+      ...(opts.disk ? { disk: opts.disk } : {}),
+      ...(opts.timeoutSeconds ? { timeoutSeconds: opts.timeoutSeconds } : {}),
+      requires: opts.disk ? [fact('artifact', opts.disk)] : [],
+    });
   }
 
   /** A raw check run in the root; it fails the build by exiting non-zero. */

@@ -196,12 +196,15 @@ export const ArtifactStep = z
   .object({
     ...stepBase,
     kind: z.literal('artifact'),
-    format: z.enum(['dir', 'tar', 'raw', 'qcow2']),
+    /** `ext4`: a bare filesystem image; `raw`/`qcow2`: a disk (a bare ext4 filesystem unless `bootable`). */
+    format: z.enum(['dir', 'tar', 'ext4', 'raw', 'qcow2']),
     /** File or directory name, relative to the build's output directory. */
     output: z.string().min(1),
     compression: z.enum(['none', 'gzip', 'zstd']).optional(),
-    /** Disk size for raw/qcow2, e.g. "4G". */
+    /** Disk size for ext4/raw/qcow2, e.g. "4G". */
     size: z.string().regex(/^\d+[MG]$/).optional(),
+    /** raw/qcow2: a GPT disk with an EFI system partition (systemd-boot, the root's kernel) and the root partition. */
+    bootable: z.boolean().optional(),
   })
   .strict();
 
@@ -220,7 +223,11 @@ export const VerifyStep = z
   .object({
     ...stepBase,
     kind: z.literal('verify'),
-    check: z.enum(['facts', 'checksums', 'manifest']),
+    check: z.enum(['facts', 'checksums', 'manifest', 'boot']),
+    /** boot: the bootable disk artifact to boot (default: the first bootable one). */
+    disk: z.string().min(1).optional(),
+    /** boot: seconds to wait for the booted node's checks (default 600). */
+    timeoutSeconds: z.number().int().positive().optional(),
   })
   .strict();
 

@@ -188,7 +188,7 @@ export type HookStep = {
 };
 export type ArtifactStep = {
     kind: "artifact";
-    format: "dir" | "tar" | "raw" | "qcow2";
+    format: "dir" | "tar" | "ext4" | "raw" | "qcow2";
     output: string;
     id: string;
     provides: Fact[];
@@ -196,6 +196,7 @@ export type ArtifactStep = {
     removes: Fact[];
     compression?: "none" | "gzip" | "zstd" | undefined;
     size?: string | undefined;
+    bootable?: boolean | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
@@ -213,11 +214,13 @@ export type CloudImageStep = {
 };
 export type VerifyStep = {
     kind: "verify";
-    check: "facts" | "checksums" | "manifest";
+    check: "facts" | "checksums" | "manifest" | "boot";
     id: string;
     provides: Fact[];
     requires: Fact[];
     removes: Fact[];
+    disk?: string | undefined;
+    timeoutSeconds?: number | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Image, SourceLocation } from '../ir/schema.js';
 import { run } from '../build/exec.js';
 import { unpackRoot } from '../build/tar.js';
+import { rootPartitionOffset } from '../build/disk.js';
 import { expectationsOf, RootFacts } from './expectations.js';
 import { DirView, ImageView, type RootView } from './rootview.js';
 
@@ -71,6 +72,9 @@ export const verifyImage = async (ir: Image, image: string, scratch: string): Pr
     }
     const dir = path.join(tmp, 'root');
     mkdirSync(dir);
+    // A bootable disk: the root filesystem is its root partition (debugfs reads it at its offset).
+    const offset = await rootPartitionOffset(raw);
+    if (offset !== undefined) raw = `${raw}?offset=${offset}`;
     const r = await run('debugfs', ['-R', `rdump / ${dir}`, raw], { check: false });
     if (r.exitCode !== 0 || /rdump: .*(not found|Bad magic)/i.test(r.output)) throw new Error(`debugfs could not read ${image}: ${r.output.trim()}`);
     const result = verifyView(ir, new ImageView(dir, raw));

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imgc } from '../helpers/cli.js';
+import { rootPartitionOffset } from '../../src/build/disk.js';
 import { cannotBuild, imgcRun, mountsContaining, outDir, read, summaryOf } from './helpers.js';
 
 const example = 'examples/node-image-debian.ts';
@@ -33,6 +34,8 @@ describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s 
     ]);
     expect(s.verify?.failed).toBe(0);
     expect(s.verify?.checked).toBeGreaterThan(150);
+    // The build ends boot-verified: the disk booted in QEMU and every runtime fact held.
+    expect(s.boot, build.all).toMatchObject({ disk: 'disk.raw', failed: 0 });
     expect(build.all).toMatch(/artifact\.5\.cloudImage: cloudImage 'qemu' \(qemu\) is Packer's: skipped/);
     if (target === 'ansible') expect(build.all).toMatch(/installing python3/);
     expect(mountsContaining('.imgc-work-k8s-node-debian-')).toEqual([]);
@@ -71,8 +74,10 @@ describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s 
     expect(read(path.join(root, 'etc/apt/sources.list'))).toMatch(/^deb \S+ bookworm main$/m);
   });
 
-  it('made a real ext4 raw image and a qcow2 of it', async () => {
-    const passwd = await execa('debugfs', ['-R', 'cat /etc/passwd', path.join(out, 'disk.raw')], { reject: false });
+  it('made a bootable disk whose root partition is ext4, and a qcow2 of it', async () => {
+    const offset = await rootPartitionOffset(path.join(out, 'disk.raw'));
+    expect(offset).toBe(257 * 1024 * 1024);
+    const passwd = await execa('debugfs', ['-R', 'cat /etc/passwd', `${path.join(out, 'disk.raw')}?offset=${offset}`], { reject: false });
     expect(passwd.stdout).toMatch(/^ops:x:/m);
     const info = JSON.parse((await execa('qemu-img', ['info', '--output=json', path.join(out, 'disk.qcow2')])).stdout);
     expect(info.format).toBe('qcow2');

@@ -16,8 +16,9 @@
 #   artifact.3.artifact (node-image.ts:52): raw disk.raw
 #   artifact.4.artifact (node-image.ts:53): qcow2 disk.qcow2
 #   verify.1.verify (node-image.ts:58): verify facts
-#   verify.2.verify (node-image.ts:58): verify checksums
-#   verify.3.verify (node-image.ts:58): verify manifest
+#   verify.2.verify (node-image.ts:58): verify boot
+#   verify.3.verify (node-image.ts:58): verify checksums
+#   verify.4.verify (node-image.ts:58): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -152,6 +153,8 @@ build {
   #   provision.11.packages (node-image.ts:43): install kubernetes-client
   #   provision.12.directory (node-image.ts:44): directory /etc/cni
   #   provision.13.directory (node-image.ts:45): directory /etc/cni/net.d
+  #   provision.14.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi
+  #   provision.15.file (node-image.ts:45): file /etc/fstab
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"

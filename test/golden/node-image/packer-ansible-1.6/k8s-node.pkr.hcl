@@ -15,8 +15,9 @@
 #   artifact.3.artifact (node-image.ts:52): raw disk.raw
 #   artifact.4.artifact (node-image.ts:53): qcow2 disk.qcow2
 #   verify.1.verify (node-image.ts:58): verify facts
-#   verify.2.verify (node-image.ts:58): verify checksums
-#   verify.3.verify (node-image.ts:58): verify manifest
+#   verify.2.verify (node-image.ts:58): verify boot
+#   verify.3.verify (node-image.ts:58): verify checksums
+#   verify.4.verify (node-image.ts:58): verify manifest
 
 variable "k8s_minor" {
   type        = string
@@ -148,6 +149,8 @@ build {
   #   provision.16.directory (node-image.ts:45): directory /etc/cni/net.d
   #   provision.17.directory (node-image.ts:76): directory /etc/kubernetes
   #   provision.18.file (node-image.ts:77): file /etc/kubernetes/bootstrap-token
+  #   provision.19.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi
+  #   provision.20.file (node-image.ts:45): file /etc/fstab
   #   provision.post1.hook (node-image.ts:46): event to stdout
   provisioner "ansible" {
     playbook_file = "${path.root}/ansible/site.yml"

@@ -16,8 +16,9 @@
 #   artifact.3.artifact (node-image.ts:52): raw disk.raw
 #   artifact.4.artifact (node-image.ts:53): qcow2 disk.qcow2
 #   verify.1.verify (node-image.ts:58): verify facts
-#   verify.2.verify (node-image.ts:58): verify checksums
-#   verify.3.verify (node-image.ts:58): verify manifest
+#   verify.2.verify (node-image.ts:58): verify boot
+#   verify.3.verify (node-image.ts:58): verify checksums
+#   verify.4.verify (node-image.ts:58): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -169,6 +170,8 @@ build {
   #   provision.16.directory (node-image.ts:45): directory /etc/cni/net.d
   #   provision.17.directory (node-image.ts:76): directory /etc/kubernetes
   #   provision.18.file (node-image.ts:77): file /etc/kubernetes/bootstrap-token
+  #   provision.19.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi
+  #   provision.20.file (node-image.ts:45): file /etc/fstab
   provisioner "shell" {
     script = "${path.root}/shell/phases/02-provision.sh"
     environment_vars = [

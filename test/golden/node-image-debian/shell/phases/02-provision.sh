@@ -314,4 +314,19 @@ step_13() {
 }
 imgc_run provision.13.directory step_13
 
+# provision.14.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi
+step_14() {
+  imgc_apt_install initramfs-tools linux-image-amd64 systemd-boot-efi
+}
+imgc_run provision.14.packages step_14
+
+# provision.15.file (node-image.ts:45): file /etc/fstab
+step_15() {
+  imgc_file /etc/fstab 0644 '' '' \
+    '# <file system> <mount point> <type> <options> <dump> <pass>
+LABEL=rootfs / ext4 defaults,errors=remount-ro 0 1
+'
+}
+imgc_run provision.15.file step_15
+
 printf 'imgc-phase %s done changed=%s\n' provision "$imgc_changed" >&3

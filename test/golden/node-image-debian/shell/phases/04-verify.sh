@@ -17,7 +17,8 @@ export PATH
 
 # Not run here (imgc build and Packer own these steps):
 #   verify.1.verify (node-image.ts:58): verify facts
-#   verify.2.verify (node-image.ts:58): verify checksums
-#   verify.3.verify (node-image.ts:58): verify manifest
+#   verify.2.verify (node-image.ts:58): verify boot
+#   verify.3.verify (node-image.ts:58): verify checksums
+#   verify.4.verify (node-image.ts:58): verify manifest
 
 printf 'imgc-phase %s done changed=0\n' verify

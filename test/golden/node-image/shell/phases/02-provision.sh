@@ -373,4 +373,19 @@ step_18() {
 }
 imgc_run provision.18.file step_18
 
+# provision.19.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi
+step_19() {
+  imgc_apt_install initramfs-tools linux-image-amd64 systemd-boot-efi
+}
+imgc_run provision.19.packages step_19
+
+# provision.20.file (node-image.ts:45): file /etc/fstab
+step_20() {
+  imgc_file /etc/fstab 0644 '' '' \
+    '# <file system> <mount point> <type> <options> <dump> <pass>
+LABEL=rootfs / ext4 defaults,errors=remount-ro 0 1
+'
+}
+imgc_run provision.20.file step_20
+
 printf 'imgc-phase %s done changed=%s\n' provision "$imgc_changed" >&3

@@ -1,0 +1,377 @@
+// `imgc verify --boot DISK` and `v.boot()`: boots a bootable disk in QEMU
+// (UEFI: OVMF; serial console; no network) and checks on the running node what
+// the definition promised: services active, kernel modules loaded, sysctls
+// applied, swap off, users and groups, commands that run.
+//
+// The user's disk is never written: it is converted to a temporary raw copy,
+// into whose root partition `debugfs -w` writes a one-shot unit (enabled in
+// multi-user.target.wants) and the generated check script. The unit waits for
+// the boot to finish, prints one machine-readable line per check on the second
+// serial port (ttyS1, a file on the host) and powers the node off. QEMU runs
+// under `timeout` in a process group of its own, killed on every exit path
+// (timeout, Ctrl-C, SIGTERM, an exception, process exit).
+import { execa } from 'execa';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Image, SourceLocation, Step } from '../ir/schema.js';
+import { word } from '../compilers/shell/quote.js';
+import { phaseKind } from '../build/phases.js';
+import { rootPartitionOffset } from '../build/disk.js';
+import { run, SYSTEM_PATH } from '../build/exec.js';
+import type { VerifyFailure, VerifyResult } from './index.js';
+
+/** One runtime check: a shell snippet that exits 0 when it holds and prints why when not. */
+export interface BootCheck {
+  subject: string;
+  what: string;
+  stepId: string;
+  loc?: SourceLocation;
+  script: string;
+}
+
+/** Commands checked by running them (a version query), rather than by being on PATH. */
+const commandProbes: Readonly<Record<string, string>> = {
+  ctr: 'ctr version',
+  kubeadm: 'kubeadm version',
+  kubectl: 'kubectl version --client',
+  kubelet: 'kubelet --version',
+  containerd: 'containerd --version',
+  runc: 'runc --version',
+};
+
+/**
+ * Services that cannot run until the node joins a cluster: kubelet restarts
+ * until `kubeadm join` writes its configuration, so waiting to restart holds.
+ */
+const waitsForBootstrap: ReadonlySet<string> = new Set(['kubelet']);
+
+/** Services that answer on a socket once up: asked, beyond being active. */
+const serviceProbes: Readonly<Record<string, string>> = {
+  containerd: 'ctr version',
+};
+
+const q = word;
+
+/** The runtime checks a definition's steps promise, the last step about a subject winning (as in expectationsOf). */
+export const bootChecksOf = (ir: Image): BootCheck[] => {
+  const bySubject = new Map<string, BootCheck>();
+  const put = (s: Step, subject: string, what: string, script: string) => {
+    bySubject.delete(subject);
+    bySubject.set(subject, { subject, what, stepId: s.id, ...(s.loc ? { loc: s.loc } : {}), script });
+  };
+  for (const phase of ir.phases) {
+    if (phaseKind(phase) !== 'root') continue;
+    for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
+      for (const f of s.removes) bySubject.delete(`${f.kind}:${f.key}`);
+      switch (s.kind) {
+        case 'service': {
+          const unit = s.name;
+          if (s.enabled) {
+            const probe = serviceProbes[unit];
+            put(
+              s,
+              `service:${unit}`,
+              `service '${unit}' active`,
+              (waitsForBootstrap.has(unit) ? `st=$(systemctl is-active ${q(unit)}); [ "$st" = activating ] && exit 0\n` : '') +
+                `st=$(systemctl is-active ${q(unit)}) || { echo "is $st, not active: $(journalctl -b -u ${q(unit)} -n 3 -o cat --no-pager 2>&1 | tr '\\n' ' ')"; exit 1; }` +
+                (probe ? `\nout=$(${probe} 2>&1) || { echo "active, but '${probe}' failed: $out"; exit 1; }` : ''),
+            );
+          } else put(s, `service:${unit}`, `service '${unit}' disabled`, `! systemctl is-enabled --quiet ${q(unit)} || { echo "is enabled"; exit 1; }`);
+          break;
+        }
+        case 'kernelModule':
+          put(s, `kernelModule:${s.name}`, `kernel module '${s.name}' loaded`, `test -d /sys/module/${q(s.name)} || { echo "not loaded (no /sys/module/${s.name})"; exit 1; }`);
+          break;
+        case 'sysctl':
+          put(
+            s,
+            `sysctl:${s.key}`,
+            `sysctl ${s.key} = ${s.value}`,
+            `v=$(sysctl -n ${q(s.key)} 2>&1 | tr -s ' \\t' '  ') || { echo "cannot be read: $v"; exit 1; }\n[ "$v" = ${q(s.value.replace(/\s+/g, ' '))} ] || { echo "is $v"; exit 1; }`,
+          );
+          break;
+        case 'swapOff':
+          put(s, 'swapOff', 'swap off', `a=$(tail -n +2 /proc/swaps)\n[ -z "$a" ] || { echo "swap is on: $(echo "$a" | tr '\\n' ' ')"; exit 1; }`);
+          break;
+        default:
+          break;
+      }
+      for (const f of s.provides) {
+        if (f.kind === 'user') put(s, `user:${f.key}`, `user '${f.key}'`, `getent passwd ${q(f.key)} >/dev/null || { echo "getent passwd finds no '${f.key}'"; exit 1; }`);
+        else if (f.kind === 'group') put(s, `group:${f.key}`, `group '${f.key}'`, `getent group ${q(f.key)} >/dev/null || { echo "getent group finds no '${f.key}'"; exit 1; }`);
+        else if (f.kind === 'command') {
+          const probe = commandProbes[f.key];
+          put(
+            s,
+            `command:${f.key}`,
+            probe ? `command '${probe}' runs` : `command '${f.key}'`,
+            probe ? `out=$(${probe} 2>&1) || { echo "failed: $(echo "$out" | tail -n 3 | tr '\\n' ' ')"; exit 1; }` : `command -v ${q(f.key)} >/dev/null || { echo "not found on PATH"; exit 1; }`,
+          );
+        }
+      }
+    }
+  }
+  return [...bySubject.values()];
+};
+
+/** Marks on the results port: one line per check, then the end (anything else there is ignored). */
+const MARK = 'imgc-boot';
+
+/** The script the booted node runs: wait for the boot to finish, run each check, report, power off. */
+export const bootScript = (checks: readonly BootCheck[]): string => {
+  const lines = [
+    '#!/bin/sh',
+    '# Written by imgc verify --boot into a temporary copy of the disk.',
+    '# Each check is one single-quoted word that check() evaluates: its $ expands then.',
+    '# shellcheck disable=SC2016',
+    'out=/dev/ttyS1',
+    'stty -F "$out" raw -echo 2>/dev/null || true',
+    'state=$(systemctl is-system-running --wait 2>&1)',
+    `echo "${MARK} state $state" >"$out"`,
+    `echo "${MARK} failed-units $(systemctl --failed --no-legend --plain 2>/dev/null | awk '{print $1}' | tr '\\n' ' ')" >"$out"`,
+    'check() {',
+    '  n=$1; shift',
+    '  if r=$( ( eval "$1" ) 2>&1 ); then echo "' + MARK + ' $n ok" >"$out"; else echo "' + MARK + ' $n fail $(printf %s "$r" | tr -d \'\\r\' | tr \'\\n\' \' \' | cut -c1-400)" >"$out"; fi',
+    '}',
+    ...checks.map((c, i) => `check ${i} ${q(c.script)}`),
+    `echo "${MARK} end" >"$out"`,
+    'sync',
+    'systemctl poweroff --no-block',
+    '',
+  ];
+  return lines.join('\n');
+};
+
+const UNIT = [
+  '[Unit]',
+  'Description=imgc verify --boot: check the promised facts on the running node',
+  'After=basic.target',
+  '',
+  '[Service]',
+  // simple: the unit is started at once, so `systemctl is-system-running --wait` in it does not wait for itself.
+  'Type=simple',
+  'ExecStart=/bin/sh /etc/imgc-boot-check.sh',
+  'StandardOutput=journal+console',
+  '',
+].join('\n');
+
+export interface BootOptions {
+  /** Seconds to wait for the node to boot, check and power off. */
+  timeoutSeconds: number;
+  /** Where the console log goes (serial console of the node). */
+  consoleLog: string;
+  /** A directory for the temporary disk copy (room for the disk's data). */
+  scratch: string;
+  /** Aborting stops the VM at once (Ctrl-C of a build). */
+  signal?: AbortSignal;
+  env?: NodeJS.ProcessEnv;
+  /** Progress lines ("booting with TCG"). */
+  onInfo?: (line: string) => void;
+}
+
+export interface BootResult extends VerifyResult {
+  accel: 'kvm' | 'tcg';
+  /** From starting QEMU to the node's last report. */
+  bootMs: number;
+  state?: string;
+}
+
+const OVMF_CODE = ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'];
+
+/** Whether a guest under KVM runs here: /dev/kvm usable, unless IMGC_QEMU_ACCEL says which. */
+const chooseAccel = (env: NodeJS.ProcessEnv): { accel: 'kvm' | 'tcg'; probe: boolean } => {
+  const want = env['IMGC_QEMU_ACCEL'];
+  if (want === 'kvm' || want === 'tcg') return { accel: want, probe: false };
+  if (want) throw new Error(`IMGC_QEMU_ACCEL must be kvm or tcg (got '${want}')`);
+  try {
+    readFileSync('/dev/kvm', { flag: 'r' });
+  } catch (e) {
+    // EINVAL on read means the device opened: KVM is there (reads are not how it is used).
+    if ((e as NodeJS.ErrnoException).code !== 'EINVAL') return { accel: 'tcg', probe: false };
+  }
+  return { accel: 'kvm', probe: true };
+};
+
+/** Seconds KVM gets to show the kernel's first console line before TCG is used instead (guests can hang under nested KVM). */
+const KVM_PROBE_SECONDS = 20;
+
+/** Boots `disk` (raw or qcow2) and checks `ir`'s runtime facts on it. */
+export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Promise<BootResult> => {
+  const env = opts.env ?? process.env;
+  let { accel, probe } = chooseAccel(env);
+  const checks = bootChecksOf(ir);
+  const firmware = OVMF_CODE.find((f) => existsSync(f));
+  if (!firmware) throw new Error('no UEFI firmware for QEMU: apt-get install ovmf');
+  const vars = firmware.replace('CODE', 'VARS');
+  mkdirSync(opts.scratch, { recursive: true });
+  const tmp = mkdtempSync(path.join(opts.scratch, '.imgc-boot-'));
+  try {
+    const raw = path.join(tmp, 'disk.raw');
+    const fmt = /\.qcow2$/i.test(disk) ? 'qcow2' : 'raw';
+    await run('qemu-img', ['convert', '-f', fmt, '-O', 'raw', disk, raw]);
+    const offset = await rootPartitionOffset(raw);
+    if (offset === undefined) throw new Error(`${disk} has no partition table: it is not a bootable disk (raw/qcow2 with { bootable: true })`);
+    const script = path.join(tmp, 'check.sh');
+    const unit = path.join(tmp, 'check.service');
+    writeFileSync(script, bootScript(checks));
+    writeFileSync(unit, UNIT);
+    const cmds = [
+      'cd /etc/systemd/system',
+      'mkdir multi-user.target.wants',
+      `write ${unit} imgc-boot-check.service`,
+      `write ${script} /etc/imgc-boot-check.sh`,
+      'cd /etc/systemd/system/multi-user.target.wants',
+      'symlink imgc-boot-check.service /etc/systemd/system/imgc-boot-check.service',
+      '',
+    ].join('\n');
+    const w = await run('debugfs', ['-w', '-f', '-', `${raw}?offset=${offset}`], { input: cmds, check: false });
+    if (w.exitCode !== 0 || /Filesystem not open|Bad magic|Allocate inode/i.test(w.output)) throw new Error(`could not write the check into ${disk}'s root: ${w.output.trim()}`);
+    copyFileSync(vars, path.join(tmp, 'vars.fd'));
+    const results = path.join(tmp, 'results.txt');
+    mkdirSync(path.dirname(opts.consoleLog), { recursive: true });
+
+    const started = Date.now();
+    let outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: probe ? KVM_PROBE_SECONDS : 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+    if (outcome === 'probe-failed') {
+      opts.onInfo?.(`no console output under KVM within ${KVM_PROBE_SECONDS}s: booting with TCG instead`);
+      accel = 'tcg';
+      copyFileSync(vars, path.join(tmp, 'vars.fd'));
+      outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+    }
+    const bootMs = Date.now() - started;
+    // Kept beside the console log: what the node reported, line by line.
+    if (existsSync(results)) copyFileSync(results, opts.consoleLog.replace(/console\.log$/, 'results.txt'));
+    return readResults(ir, checks, { disk, results, outcome, accel, bootMs, timeoutSeconds: opts.timeoutSeconds, consoleLog: opts.consoleLog });
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+};
+
+type QemuOutcome = 'exited' | 'timeout' | 'probe-failed';
+
+/**
+ * Runs QEMU to completion. It runs detached (a process group of its own)
+ * under `timeout`; the group is killed on abort, on SIGINT/SIGTERM (which are
+ * then re-raised to the caller's handlers) and on process exit.
+ */
+const runQemu = async (o: {
+  accel: 'kvm' | 'tcg';
+  tmp: string;
+  firmware: string;
+  raw: string;
+  results: string;
+  consoleLog: string;
+  timeoutSeconds: number;
+  probeSeconds: number;
+  signal?: AbortSignal;
+}): Promise<QemuOutcome> => {
+  rmSync(o.results, { force: true });
+  rmSync(o.consoleLog, { force: true });
+  const args = [
+    '-k', '5', String(o.timeoutSeconds),
+    'qemu-system-x86_64',
+    '-machine', `q35,accel=${o.accel}`,
+    ...(o.accel === 'kvm' ? ['-cpu', 'host'] : []),
+    '-m', '1024',
+    '-smp', '2',
+    '-nodefaults',
+    '-display', 'none',
+    '-no-reboot',
+    '-nic', 'none',
+    '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${o.firmware}`,
+    '-drive', `if=pflash,format=raw,unit=1,file=${path.join(o.tmp, 'vars.fd')}`,
+    '-drive', `if=virtio,format=raw,file=${o.raw}`,
+    '-serial', `file:${o.consoleLog}`,
+    '-serial', `file:${o.results}`,
+  ];
+  const sub = execa('timeout', args, { env: { PATH: SYSTEM_PATH }, extendEnv: true, detached: true, stdin: 'ignore', reject: false, all: true, buffer: true });
+  const kill = () => {
+    try {
+      if (sub.pid) process.kill(-sub.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    kill();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    // No other handler: behave as the signal would have (the exit code of a signal).
+    if (process.listenerCount(sig) === 0) process.kill(process.pid, sig);
+  };
+  const hasOwnHandlers = process.listenerCount('SIGINT') > 0;
+  if (!hasOwnHandlers) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+  process.on('exit', kill);
+  o.signal?.addEventListener('abort', kill);
+  let probeFailed = false;
+  const probe =
+    o.probeSeconds > 0
+      ? setTimeout(() => {
+          let text = '';
+          try {
+            text = readFileSync(o.consoleLog, 'utf8');
+          } catch {
+            /* nothing yet */
+          }
+          if (!/Linux version|systemd\[1\]|Welcome to/.test(text)) {
+            probeFailed = true;
+            kill();
+          }
+        }, o.probeSeconds * 1000)
+      : undefined;
+  try {
+    const r = await sub;
+    if (o.signal?.aborted) throw new Error('interrupted');
+    if (probeFailed) return 'probe-failed';
+    if (r.exitCode === 124 || r.exitCode === 137) return 'timeout';
+    if (r.exitCode !== 0) throw new Error(`qemu-system-x86_64 failed (exit ${r.exitCode}): ${String(r.all ?? '').trim().split('\n').slice(-5).join('\n')}`);
+    return 'exited';
+  } finally {
+    if (probe) clearTimeout(probe);
+    kill(); // the group: nothing QEMU started outlives it
+    process.off('exit', kill);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    o.signal?.removeEventListener('abort', kill);
+  }
+};
+
+const readResults = (
+  ir: Image,
+  checks: readonly BootCheck[],
+  o: { disk: string; results: string; outcome: QemuOutcome; accel: 'kvm' | 'tcg'; bootMs: number; timeoutSeconds: number; consoleLog: string },
+): BootResult => {
+  const text = existsSync(o.results) ? readFileSync(o.results, 'utf8').replace(/\r/g, '') : '';
+  const lines = text.split('\n').filter((l) => l.startsWith(`${MARK} `)).map((l) => l.slice(MARK.length + 1));
+  const failures: VerifyFailure[] = [];
+  const seen = new Set<number>();
+  let state: string | undefined;
+  let failedUnits = '';
+  for (const l of lines) {
+    const m = /^(\d+) (ok|fail)(?: (.*))?$/.exec(l);
+    if (m) {
+      const c = checks[Number(m[1])];
+      if (!c) continue;
+      seen.add(Number(m[1]));
+      if (m[2] === 'fail') failures.push({ what: c.what, reason: (m[3] ?? '').trim() || 'failed', stepId: c.stepId, ...(c.loc ? { loc: c.loc } : {}) });
+    } else if (l.startsWith('state ')) state = l.slice(6).trim();
+    else if (l.startsWith('failed-units ')) failedUnits = l.slice(13).trim();
+  }
+  const ended = lines.includes('end');
+  const baseLoc = ir.base.loc;
+  if (!ended) {
+    const tail = existsSync(o.consoleLog) ? readFileSync(o.consoleLog, 'utf8').replace(/\r/g, '').trimEnd().split('\n').slice(-3).join(' | ') : '';
+    const why = o.outcome === 'timeout' ? `did not finish within ${o.timeoutSeconds}s` : 'powered off before reporting';
+    failures.push({ what: 'the node boots to multi-user', reason: `${why}${state ? ` (system ${state})` : ''}; console: ${path.basename(o.consoleLog)}${tail ? `: ${tail}` : ''}`, stepId: 'base', ...(baseLoc ? { loc: baseLoc } : {}) });
+  } else if (state !== 'running' && failedUnits) {
+    // A unit that failed and that no step promised is still worth a line: the node is degraded.
+    const promised = new Set(checks.filter((c) => c.subject.startsWith('service:')).map((c) => `${c.subject.slice(8).replace(/\.service$/, '')}.service`));
+    for (const u of failedUnits.split(/\s+/)) {
+      if (u && !promised.has(u)) failures.push({ what: `unit ${u}`, reason: 'failed at boot (the system is degraded)', stepId: 'base', ...(baseLoc ? { loc: baseLoc } : {}) });
+    }
+  }
+  return { target: o.disk, checked: checks.length + 1, failures, accel: o.accel, bootMs: o.bootMs, ...(state ? { state } : {}) };
+};

@@ -1,0 +1,95 @@
+// In-process parts of bootable disks and boot verification: the partition
+// layout and its identifiers, the runtime checks a definition promises (and
+// the script the node runs, through shellcheck), and the SBOM's reading of
+// dpkg's status.
+import { execa } from 'execa';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bootable, containerd, debian12, image, kubernetes, kubernetesNetworking } from 'imgc';
+import { derivedUuid, diskLayout, kernelCmdline, sfdiskScript } from '../../src/build/disk.js';
+import { installedPackages } from '../../src/build/sbom.js';
+import { bootChecksOf, bootScript } from '../../src/verify/boot.js';
+import { tempDir } from '../helpers/temp.js';
+
+const node = image('boot-unit')
+  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps'] }))
+  .customize((p) => p.group('admins').user('ops', { groups: ['admins'] }))
+  .provision((p) => p.use(bootable()).use(kubernetesNetworking()).swapOff().use(containerd()).use(kubernetes({ source: 'debian' })))
+  .artifact((a) => a.qcow2('disk.qcow2', { bootable: true }))
+  .verify((v) => v.boot())
+  .toIR('boot-unit.ts');
+
+describe('bootable disk layout', () => {
+  it('puts the ESP at 1 MiB and the root after it, aligned, before the backup GPT', () => {
+    const l = diskLayout('img', 'disk.raw', '4G');
+    expect(l.esp).toMatchObject({ start: 2048, sectors: 524288 });
+    expect(l.root.start).toBe(2048 + 524288);
+    expect(l.root.sectors % 2048).toBe(0);
+    expect((l.root.start + l.root.sectors) * 512).toBeLessThanOrEqual(4 * 1024 ** 3 - 33 * 512);
+    expect(sfdiskScript(l)).toContain(`start=526336, size=${l.root.sectors}, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709, uuid=${l.root.partUuid}, name="root"`);
+    expect(kernelCmdline(l)).toContain(`root=PARTUUID=${l.root.partUuid}`);
+  });
+
+  it('derives every identifier from the image and output, the same each time and different per disk', () => {
+    const a = diskLayout('img', 'disk.raw', '4G');
+    expect(diskLayout('img', 'disk.raw', '8G')).toMatchObject({ diskGuid: a.diskGuid, root: { partUuid: a.root.partUuid } });
+    expect(diskLayout('img', 'other.raw', '4G').diskGuid).not.toBe(a.diskGuid);
+    for (const u of [a.diskGuid, a.esp.partUuid, a.root.partUuid, a.root.fsUuid]) expect(u).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set([a.diskGuid, a.esp.partUuid, a.root.partUuid, a.root.fsUuid]).size).toBe(4);
+    expect(a.esp.volumeId).toMatch(/^[0-9a-f]{8}$/);
+    expect(derivedUuid('x')).toBe(derivedUuid('x'));
+  });
+
+  it('refuses a disk too small for the ESP and a root', () => {
+    expect(() => diskLayout('img', 'disk.raw', '512M')).toThrow(/leaves no room for the root: give at least 768M/);
+  });
+});
+
+describe('runtime checks of a booted node', () => {
+  const checks = bootChecksOf(node);
+  const by = (what: string) => checks.find((c) => c.what === what);
+
+  it('has one per promised runtime fact, each with the step that promised it', () => {
+    const containerdStep = node.phases[1]!.steps.find((s) => s.kind === 'service' && s.name === 'containerd')!;
+    expect(by("service 'containerd' active")).toMatchObject({ stepId: containerdStep.id, loc: containerdStep.loc });
+    expect(by("service 'containerd' active")!.script).toContain('ctr version');
+    for (const w of ["kernel module 'overlay' loaded", "kernel module 'br_netfilter' loaded", 'sysctl net.ipv4.ip_forward = 1', 'swap off', "user 'ops'", "group 'admins'", "command 'kubectl version --client' runs", "command 'ctr version' runs"]) {
+      expect(by(w), w).toBeDefined();
+    }
+    expect(by("user 'ops'")!.stepId).toBe('customize.2.user');
+  });
+
+  it('drops what a later step removes', () => {
+    const removed = image('boot-unit-removed')
+      .base(debian12({ include: ['systemd', 'kmod', 'procps'] }))
+      .provision((p) => p.use(containerd()).removePackages(['containerd']))
+      .toIR('x.ts');
+    expect(bootChecksOf(removed).map((c) => c.what)).not.toContain("command 'ctr version' runs");
+  });
+
+  it('the script the node runs passes shellcheck', async () => {
+    const file = path.join(tempDir('boot-script'), 'check.sh');
+    writeFileSync(file, bootScript(checks));
+    const r = await execa('shellcheck', ['-s', 'sh', file], { reject: false, all: true });
+    expect(r.exitCode, r.all).toBe(0);
+    for (const c of checks) {
+      const r2 = await execa('sh', ['-n', '-c', c.script], { reject: false, all: true });
+      expect(r2.exitCode, `${c.what}: ${r2.all}`).toBe(0);
+    }
+  });
+});
+
+describe('SBOM', () => {
+  it('lists installed packages with versions from dpkg status, not removed or half-installed ones', () => {
+    const status = [
+      'Package: zlib1g\nStatus: install ok installed\nArchitecture: amd64\nSource: zlib\nVersion: 1:1.2.13.dfsg-1\n',
+      'Package: gone\nStatus: deinstall ok config-files\nArchitecture: amd64\nVersion: 1.0\n',
+      'Package: libc6\nStatus: install ok installed\nArchitecture: amd64\nVersion: 2.36-9+deb12u4\n',
+    ].join('\n');
+    expect(installedPackages(status)).toEqual([
+      { name: 'libc6', version: '2.36-9+deb12u4', architecture: 'amd64' },
+      { name: 'zlib1g', version: '1:1.2.13.dfsg-1', architecture: 'amd64', source: 'zlib' },
+    ]);
+  });
+});
