@@ -134,7 +134,7 @@ describe('variables: every backend renders references', () => {
     const packer = await compile('packer');
     const hcl = packer('k8s-node.pkr.hcl');
     expect(hcl).toMatch(/variable "join_token" \{\n[^}]*sensitive {3}= true\n\}/);
-    expect(hcl).toContain('"IMGC_VAR_JOIN_TOKEN=${var.join_token}"');
+    expect(hcl).toContain('"IMGC_VAR_JOIN_TOKEN=${base64encode(var.join_token)}"');
     const packerAnsible = await compile('packer', ['--provisioner', 'ansible']);
     expect(packerAnsible('k8s-node.pkr.hcl')).toContain('"-e",\n      jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }),');
     const ci = await imgc(['compile', '--no-typecheck', example, '--target', 'cloud-init', '--out', path.join(out, 'ci')]);
