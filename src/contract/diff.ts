@@ -20,8 +20,10 @@ export interface ContractDiff {
   base?: { was: Contract['base']; now: Contract['base'] };
 }
 
+const detailKeys = ['owner', 'group', 'mode', 'version'] as const;
+
 const details = (f: ContractFact): string =>
-  (['owner', 'group', 'mode', 'version'] as const)
+  detailKeys
     .filter((k) => f[k] !== undefined)
     .map((k) => `${k} ${f[k]}`)
     .join(', ') || 'no details';
@@ -31,9 +33,10 @@ export const diffContracts = (was: Contract, now: Contract): ContractDiff => {
   const after = new Map(now.facts.map((f) => [factId(f), f]));
   const diff: ContractDiff = {
     removed: was.facts.filter((f) => !after.has(factId(f))),
+    // A detail the old contract promised that the new one drops or changes; one only the new one knows breaks nothing.
     changed: now.facts.flatMap((f) => {
       const old = before.get(factId(f));
-      return old && details(old) !== details(f) ? [{ fact: f, was: old }] : [];
+      return old && detailKeys.some((k) => old[k] !== undefined && old[k] !== f[k]) ? [{ fact: f, was: old }] : [];
     }),
     added: now.facts.filter((f) => !before.has(factId(f))),
   };
