@@ -156,7 +156,8 @@ describe('variables: a sensitive value appears nowhere', () => {
     };
     expect((await run(['check'])).exitCode).toBe(0);
     expect((await run(['ir', '--no-typecheck'])).exitCode).toBe(0);
-    expect((await run(['explain', '--no-typecheck'])).stdout).toContain('variable join_token (string) = <sensitive>');
+    const explained = await run(['explain', '--no-typecheck']);
+    expect(explained.stdout, `exit ${explained.exitCode}: ${explained.all}`).toContain('variable join_token (string) = <sensitive>');
     const out = path.join(cwd, 'out');
     mkdirSync(out);
     for (const [target, extra] of [['shell', []], ['ansible', []], ['packer', []], ['packer', ['--provisioner', 'ansible', '--json']], ['cloud-init', []]] as const) {
