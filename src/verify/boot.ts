@@ -292,8 +292,13 @@ const runQemu = async (o: {
       /* gone */
     }
   };
-  const onSignal = (sig: NodeJS.Signals) => {
+  // Exiting on a signal or process.exit skips the caller's finally: the disk copy (as large as the disk) goes here too.
+  const killAndClean = () => {
     kill();
+    rmSync(o.tmp, { recursive: true, force: true });
+  };
+  const onSignal = (sig: NodeJS.Signals) => {
+    killAndClean();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     // No other handler: behave as the signal would have (the exit code of a signal).
@@ -304,7 +309,7 @@ const runQemu = async (o: {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   }
-  process.on('exit', kill);
+  process.on('exit', killAndClean);
   o.signal?.addEventListener('abort', kill);
   let probeFailed = false;
   const probe =
@@ -332,7 +337,7 @@ const runQemu = async (o: {
   } finally {
     if (probe) clearTimeout(probe);
     kill(); // the group: nothing QEMU started outlives it
-    process.off('exit', kill);
+    process.off('exit', killAndClean);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     o.signal?.removeEventListener('abort', kill);

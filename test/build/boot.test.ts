@@ -8,10 +8,11 @@
 // byte-identical between two builds (docs/boot.md).
 import { execa } from 'execa';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cannotBuild, imgcRun, outDir, read, summaryOf } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
 
 const example = 'examples/node-image-debian.ts';
 const cannotBoot = cannotBuild ?? (['/usr/bin/qemu-system-x86_64', '/usr/share/OVMF/OVMF_CODE.fd'].every(existsSync) ? undefined : 'qemu-system-x86 and ovmf are not installed');
@@ -97,8 +98,9 @@ describe.skipIf(cannotBoot)('bootable disks booted in QEMU', () => {
     expect(await qemus()).toEqual(before);
   }, 1_200_000);
 
-  it('Ctrl-C during imgc verify --boot stops QEMU', async () => {
-    const sub = imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2')]);
+  it('Ctrl-C during imgc verify --boot stops QEMU and removes its copy of the disk', async () => {
+    const scratch = tempDir('boot-scratch');
+    const sub = imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2')], { env: { TMPDIR: scratch } });
     // Wait until QEMU runs, then interrupt.
     for (let i = 0; i < 600 && (await qemus()).length <= before.length; i++) await new Promise((res) => setTimeout(res, 200));
     expect((await qemus()).length).toBeGreaterThan(before.length);
@@ -106,6 +108,7 @@ describe.skipIf(cannotBoot)('bootable disks booted in QEMU', () => {
     const r = await sub;
     expect(r.exitCode === 130 || r.signal === 'SIGINT', r.all).toBe(true);
     expect(await qemus()).toEqual(before);
+    expect(readdirSync(scratch)).toEqual([]);
   }, 300_000);
 
   it('a boot that does not finish in time is reported and leaves no QEMU', async () => {
