@@ -7,7 +7,7 @@
 import type { Image, Phase } from '../ir/schema.js';
 import { variablesIn } from '../ir/variables.js';
 import { phaseKey } from './cache.js';
-import { phaseKind } from './phases.js';
+import { phaseKind } from '../ir/phases.js';
 
 /** The identity of the root a build starts from, or undefined when it has none (yet): then nothing is keyed. */
 export const baseIdentity = (key: string | undefined, checksum: string | undefined, kind: 'debootstrap' | 'tar' | 'dir'): string | undefined =>

@@ -5,6 +5,7 @@
 import { factsAfter, runOrder } from '../check/checker.js';
 import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
 import { parsePackageSpec } from '../ir/packages.js';
+import { phaseKind } from '../ir/phases.js';
 import { z } from '../util/zod.js';
 
 export const CONTRACT_VERSION = 1;
@@ -68,7 +69,7 @@ export const boundaries = (ir: Image): string[] => ['base', ...ir.phases.map((p)
  * root, i.e. the whole image), sorted by kind, then key.
  */
 export const contractOf = (ir: Image, phase?: string): Contract => {
-  const rootPhases = ir.phases.filter((p) => p.steps.some((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify') || p.pre.length || p.post.length);
+  const rootPhases = ir.phases.filter((p) => phaseKind(p) === 'root');
   const at = phase ?? rootPhases[rootPhases.length - 1]?.name ?? 'base';
   if (!boundaries(ir).includes(at)) throw new Error(`no phase '${at}' in ${ir.name}; its phases: ${boundaries(ir).join(', ')}`);
   const index = at === 'base' ? -1 : ir.phases.findIndex((p) => p.name === at);

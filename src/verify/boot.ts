@@ -15,7 +15,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { word } from '../compilers/shell/quote.js';
-import { phaseKind } from '../build/phases.js';
+import { phaseKind } from '../ir/phases.js';
 import { rootPartitionOffset } from '../build/disk.js';
 import { run, SYSTEM_PATH } from '../build/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';

@@ -9,7 +9,7 @@ import { resolveBase } from '../../src/build/base.js';
 import { baseKey, phaseKey, RootCache, stableJson, withCacheLock, withoutLocations } from '../../src/build/cache.js';
 import { Display } from '../../src/build/display.js';
 import { mountsUnder } from '../../src/build/mounts.js';
-import { phaseKind } from '../../src/build/phases.js';
+import { phaseKind } from '../../src/ir/phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent } from '../../src/build/progress.js';
 import type { Base, Image, Phase, StepOf } from '../../src/ir/schema.js';
 import { parseDebugfsStat, DirView } from '../../src/verify/rootview.js';
