@@ -3,14 +3,9 @@
 // error names the file and line.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
 import { z } from '../util/zod.js';
 import { targets } from '../compilers/targets.js';
-import { lineOf } from './toml-lines.js';
-
-// Loaded only when there is an imgc.toml to read: most runs have none.
-const require = createRequire(import.meta.url);
-const toml = (): typeof import('@iarna/toml') => require('@iarna/toml') as typeof import('@iarna/toml');
+import { lineOf, parseToml } from './toml.js';
 
 const VarValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "a variable's value is a string, number or boolean" }));
 
@@ -40,13 +35,7 @@ export const readProjectConfig = (dir: string): { file: string; config: ProjectC
   const file = path.join(dir, 'imgc.toml');
   if (!existsSync(file)) return undefined;
   const text = readFileSync(file, 'utf8');
-  let raw: unknown;
-  try {
-    raw = toml().parse(text);
-  } catch (e) {
-    const err = e as { line?: number; col?: number; message: string };
-    throw new ConfigError(`${file}:${(err.line ?? 0) + 1}:${(err.col ?? 0) + 1}: ${err.message.split('\n')[0]}`);
-  }
+  const raw = parseToml(text, file, (message) => new ConfigError(message));
   const parsed = ProjectConfig.safeParse(raw);
   if (!parsed.success) {
     const msgs = parsed.error.issues.map((i) => {

@@ -2,11 +2,8 @@
 // object (by its `.json` name), like Packer's -var-file. Read without zod,
 // which a check without imgc.toml never loads.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { UsageError } from './exit.js';
-import { lineOf } from './toml-lines.js';
-
-const require = createRequire(import.meta.url);
+import { lineOf, parseToml } from './toml.js';
 
 export const readVarFile = (file: string): { name: string; value: string | number | boolean; line?: number }[] => {
   let text: string;
@@ -17,11 +14,13 @@ export const readVarFile = (file: string): { name: string; value: string | numbe
   }
   const json = file.endsWith('.json');
   let raw: unknown;
-  try {
-    raw = json ? JSON.parse(text) : (require('@iarna/toml') as typeof import('@iarna/toml')).parse(text);
-  } catch (e) {
-    const err = e as { line?: number; col?: number; message: string };
-    throw new UsageError(`${file}${json ? '' : `:${(err.line ?? 0) + 1}:${(err.col ?? 0) + 1}`}: ${err.message.split('\n')[0]}`);
+  if (!json) raw = parseToml(text, file, (message) => new UsageError(message));
+  else {
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      throw new UsageError(`${file}: ${(e as Error).message}`);
+    }
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new UsageError(`${file}: a var file holds NAME = VALUE pairs (a JSON object)`);
   return Object.entries(raw).map(([name, value]) => {

@@ -1,5 +1,20 @@
-// Where a key is in a TOML file's text, for messages that name the line: the
-// TOML parser gives values, not their positions.
+// TOML for imgc.toml and --var-file: parsed with @iarna/toml (loaded only when
+// a file is read: most runs have none), errors and lines that name the file.
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+
+/** `text` parsed; a syntax error becomes `fail('FILE:LINE:COL: message')`. */
+export const parseToml = (text: string, file: string, fail: (message: string) => Error): unknown => {
+  try {
+    return (require('@iarna/toml') as typeof import('@iarna/toml')).parse(text);
+  } catch (e) {
+    const err = e as { line?: number; col?: number; message: string };
+    throw fail(`${file}:${(err.line ?? 0) + 1}:${(err.col ?? 0) + 1}: ${err.message.split('\n')[0]}`);
+  }
+};
+
+// The parser gives values, not their positions: messages find the line here.
 
 /** The line (1-based) where `key` is set or its table starts, for messages. */
 export const lineOf = (text: string, keyPath: readonly PropertyKey[]): number | undefined => {
