@@ -26,13 +26,24 @@ const imgcPackageJson = [path.resolve(srcRoot, '..', 'package.json'), path.resol
 /** What every cache entry of the loader depends on besides the user's files. */
 export const cacheSalt = `imgc@${imgcPackageJson ? (JSON.parse(readFileSync(imgcPackageJson, 'utf8')) as { version: string }).version : '?'} typescript@${tsVersion}`;
 
-const typeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')].filter(existsSync);
+const ownTypeRoots = [path.resolve(srcRoot, '..', '..', 'node_modules', '@types'), path.resolve(srcRoot, '..', 'node_modules', '@types')];
+
+/** Where global types are looked up for a definition in `dir`: its project's `node_modules/@types` (and its parents'), as TypeScript does, then imgc's own. */
+const typeRootsFor = (dir: string): string[] => {
+  const roots: string[] = [];
+  for (let d = dir; ; d = path.dirname(d)) {
+    roots.push(path.join(d, 'node_modules', '@types'));
+    if (path.dirname(d) === d) break;
+  }
+  return [...new Set([...roots, ...ownTypeRoots])].filter(existsSync);
+};
 
 export const locOf = (dir: string, file: string, line: number, column: number): SourceLocation => ({ file: path.relative(dir, file).split(path.sep).join('/'), line, column });
 
 /** The project that checks `file`: `imgc` resolves to this installation's declarations (its sources in a checkout). */
 export const tsconfigFor = (file: string, withNode = false): string => {
   const types = withNode ? ['node'] : [];
+  const typeRoots = typeRootsFor(path.dirname(file));
   const paths = { imgc: [imgcTypes], 'imgc/stdlib': [stdlibTypes] };
   const compilerOptions = { strict: true, noEmit: true, target: 'es2022', module: 'nodenext', lib: ['es2022'], types, typeRoots, skipLibCheck: true, allowImportingTsExtensions: true, resolveJsonModule: true, paths };
   const text = `${JSON.stringify({ compilerOptions, files: [file] }, null, 2)}\n`;
@@ -41,7 +52,7 @@ export const tsconfigFor = (file: string, withNode = false): string => {
   return path.join(cacheDir(), 'tsconfig', name);
 };
 
-const nodeTypes = typeRoots.some((r) => existsSync(path.join(r, 'node')));
+const hasNodeTypes = (file: string): boolean => typeRootsFor(path.dirname(file)).some((r) => existsSync(path.join(r, 'node')));
 
 const runTsc = async (config: string, dir: string, timeoutMs: number) => {
   const tsc = tscBinary();
@@ -99,7 +110,7 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
   }
   let { code, timedOut, out, err, parsed } = await runTsc(config, dir, timeoutMs);
   // Node's types double the compiler's work: only for a definition that uses Node.
-  if (nodeTypes && parsed.diagnostics.some((d) => /^TS(2580|2584|2591|2592|2867|2868):|^TS2307: .*'node:|^TS2339: .* on type 'ImportMeta'/.test(d.message))) ({ code, timedOut, out, err, parsed } = await runTsc(tsconfigFor(file, true), dir, timeoutMs));
+  if (hasNodeTypes(file) && parsed.diagnostics.some((d) => /^TS(2580|2584|2591|2592|2867|2868):|^TS2307: .*'node:|^TS2339: .* on type 'ImportMeta'/.test(d.message))) ({ code, timedOut, out, err, parsed } = await runTsc(tsconfigFor(file, true), dir, timeoutMs));
   // 0: clean; 1 and 2: diagnostics were reported. Anything else is TypeScript failing.
   if (timedOut || code === null || code > 2 || (code !== 0 && parsed.diagnostics.length === 0)) {
     const why = timedOut ? `it took longer than ${timeoutMs / 1000} s` : `tsc exited with ${code ?? 'a signal'}: ${(err || out).trim().split('\n').slice(-3).join(' ') || 'no output'}`;
