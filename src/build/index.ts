@@ -26,7 +26,7 @@ import { targetSteps } from './phases.js';
 import { PhaseFailed, phaseStem, runners, type PhaseContext, type PhaseOutcome, type StepRecord } from './runner.js';
 import { baseIdentity, phaseKeys } from './keys.js';
 import { claim, describeReclaimed, reclaimStale } from './reclaim.js';
-import { hideValues, missingSensitive, redact, withValues, type SensitiveValues } from './secrets.js';
+import { hideValues, missingSensitive, missingSensitiveMessage, redact, withValues, type SensitiveValues } from './secrets.js';
 import { Interrupted, Session } from './session.js';
 
 export type { Io } from './display.js';
@@ -185,11 +185,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
   const sensitive: SensitiveValues = opts.sensitive ?? new Map();
   hideValues(sensitive);
   const unset = missingSensitive(ir, sensitive);
-  if (unset.length) {
-    return fail(
-      `sensitive variable${unset.length > 1 ? 's' : ''} ${unset.join(', ')} ha${unset.length > 1 ? 've' : 's'} no value: pass ${unset.map((n) => `--var ${n}=VALUE`).join(' ')}, set ${unset.map((n) => `IMGC_VAR_${n.toUpperCase()}`).join(', ')} or add ${unset.length > 1 ? 'them' : 'it'} to imgc.toml's [vars]`,
-    );
-  }
+  if (unset.length) return fail(missingSensitiveMessage(unset));
   const compile = opts.compile ?? ((i: Image) => {
     const c = compilers[opts.target];
     if (!c) throw new BuildError(`unknown target '${opts.target}'`);

@@ -50,6 +50,10 @@ export const variableEnv = (ir: Image, value: unknown, sensitive: SensitiveValue
 export const missingSensitive = (ir: Image, sensitive: SensitiveValues): string[] =>
   (ir.variables ?? []).filter((v) => v.sensitive && !sensitive.has(v.name)).map((v) => v.name);
 
+/** What to tell a user who gave no value for the sensitive variables `unset`: every way to give one. */
+export const missingSensitiveMessage = (unset: readonly string[]): string =>
+  `sensitive variable${unset.length > 1 ? 's' : ''} ${unset.join(', ')} ha${unset.length > 1 ? 've' : 's'} no value: pass ${unset.map((n) => `--var ${n}=VALUE`).join(' ')}, set ${unset.map((n) => `IMGC_VAR_${n.toUpperCase()}`).join(', ')} or add ${unset.length > 1 ? 'them' : 'it'} to imgc.toml's [vars]`;
+
 /**
  * The image with every variable reference replaced by its value, sensitive
  * ones included: what the built root must hold, for verifying it (in memory

@@ -12,7 +12,7 @@ import type { LoadedDefinition } from '../load/index.js';
 import { UsageError } from './exit.js';
 import { asUsage, givenVariables, loadFromCli, type LoadFlags } from './load-check.js';
 import type { Image } from '../ir/schema.js';
-import type { SensitiveValues } from '../build/secrets.js';
+import { missingSensitive, missingSensitiveMessage, withValues, type SensitiveValues } from '../build/secrets.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 import { verifyBoot } from '../verify/boot.js';
@@ -132,18 +132,23 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
     if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json (got '${format}')`);
     const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit === 2) return exit;
+    // What the root must hold is what the build wrote: every variable at its value, sensitive ones too.
+    const sensitive = sensitiveValues(loaded.ir, (v.var as string[] | undefined) ?? []);
+    const missing = missingSensitive(loaded.ir, sensitive);
+    if (missing.length) throw new UsageError(`${missingSensitiveMessage(missing)} (verify compares the root with the values it was built with)`);
+    const ir = withValues(loaded.ir, sensitive);
     let result;
     try {
       result = boot
-        ? await verifyBoot(loaded.ir, boot, {
+        ? await verifyBoot(ir, boot, {
             timeoutSeconds: Number(timeoutText),
             consoleLog: path.join(path.dirname(path.resolve(boot)), 'logs', 'boot-console.log'),
             scratch: scratchFor(boot),
             onInfo: (l) => io.err(`imgc: ${l}\n`),
           })
         : root
-          ? verifyRoot(loaded.ir, root)
-          : await verifyImage(loaded.ir, image!, scratchFor(image!));
+          ? verifyRoot(ir, root)
+          : await verifyImage(ir, image!, scratchFor(image!));
     } catch (e) {
       io.err(`imgc verify: ${(e as Error).message}\n`);
       return 2;

@@ -68,6 +68,10 @@ describe.skipIf(cannotBuild)('imgc build with a sensitive variable', () => {
       const inRoot = (file: string) => execa('tar', ['-xzOf', path.join(out, 'rootfs.tar.gz'), `./${file}`]).then((x) => x.stdout);
       expect((await inRoot('etc/token.sha256')).trim()).toBe(sha256(r.value));
       if (r.toml) expect(await inRoot('etc/motd')).toBe('from toml');
+      // Standalone verify reads the values as the build did: /etc/motd holds the variable's value.
+      const verified = await imgcRun(['verify', fixture, '--no-typecheck', '--image', path.join(out, 'rootfs.tar.gz'), ...r.args(r.value)], { env: r.env(r.value), cwd });
+      expect(verified.exitCode, verified.all).toBe(0);
+      expect(verified.all).not.toContain(r.value);
       expect(read(path.join(out, `logs/02-provision.log`))).toContain(`token has ${r.value.length} characters`);
       // The phase that used it is never cached.
       const s = summaryOf(out);
@@ -90,6 +94,9 @@ describe.skipIf(cannotBuild)('imgc build with a sensitive variable', () => {
     expect(b.exitCode, b.all).not.toBe(0);
     expect(b.all).toMatch(/sensitive variable token has no value: pass --var token=VALUE, set IMGC_VAR_TOKEN or add it to imgc.toml's \[vars\]/);
     expect(readdirSync(out).filter((f) => f !== 'compiled' && f !== 'logs')).toEqual([]);
+    const verify = await imgcRun(['verify', fixture, '--no-typecheck', '--root', out]);
+    expect(verify.exitCode, verify.all).toBe(2);
+    expect(verify.all).toMatch(/sensitive variable token has no value: pass --var token=VALUE.*verify compares the root with the values it was built with/);
   }, 300_000);
 });
 
