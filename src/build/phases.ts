@@ -1,14 +1,9 @@
 // Which steps of a phase run in the root, and what they need there.
-import type { Phase, Step, StepKind } from '../ir/schema.js';
-import { isRegistered, kindOf } from '../steps/index.js';
-
-/** Step kinds shell and ansible carry out inside the root (registered kinds say so themselves: `inRoot`). */
-export const rootStepKinds: ReadonlySet<StepKind> = new Set<StepKind>([
-  'user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'command',
-]);
+import type { Phase, Step } from '../ir/schema.js';
+import { kindOf } from '../steps/index.js';
 
 /** The steps a target's phase script/play runs (in order). */
-export const targetSteps = (phase: Phase): Step[] => phase.steps.filter((s) => (isRegistered(s) ? kindOf(s).inRoot : rootStepKinds.has(s.kind)));
+export const targetSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).inRoot);
 
 /** Mounts are needed by package installs, commands that say so, and script hooks. */
 export const stepsNeedMounts = (steps: readonly Step[]): boolean =>
