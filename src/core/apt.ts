@@ -1,4 +1,4 @@
-// The apt source file every backend writes for an aptRepository step: one
+// The apt source file every backend writes for an apt repository step: one
 // definition of its path, its key's path and its deb822 text; and apt's two
 // source formats read back (verify, the build's mirror).
 

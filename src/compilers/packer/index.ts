@@ -10,6 +10,7 @@ import { ansibleCompiler } from '../ansible/index.js';
 import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { summary } from '../summary.js';
+import { kindOf } from '../../steps/index.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
@@ -102,7 +103,7 @@ const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
   return runs;
 };
 
-const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify');
+const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).inRoot);
 
 export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
