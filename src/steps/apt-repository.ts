@@ -69,6 +69,8 @@ export const aptRepository = {
     writesFiles: true,
   }),
   inRoot: true,
+  chroot: { network: () => true },
+  variables: ['uri', 'keyUrl'],
 
   shell: (s, ctx) => {
     const keyPath = aptKeyPath(s) ?? '';

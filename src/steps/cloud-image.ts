@@ -22,6 +22,7 @@ export const cloudImage = {
   describe: (s) => `${s.builder} image '${s.name}'`,
   comment: (s) => `Packer source ${s.builder} ${s.name}`,
   inRoot: false,
+  variables: ['settings.*'],
 
   shell: { elsewhere: () => 'a Packer source: the packer target makes it' },
   ansible: { elsewhere: (s) => `${s.builder} source ${labelText(s.name)} (Packer)` },

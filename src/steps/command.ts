@@ -37,6 +37,8 @@ export const command = {
   // Opaque: nothing moves across it (cloud-init's plan).
   opaque: true,
   inRoot: true,
+  chroot: { mounts: (s) => s.needsMounts, network: () => true },
+  variables: ['run'],
 
   shell: (s, ctx) => ({
     lines: [

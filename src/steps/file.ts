@@ -24,6 +24,7 @@ export const file = {
   paths: (s) => [[s.path, 'file']],
   touches: (s) => ({ needs: ownerFacts(s), changes: [{ kind: 'path', key: s.path }], writesFiles: true }),
   inRoot: true,
+  variables: ['content'],
 
   shell: (s) => {
     const check = validatorFor(s.path);

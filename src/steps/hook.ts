@@ -36,6 +36,8 @@ export const hook = {
     (s.action.type === 'script' ? `script in the root: ${gist(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`),
   opaque: true,
   inRoot: false,
+  chroot: { mounts: (s) => s.action.type === 'script', network: (s) => s.action.type === 'script' },
+  variables: ['action.run', 'action.url'],
 
   shell: frame,
   ansible: frame,

@@ -179,6 +179,14 @@ export interface StepKind<S extends StepCommon = StepCommon> {
 
   /** Whether shell and ansible carry it out inside the root (a phase script's step). */
   readonly inRoot: boolean;
+  /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
+  readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
+  /**
+   * The fields (dotted paths from the step; `*` any key) that may hold
+   * variable references: values a target reads as text. Anywhere else a
+   * reference is IMGC0011 (src/check/variables.ts). Absent: none.
+   */
+  readonly variables?: readonly string[];
 
   readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere<S>;
   readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere<S>;

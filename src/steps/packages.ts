@@ -22,6 +22,7 @@ export const packages = {
   comment: (s) => `${s.action} ${s.names.join(' ')}`,
   touches: (s) => ({ changes: s.names.map((n) => ({ kind: 'package' as const, key: n.split('=')[0]! })), packageManager: true }),
   inRoot: true,
+  chroot: { mounts: () => true, network: () => true },
 
   shell: (s, ctx) => (s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names)),
   ansible: (s, ctx) => {
