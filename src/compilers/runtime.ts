@@ -12,7 +12,6 @@
 //   record (recordFile) when the step actually created it there. Decommission
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
-import { aptSourcesPath } from '../ir/apt.js';
 import { packageName } from '../ir/packages.js';
 import { factFlow, runOrder } from '../check/checker.js';
 import { describeFact, factId } from '../ir/facts.js';

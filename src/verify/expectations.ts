@@ -4,25 +4,18 @@
 // value in its file). A later step about the same thing replaces an earlier
 // one; a fact a later step removes is no longer promised.
 import { describeFact } from '../ir/facts.js';
-import { packageName } from '../ir/packages.js';
-import type { Fact, Image, SourceLocation, Step, StepOf } from '../ir/schema.js';
-import { parseDeb822Sources } from '../build/mirror.js';
+import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
 import { phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
 import {
-  activeSwapLines,
-  enablementLinks,
   findCommand,
   isInstalled,
-  isMasked,
   moduleAnywhere,
-  moduleListed,
   readDpkgStatus,
   readGroups,
   readPasswd,
   readRepo,
   sysctlAnywhere,
-  sysctlSettings,
   unitFile,
   type GroupEntry,
   type PasswdEntry,

@@ -17,8 +17,6 @@
 // Within one stage the lists keep the definition's order, except `packages`,
 // which installs all its names in one apt-get call (so a step that depends on
 // an earlier one there goes further down).
-import { aptSourcesPath } from '../../ir/apt.js';
-import { validatorFor } from '../validators.js';
 import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
 import { kindOf } from '../../steps/index.js';
 import { rendering } from '../renderings.js';

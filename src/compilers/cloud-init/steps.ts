@@ -1,16 +1,13 @@
 // What each placed step becomes: an entry of its module's list, or runcmd
 // (bootcmd) entries `[imgc_helper, ARG…]`. Values go through quote.ts.
-import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
-import type { Image, SourceLocation, StepOf } from '../../ir/schema.js';
+import type { Image, SourceLocation } from '../../ir/schema.js';
 import { fn, type HelperName } from './helpers.js';
-import { checkHelper } from '../shell/steps.js';
-import { validatorFor } from '../validators.js';
-import type { Call, PackageManager } from './package-managers.js';
+import type { Call } from './package-managers.js';
 import type { Hook, Placed, RootStep, Stage } from './plan.js';
-import { bool, int, json, mode, normalMode, str } from '../../emit/cloud-init/quote.js';
-import { entries, map, seq, type Item, type Node, type YMap } from '../../emit/cloud-init/yaml.js';
+import { json, str } from '../../emit/cloud-init/quote.js';
+import { seq, type Item, type Node } from '../../emit/cloud-init/yaml.js';
 import { summary } from '../summary.js';
-import { isRegistered, kindOf } from '../../steps/index.js';
+import { kindOf } from '../../steps/index.js';
 import type { CloudInitContext } from '../../steps/kind.js';
 import { rendering } from '../renderings.js';
 
