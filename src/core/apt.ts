@@ -2,7 +2,7 @@
 // definition of its path, its key's path and its deb822 text; and apt's two
 // source formats read back (verify, the build's mirror).
 
-/** The fields of an aptRepository step the apt files are made of. */
+/** The fields of an apt repository step the apt files are made of. */
 export interface AptSourceFields {
   readonly name: string;
   readonly uri: string;
