@@ -36,7 +36,7 @@ export interface PackageFacts {
   readonly paths?: readonly string[];
   readonly users?: readonly string[];
   readonly groups?: readonly string[];
-  /** The repository (an aptRepository step's name) the package comes from. */
+  /** The repository (an apt repository step's name) the package comes from. */
   readonly repo?: string;
 }
 export type PackageCatalog = { readonly [name: string]: PackageFacts };

@@ -14,12 +14,15 @@ import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { assertCompilable } from '../representable.js';
 import type { CompiledFiles, CompileOptions, Compiler } from '../types.js';
 import { hookTasks } from './hooks.js';
-import { labelName, labelText } from './names.js';
-import { bool, ident, unsafe, label, word } from './quote.js';
+import { labelName, labelText } from '../../emit/ansible/names.js';
+import { bool, ident, unsafe, label, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
-import { taskItem, type Task } from './tasks.js';
+import { kindOf } from '../../steps/index.js';
+import type { Elsewhere } from '../../steps/kind.js';
+import { isElsewhere } from '../renderings.js';
+import { taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { guardSensitive, variableDefaults } from './variables.js';
-import { document, map, seq } from './yaml.js';
+import { document, map, seq } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
 
@@ -30,16 +33,8 @@ const at = (loc: SourceLocation | undefined): string => (loc ? ` (${labelText(lo
 
 /** What a step that Ansible does not carry out is, and who does it. */
 const elsewhere = (s: Step): string | undefined => {
-  switch (s.kind) {
-    case 'artifact':
-      return `${s.id}: ${s.format} ${labelText(s.output)} (imgc build)`;
-    case 'cloudImage':
-      return `${s.id}: ${s.builder} source ${labelText(s.name)} (Packer)`;
-    case 'verify':
-      return `${s.id}: ${s.check} (imgc build / imgc verify)`;
-    default:
-      return undefined;
-  }
+  const r = kindOf(s).ansible;
+  return isElsewhere(r) ? `${s.id}: ${(r as Elsewhere<Step>).elsewhere(s)}` : undefined;
 };
 
 interface CompiledPhase {
@@ -50,13 +45,13 @@ interface CompiledPhase {
 }
 
 const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
-  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
+  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), verify: phase.name === 'verify' };
   const skipped: string[] = [];
   const tasks: Task[] = [...phase.pre.flatMap((h) => hookTasks(h, phase.name))];
   for (const s of phase.steps) {
     const other = elsewhere(s);
     if (other !== undefined) skipped.push(other);
-    else tasks.push(...stepTasks(s as RootStep, ctx, phase.name === 'verify'));
+    else tasks.push(...stepTasks(s as RootStep, ctx));
   }
   tasks.push(...phase.post.flatMap((h) => hookTasks(h, phase.name)));
   return { phase, tasks: guardSensitive(ir, tasks), notes: [...ctx.notes], skipped };
