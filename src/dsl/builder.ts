@@ -239,11 +239,24 @@ export class StepBuilder<
     return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
   }
 
-  /** Installs packages with the base's package manager. */
-  packages<const N extends string, M extends string = PackageNameOf<N>>(
+  /**
+   * Installs packages with the base's package manager. What a package brings
+   * comes from the base's catalog; one the catalog does not know declares it:
+   * `packages(['chrony'], { provides: { service: ['chrony'] } })`.
+   */
+  packages<const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
     names: readonly N[],
-  ): StepBuilder<U | Listed<C, M, 'users'>, G | Listed<C, M, 'groups'>, K | M, P | Listed<C, M, 'paths'>, S | Listed<C, M, 'services'>, X | Listed<C, M, 'commands'>, C> {
-    const provides = names.flatMap((n) => packageFacts(this.catalog, n, this.family));
+    opts: D = {} as D,
+  ): StepBuilder<
+    U | Listed<C, M, 'users'> | Declared<D, 'user'>,
+    G | Listed<C, M, 'groups'> | Declared<D, 'group'>,
+    K | M,
+    P | Listed<C, M, 'paths'> | Declared<D, 'path'>,
+    S | Listed<C, M, 'services'> | Declared<D, 'service'>,
+    X | Listed<C, M, 'commands'> | Declared<D, 'command'>,
+    C
+  > {
+    const provides = [...names.flatMap((n) => packageFacts(this.catalog, n, this.family)), ...declared(opts.provides)];
     const requires = names.flatMap((n) => {
       const repo = packageRepo(this.catalog, n, this.family);
       return repo ? [fact('repo', repo)] : [];
