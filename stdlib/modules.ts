@@ -150,26 +150,29 @@ export const kubernetes = (k8s: KubernetesSource) =>
 /**
  * cloud-init for a cloud or QEMU base: the packages image-builder installs on
  * its qemu path (growpart, growroot in the initramfs), its four boot stages
- * enabled, config and final ordered after the network is up, and the
- * datasources to look for.
+ * enabled, the datasources to look for, and its config and final stages
+ * ordered after the units in `after` (containerd's by default, so a
+ * `kubeadm join` in user-data finds the container runtime up).
  */
-export const cloudInit = (opts: { datasources?: readonly string[] } = {}) =>
-  defineModule((p) =>
-    p
+export const cloudInit = (opts: { datasources?: readonly string[]; after?: readonly string[] } = {}) =>
+  defineModule((p) => {
+    const after = (opts.after ?? ['containerd.service']).join(' ');
+    const order = `[Unit]\nAfter=${after}\nWants=${after}\n`;
+    return p
       .packages(['cloud-init', 'cloud-guest-utils', 'cloud-initramfs-growroot'])
       .file('/etc/cloud/cloud.cfg.d/90_dpkg.cfg', {
         mode: '0644',
         content: `datasource_list: [ ${[...(opts.datasources ?? ['NoCloud', 'ConfigDrive', 'OpenStack', 'Ec2', 'None'])].join(', ')} ]\n`,
       })
       .directory('/etc/systemd/system/cloud-config.service.d', { mode: '0755' })
-      .file('/etc/systemd/system/cloud-config.service.d/boot-order.conf', { mode: '0644', content: '[Unit]\nAfter=network-online.target\nWants=network-online.target\n' })
+      .file('/etc/systemd/system/cloud-config.service.d/boot-order.conf', { mode: '0644', content: order })
       .directory('/etc/systemd/system/cloud-final.service.d', { mode: '0755' })
-      .file('/etc/systemd/system/cloud-final.service.d/boot-order.conf', { mode: '0644', content: '[Unit]\nAfter=network-online.target\nWants=network-online.target\n' })
+      .file('/etc/systemd/system/cloud-final.service.d/boot-order.conf', { mode: '0644', content: order })
       .enableService('cloud-init-local')
       .enableService('cloud-init')
       .enableService('cloud-config')
-      .enableService('cloud-final'),
-  );
+      .enableService('cloud-final');
+  });
 
 /** sshd without passwords or root logins, as a drop-in. */
 export const sshHardening = () =>
