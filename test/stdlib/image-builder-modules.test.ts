@@ -9,7 +9,7 @@ import { cloudInit, containerdConfig, crictl, kubernetes, kubernetesNetworking, 
 
 describe('containerdConfig', () => {
   it('writes schema version 3 for containerd 2.x: CRI split into images and runtime plugins', () => {
-    const t = TOML.parse(containerdConfig({ version: 3, sandboxImage: 'registry.k8s.io/pause:3.10', registryDirs: true })) as Record<string, never>;
+    const t = TOML.parse(containerdConfig({ version: 3, sandboxImage: 'registry.k8s.io/pause:3.10', registryDirs: true })) as Record<string, unknown>;
     expect(t['version']).toBe(3);
     expect(t['imports']).toEqual(['/etc/containerd/conf.d/*.toml']);
     const plugins = t['plugins'] as Record<string, Record<string, unknown>>;
@@ -19,7 +19,7 @@ describe('containerdConfig', () => {
   });
 
   it('writes schema version 2 for containerd 1.x (Debian 12 ships 1.6)', () => {
-    const t = TOML.parse(containerdConfig({ version: 2, sandboxImage: 'registry.k8s.io/pause:3.10', cniBinDir: '/usr/lib/cni' })) as Record<string, never>;
+    const t = TOML.parse(containerdConfig({ version: 2, sandboxImage: 'registry.k8s.io/pause:3.10', cniBinDir: '/usr/lib/cni' })) as Record<string, unknown>;
     expect(t['version']).toBe(2);
     const cri = (t['plugins'] as Record<string, Record<string, unknown>>)['io.containerd.grpc.v1.cri']!;
     expect(cri['sandbox_image']).toBe('registry.k8s.io/pause:3.10');
