@@ -1,13 +1,14 @@
 // Which steps of a phase run in the root, and what they need there.
 import type { Phase, Step, StepKind } from '../ir/schema.js';
+import { isRegistered, kindOf } from '../steps/index.js';
 
-/** Step kinds shell and ansible carry out inside the root. */
+/** Step kinds shell and ansible carry out inside the root (registered kinds say so themselves: `inRoot`). */
 export const rootStepKinds: ReadonlySet<StepKind> = new Set<StepKind>([
-  'user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'swapOff', 'command',
+  'user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'command',
 ]);
 
 /** The steps a target's phase script/play runs (in order). */
-export const targetSteps = (phase: Phase): Step[] => phase.steps.filter((s) => rootStepKinds.has(s.kind));
+export const targetSteps = (phase: Phase): Step[] => phase.steps.filter((s) => (isRegistered(s) ? kindOf(s).inRoot : rootStepKinds.has(s.kind)));
 
 /** Mounts are needed by package installs, commands that say so, and script hooks. */
 export const stepsNeedMounts = (steps: readonly Step[]): boolean =>

@@ -11,6 +11,8 @@ import { hasMarker } from '../ir/variables.js';
 import { globMatches, isGlob } from '../ir/glob.js';
 import { aptSourcesPath } from '../ir/apt.js';
 import { packageName, type PackageManager } from '../ir/packages.js';
+import { isRegistered, kindOf } from '../steps/index.js';
+import type { PathKind } from '../steps/kind.js';
 
 /** A step in run order, with the phase it belongs to. */
 export interface Placed {
@@ -38,6 +40,7 @@ const verb: Record<Fact['kind'], string> = {
 };
 
 export const describeStep = (s: Step): string => {
+  if (isRegistered(s)) return kindOf(s).describe(s);
   switch (s.kind) {
     case 'user':
     case 'group':
@@ -56,8 +59,6 @@ export const describeStep = (s: Step): string => {
       return `sysctl '${s.key}'`;
     case 'kernelModule':
       return `kernel module '${s.name}'`;
-    case 'swapOff':
-      return 'swap off';
     case 'command': {
       const first = s.run.split('\n')[0] ?? '';
       return s.description ?? `command \`${first.length > 40 ? `${first.slice(0, 37)}...` : first}\``;
@@ -227,10 +228,10 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   });
 };
 
-type PathKind = 'directory' | 'file' | 'symlink';
 
 /** The paths a step makes, with the kind of thing each is. */
 const madePaths = (step: Step): [string, PathKind][] => {
+  if (isRegistered(step)) return kindOf(step).paths?.(step) ?? [];
   switch (step.kind) {
     case 'directory':
     case 'file':

@@ -17,6 +17,7 @@ import { packageName } from '../ir/packages.js';
 import { factFlow, runOrder } from '../check/checker.js';
 import { describeFact, factId } from '../ir/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
+import { isRegistered, kindOf } from '../steps/index.js';
 
 /** The kinds of facts a preflight checks on a host (sysctl and kernelModule values, artifacts: not checkable before the run). */
 export const contractKinds = ['user', 'group', 'package', 'path', 'command', 'service', 'repo'] as const;
@@ -66,15 +67,8 @@ export const unitOf = (n: string): string =>
 /** A package spec without its arch qualifier and `=version`. */
 export { packageName };
 
-export type Creation =
-  /** A user; `home` is set when the step makes its home: a recorded home is removed with the user (userdel --remove). */
-  | { readonly token: string; readonly kind: 'user'; readonly name: string; readonly home?: { readonly token: string; readonly path: string } }
-  | { readonly token: string; readonly kind: 'group'; readonly name: string }
-  | { readonly token: string; readonly kind: 'path'; readonly path: string; readonly type: 'file' | 'directory' | 'symlink' | 'lineFile' }
-  | { readonly token: string; readonly kind: 'package'; readonly name: string }
-  | { readonly token: string; readonly kind: 'service'; readonly unit: string }
-  /** The line of `file` whose key is `key` (text before `sep`; the whole line when sep is ''). */
-  | { readonly token: string; readonly kind: 'line'; readonly file: string; readonly sep: '=' | ''; readonly key: string };
+export type { Creation } from '../core/creations.js';
+import type { Creation } from '../core/creations.js';
 
 export interface RuntimeStep {
   readonly step: Step;
@@ -103,6 +97,10 @@ const creationsOf = (s: Step, before: Set<string>): { creations: Creation[]; kep
   const mine = (f: Fact) => !before.has(factId(f));
   const path = (p: string, type: 'file' | 'directory' | 'symlink' | 'lineFile', n?: number): Creation[] =>
     mine({ kind: 'path', key: p }) ? [{ token: n === undefined ? s.id : `${s.id}#${n}`, kind: 'path', path: p, type }] : [];
+  if (isRegistered(s)) {
+    const r = kindOf(s).runtime(s, { mine, path });
+    return { creations: [...r.creations], ...(r.kept !== undefined ? { kept: r.kept } : {}) };
+  }
   switch (s.kind) {
     case 'group':
       return { creations: mine({ kind: 'group', key: s.name }) ? [{ token: s.id, kind: 'group', name: s.name }] : [] };
@@ -140,8 +138,6 @@ const creationsOf = (s: Step, before: Set<string>): { creations: Creation[]; kep
         kept: 'a line that was there before (with another value) keeps the value provisioning gave it',
       };
     }
-    case 'swapOff':
-      return { creations: [], kept: 'commented-out swap entries stay commented out' };
     case 'command':
       return { creations: [], kept: 'a raw command cannot be inverted: what it did stays' };
     case 'hook':

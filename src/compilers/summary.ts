@@ -2,6 +2,7 @@
 // above (or next to) it. One wording for all; a backend that words a kind its
 // own way passes that kind's function, and only that kind's.
 import type { Step, StepKind, StepOf } from '../ir/schema.js';
+import { commentOf, isRegistered, type CommentTarget } from '../steps/index.js';
 
 /** A backend's own wording for some kinds, in place of the shared one. */
 export type Wording = { readonly [K in StepKind]?: (s: StepOf<K>) => string };
@@ -14,7 +15,8 @@ export const gist = (run: string): string => {
 };
 
 /** A few words on what a step does, for the comment above it. */
-export const summary = (s: Step, wording: Wording = {}): string => {
+export const summary = (s: Step, wording: Wording = {}, target?: CommentTarget): string => {
+  if (isRegistered(s)) return commentOf(s, target);
   const own = wording[s.kind] as ((s: Step) => string) | undefined;
   if (own) return own(s);
   switch (s.kind) {
@@ -38,8 +40,6 @@ export const summary = (s: Step, wording: Wording = {}): string => {
       return `sysctl ${s.key} = ${s.value} in ${s.file}`;
     case 'kernelModule':
       return `kernel module ${s.name} in ${s.file}`;
-    case 'swapOff':
-      return 'swap off (swap entries of /etc/fstab commented out)';
     case 'command':
       return `${s.description ?? `run ${gist(s.run)}`}${s.creates !== undefined ? ` (unless ${s.creates} exists)` : ''}`;
     case 'hook':

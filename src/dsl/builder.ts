@@ -9,6 +9,7 @@ import { hasMarker } from '../ir/variables.js';
 import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
+import { kinds } from '../steps/index.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { PackageManager } from '../ir/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
@@ -339,7 +340,7 @@ export class StepBuilder<
 
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
   swapOff(): this {
-    return this.add<'swapOff'>({ kind: 'swapOff', requires: [fact('path', '/etc/fstab')] }) as never;
+    return this.add<'swapOff'>(kinds.swapOff.make()) as never;
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */

@@ -2,94 +2,22 @@
 // are the single source of truth; TypeScript types and the exported JSON Schema
 // are both derived from them.
 import { z } from '../util/zod.js';
+import * as core from '../core/facts.js';
+import { AbsPath, AccountName, Mode, Name, OneLine, Ownership, PackageName, PackageSpec, UnitName, Word, oneWord, oneWordMessage, stepBase, urlOrReference } from '../core/fields.js';
+import { Variable as CoreVariable } from '../core/variables.js';
+import { kinds } from '../steps/index.js';
 
 export const IR_VERSION = 1;
 
-export const factKinds = [
-  'user',
-  'group',
-  'path',
-  'package',
-  'service',
-  'kernelModule',
-  'sysctl',
-  'command',
-  'repo',
-  'artifact',
-] as const;
-export const FactKind = z.enum(factKinds);
+export const FactKind = core.FactKind;
 export type FactKind = z.infer<typeof FactKind>;
+export { factKinds } from '../core/facts.js';
 
-export const Fact = z.object({ kind: FactKind, key: z.string().min(1) }).strict();
+export const Fact = core.Fact;
 export type Fact = z.infer<typeof Fact>;
 
-export const SourceLocation = z
-  .object({
-    /** Path relative to the definition file's directory, POSIX separators. */
-    file: z.string(),
-    line: z.number().int().positive(),
-    column: z.number().int().positive(),
-  })
-  .strict();
+export const SourceLocation = core.SourceLocation;
 export type SourceLocation = z.infer<typeof SourceLocation>;
-
-const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'mode is an octal string such as "0644"');
-const AbsPath = z.string().regex(/^\//, 'paths are absolute');
-const Name = z.string().min(1);
-
-// What a valid image may hold, whatever the target: each value below ends up
-// as a word of a command line, a line of a file or a file name, so a value
-// outside these shapes is refused when the definition is loaded (IMGC1004),
-// not by each backend.
-
-/** useradd/groupadd's default NAME_REGEX on Debian, and its 32-character limit. */
-const AccountName = z
-  .string()
-  .max(32, 'user and group names are at most 32 characters')
-  .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'user and group names are lower-case letters, digits, "_" or "-", start with a letter or "_" and may end in "$"');
-/** A package name of apt or dnf. */
-const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit');
-/**
- * A package name, optionally qualified by architecture and pinned to a
- * version: apt's `name[:arch][=version]`, the version possibly ending in `*`
- * (see ./packages.ts).
- */
-const PackageSpec = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+\*?)?$/,
-    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by ":arch" and "=version"',
-  );
-/** A systemd unit name (a bare name means a .service). */
-const UnitName = z.string().regex(/^[A-Za-z0-9@._:\\-]+$/, 'service names are systemd unit names: letters, digits, "@", ".", "_", ":", "-" or "\\"');
-/** One line of a file: no line break. */
-const OneLine = z.string().regex(/^[^\r\n]*$/, 'the value is written as one line of a file: no line breaks');
-/** One field word of a deb822 .sources file. */
-const oneWord = /^\S+$/;
-const oneWordMessage = 'a deb822 field value is one word: no white space or line breaks';
-const Word = z.string().regex(oneWord, oneWordMessage);
-
-/**
- * A URL, or a string that references variables (U+E000 "var:NAME" U+E001,
- * see ./variables.ts) and becomes a URL when the output runs: `${mirror}/debian`
- * is no URL until `mirror` has its value. Two branches, so a consumer checking
- * `format: uri` (ajv-formats) accepts the references and still checks the rest.
- */
-const urlOrReference = (url: z.ZodString) =>
-  z.union([url, z.string().regex(/^[^\s]*$/, oneWordMessage).regex(/\uE000var:[a-z][a-z0-9_]*\uE001/, 'not a URL').describe('a URL with variable references, resolved when the output runs')], {
-    // The URL branch's own message: a reference-free string is meant as a URL.
-    error: (issue) => (issue.code === 'invalid_union' ? issue.errors[0]?.[0]?.message : undefined),
-  });
-
-const stepBase = {
-  /** `<phase>.<n>.<kind>`: one word, it names the step in progress lines and logs. */
-  id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'step ids are one word of letters, digits, ".", "_" or "-"'),
-  loc: SourceLocation.optional(),
-  description: z.string().optional(),
-  provides: z.array(Fact),
-  requires: z.array(Fact),
-  removes: z.array(Fact),
-};
 
 export const UserStep = z
   .object({
@@ -108,8 +36,6 @@ export const UserStep = z
 export const GroupStep = z
   .object({ ...stepBase, kind: z.literal('group'), name: AccountName, gid: z.number().int().nonnegative().optional(), system: z.boolean() })
   .strict();
-
-const Ownership = { owner: AccountName.optional(), group: AccountName.optional(), mode: Mode.optional() };
 
 export const DirectoryStep = z.object({ ...stepBase, kind: z.literal('directory'), path: AbsPath, ...Ownership }).strict();
 
@@ -160,7 +86,7 @@ export const KernelModuleStep = z
   .object({ ...stepBase, kind: z.literal('kernelModule'), name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'kernel module names are letters, digits, "_" or "-"'), file: AbsPath })
   .strict();
 
-export const SwapOffStep = z.object({ ...stepBase, kind: z.literal('swapOff') }).strict();
+export const SwapOffStep = kinds.swapOff.schema;
 
 export const CommandStep = z
   .object({
@@ -294,21 +220,8 @@ export const Base = z
   .strict();
 export type Base = z.infer<typeof Base>;
 
-/**
- * A variable of the definition. Strings reference it by marker (see
- * ./variables.ts); `value` is its resolved value, absent when sensitive: the IR
- * never holds a secret.
- */
-export const Variable = z
-  .object({
-    name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'variable names are lower-case letters, digits and "_", starting with a letter'),
-    type: z.enum(['string', 'number', 'boolean']),
-    description: z.string().optional(),
-    sensitive: z.boolean(),
-    value: z.union([z.string(), z.number(), z.boolean()]).optional(),
-  })
-  .strict()
-  .refine((v) => !(v.sensitive && v.value !== undefined), { message: 'a sensitive variable has no value in the IR', path: ['value'] });
+/** A variable of the definition (src/core/variables.ts). */
+export const Variable = CoreVariable;
 export type Variable = z.infer<typeof Variable>;
 
 export const Image = z

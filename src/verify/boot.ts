@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { word } from '../compilers/shell/quote.js';
 import { phaseKind } from '../ir/phases.js';
+import { isRegistered, kindOf } from '../steps/index.js';
 import { rootPartitionOffset } from '../build/disk.js';
 import { run, SYSTEM_PATH } from '../build/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';
@@ -63,7 +64,8 @@ export const bootChecksOf = (ir: Image): BootCheck[] => {
     if (phaseKind(phase) !== 'root') continue;
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
       for (const f of s.removes) bySubject.delete(`${f.kind}:${f.key}`);
-      switch (s.kind) {
+      if (isRegistered(s)) for (const b of kindOf(s).verify.boot?.(s) ?? []) put(s, b.subject, b.what, b.script);
+      else switch (s.kind) {
         case 'service': {
           const unit = s.name;
           if (s.enabled) {
@@ -89,9 +91,6 @@ export const bootChecksOf = (ir: Image): BootCheck[] => {
             `sysctl ${s.key} = ${s.value}`,
             `v=$(sysctl -n ${q(s.key)} 2>&1 | tr -s ' \\t' '  ') || { echo "cannot be read: $v"; exit 1; }\n[ "$v" = ${q(s.value.replace(/\s+/g, ' '))} ] || { echo "is $v"; exit 1; }`,
           );
-          break;
-        case 'swapOff':
-          put(s, 'swapOff', 'swap off', `a=$(tail -n +2 /proc/swaps)\n[ -z "$a" ] || { echo "swap is on: $(echo "$a" | tr '\\n' ' ')"; exit 1; }`);
           break;
         default:
           break;

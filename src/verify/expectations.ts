@@ -8,6 +8,7 @@ import { packageName } from '../ir/packages.js';
 import type { Fact, Image, SourceLocation, Step, StepOf } from '../ir/schema.js';
 import { parseDeb822Sources } from '../build/mirror.js';
 import { phaseKind } from '../ir/phases.js';
+import { isRegistered, kindOf } from '../steps/index.js';
 import {
   activeSwapLines,
   enablementLinks,
@@ -115,6 +116,7 @@ const factSubject = (f: Fact) => `fact:${f.kind}:${f.key}`;
 
 /** Closer expectations a step makes beyond its facts, keyed like the facts they refine. */
 const stepExpectations = (s: Step): Array<Omit<Expectation, 'stepId' | 'loc'>> => {
+  if (isRegistered(s)) return kindOf(s).verify.root?.(s) ?? [];
   switch (s.kind) {
     case 'user':
       return [{ subject: factSubject({ kind: 'user', key: s.name }), what: `user '${s.name}'`, check: (r) => userCheck(r, s) }];
@@ -219,17 +221,6 @@ const stepExpectations = (s: Step): Array<Omit<Expectation, 'stepId' | 'loc'>> =
           subject: factSubject({ kind: 'kernelModule', key: s.name }),
           what: `kernel module '${s.name}'`,
           check: (r) => (!r.view.lstat(s.file) ? `${s.file} does not exist` : moduleListed(r.view, s.file, s.name) ? undefined : `${s.file} has no line '${s.name}'`),
-        },
-      ];
-    case 'swapOff':
-      return [
-        {
-          subject: 'swapOff',
-          what: 'swap off',
-          check: (r) => {
-            const active = activeSwapLines(r.view);
-            return active.length ? `/etc/fstab still activates swap: ${active.join(' | ')}` : undefined;
-          },
         },
       ];
     default:

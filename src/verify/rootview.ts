@@ -5,29 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
-export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
-
-export interface Meta {
-  type: EntryType;
-  /** Permission bits including setuid/setgid/sticky (mode & 0o7777). */
-  mode: number;
-  uid: number;
-  gid: number;
-}
-
-export interface RootView {
-  /** What the view reads, for messages. */
-  readonly label: string;
-  /** Type, mode, owner of the entry itself (a symlink is not followed). */
-  lstat(p: string): Meta | undefined;
-  /** Same, following symlinks inside the root. */
-  stat(p: string): Meta | undefined;
-  /** Exact owner and mode (image views ask the filesystem itself; extracted copies may lose setuid bits). */
-  meta(p: string): Meta | undefined;
-  readFile(p: string): Buffer | undefined;
-  readlink(p: string): string | undefined;
-  readdir(p: string): string[];
-}
+export type { EntryType, Meta, RootView } from '../core/root.js';
+import type { EntryType, Meta, RootView } from '../core/root.js';
 
 const typeOf = (st: import('node:fs').Stats): EntryType =>
   st.isSymbolicLink() ? 'symlink' : st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other';

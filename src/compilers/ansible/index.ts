@@ -14,12 +14,12 @@ import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { assertCompilable } from '../representable.js';
 import type { CompiledFiles, CompileOptions, Compiler } from '../types.js';
 import { hookTasks } from './hooks.js';
-import { labelName, labelText } from './names.js';
-import { bool, ident, unsafe, label, word } from './quote.js';
+import { labelName, labelText } from '../../emit/ansible/names.js';
+import { bool, ident, unsafe, label, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
-import { taskItem, type Task } from './tasks.js';
+import { taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { guardSensitive, variableDefaults } from './variables.js';
-import { document, map, seq } from './yaml.js';
+import { document, map, seq } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
 
@@ -50,13 +50,13 @@ interface CompiledPhase {
 }
 
 const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
-  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
+  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), verify: phase.name === 'verify' };
   const skipped: string[] = [];
   const tasks: Task[] = [...phase.pre.flatMap((h) => hookTasks(h, phase.name))];
   for (const s of phase.steps) {
     const other = elsewhere(s);
     if (other !== undefined) skipped.push(other);
-    else tasks.push(...stepTasks(s as RootStep, ctx, phase.name === 'verify'));
+    else tasks.push(...stepTasks(s as RootStep, ctx));
   }
   tasks.push(...phase.post.flatMap((h) => hookTasks(h, phase.name)));
   return { phase, tasks: guardSensitive(ir, tasks), notes: [...ctx.notes], skipped };

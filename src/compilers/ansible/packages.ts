@@ -1,8 +1,8 @@
 // The package managers a base can have, as Ansible modules. The IR speaks of
 // packages; the base's `packageManager` picks the row.
 import type { Base } from '../../ir/schema.js';
-import { bool, int, unsafe, word } from './quote.js';
-import { map, seq, type YMap } from './yaml.js';
+import { bool, int, unsafe, word } from '../../emit/ansible/quote.js';
+import { map, seq, type YMap } from '../../emit/ansible/yaml.js';
 
 export interface PackageManager {
   /** Fully qualified module name. */

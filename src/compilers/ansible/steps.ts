@@ -4,25 +4,22 @@
 // change-free.
 import { validatorCommand, validatorFor } from '../validators.js';
 import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
-import type { Base, SourceLocation, StepOf } from '../../ir/schema.js';
-import { firstLine, labelText, taskName } from './names.js';
+import type { Base, Step, StepOf } from '../../ir/schema.js';
+import { isRegistered, kindOf, type RegisteredStep } from '../../steps/index.js';
+import type { AnsibleContext } from '../../steps/kind.js';
+import { rendered, rendering } from '../renderings.js';
+import { firstLine, labelText, stepTaskName } from '../../emit/ansible/names.js';
 import { packageManagers } from './packages.js';
-import { bool, int, mode, pythonRegexLiteral, str, unsafe, word } from './quote.js';
-import { task, type Task } from './tasks.js';
-import { entry, map, seq } from './yaml.js';
-import { rawCommandNoqa } from './lint.js';
+import { bool, int, mode, pythonRegexLiteral, str, unsafe, word } from '../../emit/ansible/quote.js';
+import { task, type Task } from '../../emit/ansible/tasks.js';
+import { entry, map, seq } from '../../emit/ansible/yaml.js';
+import { rawCommandNoqa } from '../../emit/ansible/lint.js';
 
-export interface PhaseContext {
+export interface PhaseContext extends AnsibleContext {
   readonly base: Base;
-  /** The next install refreshes the package index (start of a phase, after a repository). */
-  refresh: boolean;
-  /** Notes for the top of the phase's tasks file, deduplicated. */
-  readonly notes: Set<string>;
 }
 
-/** A step's task name; a declared description (commands use it as the summary) is appended. */
-const name = (summary: string, s: { id: string; kind: string; loc?: SourceLocation | undefined; description?: string | undefined }) =>
-  taskName(s.description !== undefined && s.kind !== 'command' ? `${summary}: ${labelText(s.description)}` : summary, s.id, s.loc);
+const name = stepTaskName;
 
 const NO_MODE_NOTE = 'No mode declared: an existing path keeps its mode, a new one gets the umask default.';
 
@@ -124,12 +121,14 @@ const commandTask = (s: StepOf<'command'>, verify: boolean): Task => {
   });
 };
 
-export type RootStep = StepOf<
-  'user' | 'group' | 'directory' | 'file' | 'symlink' | 'packages' | 'aptRepository' | 'service' | 'sysctl' | 'kernelModule' | 'swapOff' | 'command'
->;
+export type RootStep =
+  | StepOf<'user' | 'group' | 'directory' | 'file' | 'symlink' | 'packages' | 'aptRepository' | 'service' | 'sysctl' | 'kernelModule' | 'command'>
+  | Extract<Step, RegisteredStep>;
 
 /** The tasks of one root-changing step (or a verify-phase command, `verify` set). */
-export const stepTasks = (s: RootStep, ctx: PhaseContext, verify = false): Task[] => {
+export const stepTasks = (s: RootStep, ctx: PhaseContext): Task[] => {
+  if (isRegistered(s)) return rendered(rendering(kindOf(s).ansible, s, 'ansible')(s, ctx), s, 'ansible');
+  const verify = ctx.verify ?? false;
   switch (s.kind) {
     case 'group':
       return [
@@ -227,19 +226,6 @@ export const stepTasks = (s: RootStep, ctx: PhaseContext, verify = false): Task[
             line: unsafe(s.name),
             create: bool(true),
             mode: mode('0644'),
-          }),
-        }),
-      ];
-    case 'swapOff':
-      return [
-        task({
-          name: name('Swap off: comment out swap entries in /etc/fstab', s),
-          module: 'ansible.builtin.replace',
-          comments: ['Only /etc/fstab: in a chroot `swapoff -a` would act on the build machine; a live host drops swap at its next boot.'],
-          args: map({
-            path: word('/etc/fstab'),
-            regexp: str('^([ \\t]*[^#\\s][^ \\t]*[ \\t]+[^ \\t]+[ \\t]+swap(?:[ \\t].*)?)$'),
-            replace: str('# \\g<1>'),
           }),
         }),
       ];

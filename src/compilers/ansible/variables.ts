@@ -3,9 +3,9 @@
 // expected from `-e` or a vault: each play that uses one first asserts they
 // are defined, and every task whose arguments hold one has `no_log: true`.
 import type { Image } from '../../ir/schema.js';
-import { bool, num, str, unsafe, type Scalar } from './quote.js';
-import { task, type Task } from './tasks.js';
-import { entry, map, seq, type Node } from './yaml.js';
+import { bool, num, str, unsafe, type Scalar } from '../../emit/ansible/quote.js';
+import { task, type Task } from '../../emit/ansible/tasks.js';
+import { entry, map, seq, type Node } from '../../emit/ansible/yaml.js';
 
 const referenced = (n: Node | undefined, out: Set<string>): Set<string> => {
   if (!n) return out;

@@ -7,17 +7,9 @@
 // changes nothing. Helper variables are globals prefixed imgc_.
 
 import { helper as shellHelper, type HelperName as ShellHelperName } from '../shell/helpers.js';
+import { fn, type HelperName } from '../../emit/cloud-init/calls.js';
 
-/** The shell backend's helpers but aptRemove (runcmd purges), and runcmd's own. */
-export type HelperName =
-  | Exclude<ShellHelperName, 'aptRemove'>
-  | 'aptPurge'
-  | 'aptChanged'
-  | 'creates'
-  | 'body'
-  | 'event'
-  | 'webhook'
-  | 'once';
+export type { HelperName };
 
 interface Helper {
   readonly deps: readonly HelperName[];
@@ -193,5 +185,4 @@ export const helperScript = (used: Iterable<HelperName>): string => {
   return `${['# imgc: stop at the first failed entry (cloud-init would run the rest).', 'set -eu', ...code].join('\n')}\n`;
 };
 
-/** The shell function a helper defines. */
-export const fn = (h: HelperName): string => `imgc_${h.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
+export { fn };

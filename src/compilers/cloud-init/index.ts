@@ -9,9 +9,9 @@ import type { CompiledFiles, Compiler } from '../types.js';
 import { helperScript } from './helpers.js';
 import { packageManagerOf, type PackageManager } from './package-managers.js';
 import { plan, type Item } from './plan.js';
-import { bool, str } from './quote.js';
+import { bool, str } from '../../emit/cloud-init/quote.js';
 import { emit, emptyEmission, type Emission } from './steps.js';
-import { document, entries, map, seq, type Entry, type Item as YItem } from './yaml.js';
+import { document, entries, map, seq, type Entry, type Item as YItem } from '../../emit/cloud-init/yaml.js';
 
 /** Phases that change the root; artifact and verify are imgc build's. */
 const rootChanging = (p: Phase): boolean =>

@@ -5,19 +5,11 @@
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Base } from '../../ir/schema.js';
 import { CompileError } from '../types.js';
-import type { HelperName } from './helpers.js';
+import type { Call, CloudInitPackageManager } from '../../emit/cloud-init/calls.js';
 
-export interface Call {
-  readonly argv: readonly string[];
-  readonly helpers: readonly HelperName[];
-}
+export type { Call };
 
-export interface PackageManager {
-  install(names: readonly string[]): Call;
-  remove(names: readonly string[]): Call;
-  /** After an apt source (or the like) changed: the next install refreshes the package lists. */
-  readonly sourcesChanged: Call;
-}
+export type PackageManager = CloudInitPackageManager;
 
 const apt: PackageManager = {
   install: (names) => ({ argv: ['imgc_apt_install', ...names], helpers: ['aptInstall'] }),

@@ -20,16 +20,18 @@
 import { aptSourcesPath } from '../../ir/apt.js';
 import { validatorFor } from '../validators.js';
 import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
+import { isRegistered, kindOf, type RegisteredStep } from '../../steps/index.js';
+import { rendering } from '../renderings.js';
 
-export const stages = ['bootcmd', 'write_files', 'groups', 'users', 'packages', 'write_files_deferred', 'runcmd'] as const;
-export type Stage = (typeof stages)[number];
+import { stages, type Stage } from '../../emit/cloud-init/calls.js';
+export { stages, type Stage };
 
 const rank = (s: Stage): number => stages.indexOf(s);
 /** Stages whose module does its entries one after the other, in list order. */
 const inOrder = (s: Stage): boolean => s !== 'packages';
 
 export type Hook = StepOf<'hook'>;
-export type RootStep = StepOf<'user' | 'group' | 'directory' | 'file' | 'symlink' | 'packages' | 'aptRepository' | 'service' | 'sysctl' | 'kernelModule' | 'swapOff' | 'command'>;
+export type RootStep = StepOf<'user' | 'group' | 'directory' | 'file' | 'symlink' | 'packages' | 'aptRepository' | 'service' | 'sysctl' | 'kernelModule' | 'command'> | Extract<Step, RegisteredStep>;
 
 export interface Item {
   readonly step: RootStep | Hook;
@@ -49,6 +51,10 @@ export interface PlanOptions {
 
 /** The stages that can express a step, best first; always ending in runcmd. */
 export const candidates = (s: RootStep | Hook, opts: PlanOptions): readonly Stage[] => {
+  if (isRegistered(s)) {
+    const r = rendering(kindOf(s).cloudInit, s, 'cloudInit');
+    return [...(r.stages?.(s, opts) ?? []), 'runcmd'];
+  }
   switch (s.kind) {
     case 'hook':
       // bootcmd cannot stop the modules after it, so only hooks that never stop anything go there.
@@ -75,7 +81,7 @@ export const candidates = (s: RootStep | Hook, opts: PlanOptions): readonly Stag
 const opaque = (s: Step): boolean => s.kind === 'command' || s.kind === 'hook';
 const packageOp = (s: Step): boolean => s.kind === 'packages';
 const writesFiles = (s: Step): boolean =>
-  ['file', 'directory', 'symlink', 'aptRepository', 'sysctl', 'kernelModule', 'swapOff'].includes(s.kind) || (s.kind === 'user' && s.home !== undefined);
+  isRegistered(s) ? (kindOf(s).touches?.(s).writesFiles ?? false) : ['file', 'directory', 'symlink', 'aptRepository', 'sysctl', 'kernelModule'].includes(s.kind) || (s.kind === 'user' && s.home !== undefined);
 
 /** `outer` is `inner` or a directory above it. */
 const covers = (outer: string, inner: string): boolean => outer === inner || outer === '/' || inner.startsWith(`${outer}/`);
@@ -100,6 +106,10 @@ const pkg = (spec: string): Fact => f('package', spec.split('=')[0]!);
 const factsOf = (s: Step): { needs: Fact[]; changes: Fact[] } => {
   const needs = [...s.requires];
   const changes = [...s.provides, ...s.removes];
+  if (isRegistered(s)) {
+    const t = kindOf(s).touches?.(s);
+    return { needs: [...needs, ...(t?.needs ?? [])], changes: [...changes, ...(t?.changes ?? [])] };
+  }
   switch (s.kind) {
     case 'user':
       needs.push(...s.groups.map((g) => f('group', g)), ...(s.primaryGroup !== undefined ? [f('group', s.primaryGroup)] : []));
@@ -131,9 +141,6 @@ const factsOf = (s: Step): { needs: Fact[]; changes: Fact[] } => {
       break;
     case 'kernelModule':
       changes.push(f('kernelModule', s.name), f('path', s.file));
-      break;
-    case 'swapOff':
-      changes.push(f('path', '/etc/fstab'));
       break;
   }
   return { needs, changes };

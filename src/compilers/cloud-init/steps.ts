@@ -7,9 +7,12 @@ import { checkHelper } from '../shell/steps.js';
 import { validatorFor } from '../validators.js';
 import type { Call, PackageManager } from './package-managers.js';
 import type { Hook, Placed, RootStep, Stage } from './plan.js';
-import { bool, int, json, mode, normalMode, str } from './quote.js';
-import { entries, map, seq, type Item, type Node, type YMap } from './yaml.js';
+import { bool, int, json, mode, normalMode, str } from '../../emit/cloud-init/quote.js';
+import { entries, map, seq, type Item, type Node, type YMap } from '../../emit/cloud-init/yaml.js';
 import { gist, summary, type Wording } from '../summary.js';
+import { isRegistered, kindOf } from '../../steps/index.js';
+import type { CloudInitContext } from '../../steps/kind.js';
+import { rendering } from '../renderings.js';
 
 export interface Emission {
   readonly bootcmd: Item[];
@@ -35,12 +38,8 @@ export const emptyEmission = (): Emission => ({
   bootHelpers: new Set(),
 });
 
-export interface StepContext {
+export interface StepContext extends CloudInitContext {
   readonly ir: Image;
-  /** The package manager, looked up only when a runcmd entry needs it. */
-  packageManager(): PackageManager;
-  /** Whether a group of this name exists when the step runs (base facts and earlier steps). */
-  groupExists(name: string): boolean;
 }
 
 /** The JSON body of a hook around its run-time timestamp: [prefix, suffix] of `prefix "TIMESTAMP" suffix`. */
@@ -57,7 +56,6 @@ const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}
 
 /** The shared step summary, with cloud-init's wording where it runs things differently. */
 const wording: Wording = {
-  swapOff: () => 'swap off (swap entries of /etc/fstab commented out, swapoff -a)',
   hook: (s) =>
     `${s.when} hook: ${
       s.description ??
@@ -76,7 +74,7 @@ const stageName: Record<Stage, string> = {
 };
 
 const comments = (p: Placed): string[] => [
-  `${p.step.id}${where(p.step.loc)}: ${summary(p.step, wording)}`,
+  `${p.step.id}${where(p.step.loc)}: ${summary(p.step, wording, 'cloudInit')}`,
   ...(p.demoted ? [`${stageName[p.stage]}, not ${stageName[p.demoted.from]}: it runs after ${p.demoted.after.step.id} (${stageName[p.demoted.after.stage]})`] : []),
 ];
 
@@ -89,6 +87,7 @@ const m = (s: string | undefined): string => (s === undefined ? '' : normalMode(
 
 /** The runcmd calls of a root step or hook. */
 const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] => {
+  if (isRegistered(s)) return rendering(kindOf(s).cloudInit, s, 'cloudInit').run(s, ctx);
   switch (s.kind) {
     case 'group':
       return [call([fn('group'), s.name, ...(s.system ? ['--system'] : []), ...(s.gid !== undefined ? ['--gid', String(s.gid)] : [])], 'group')];
@@ -135,8 +134,6 @@ const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] =
       return [call([fn('sysctl'), s.file, s.key, s.value], 'sysctl')];
     case 'kernelModule':
       return [call([fn('module'), s.file, s.name], 'module')];
-    case 'swapOff':
-      return [call([fn('swapoff'), '/etc/fstab'], 'swapoff')];
     case 'command':
       return [s.creates !== undefined ? call([fn('creates'), s.creates, '/bin/sh', '-ec', s.run], 'creates') : call(['/bin/sh', '-ec', s.run])];
     case 'hook': {

@@ -50,7 +50,6 @@ const wording: Wording = {
   aptRepository: (s) => `apt repository ${s.name}`,
   sysctl: (s) => `sysctl ${s.key} = ${s.value}`,
   kernelModule: (s) => `kernel module ${s.name}`,
-  swapOff: () => 'swap off',
   command: (s) => `command: ${clip(s.run)}`,
   hook: (s) =>
     s.action.type === 'script' ? `script hook: ${clip(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`,
@@ -58,7 +57,7 @@ const wording: Wording = {
   cloudImage: (s) => `${s.builder} source ${s.name}`,
 };
 
-const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, wording)}`;
+const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, wording, 'packer')}`;
 
 /** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
 const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {

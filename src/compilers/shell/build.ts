@@ -3,7 +3,7 @@
 import type { Image } from '../../ir/schema.js';
 import type { PhaseFile } from './phase.js';
 import { where } from './phase.js';
-import { comment, word } from './quote.js';
+import { comment, word } from '../../emit/shell/quote.js';
 
 export const buildScript = (ir: Image, phases: readonly PhaseFile[]): string => {
   const names = phases.map((f) => f.phase.name);

@@ -1,7 +1,2 @@
-import type { HelperName } from './helpers.js';
-
-/** Shell lines for a step's body and the helpers they call. */
-export interface Emitted {
-  readonly lines: string[];
-  readonly helpers: HelperName[];
-}
+// Moved to src/emit/shell/emitted.ts (what renderings are written with); kept so code written before the move still compiles.
+export * from '../../emit/shell/emitted.js';

@@ -8,31 +8,9 @@
 // (POSIX sh has no `local`).
 
 import { validatorBody } from '../validators.js';
+import type { HelperName } from '../../emit/shell/emitted.js';
 
-export type HelperName =
-  | 'attrs'
-  | 'checked'
-  | 'checkSudoers'
-  | 'checkSshd'
-  | 'file'
-  | 'parent'
-  | 'dir'
-  | 'symlink'
-  | 'line'
-  | 'sysctl'
-  | 'module'
-  | 'swapoff'
-  | 'group'
-  | 'user'
-  | 'member'
-  | 'userShell'
-  | 'enable'
-  | 'disable'
-  | 'fetch'
-  | 'aptState'
-  | 'aptInstalled'
-  | 'aptInstall'
-  | 'aptRemove';
+export type { HelperName };
 
 interface Helper {
   readonly deps: readonly HelperName[];

@@ -5,15 +5,10 @@
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Base } from '../../ir/schema.js';
 import { CompileError } from '../types.js';
-import type { Emitted } from './emitted.js';
-import { words } from './quote.js';
+import type { ShellPackageManager } from '../../emit/shell/emitted.js';
+import { words } from '../../emit/shell/quote.js';
 
-export interface PackageManager {
-  install(names: readonly string[]): Emitted;
-  remove(names: readonly string[]): Emitted;
-  /** Appended to a repository step: lets the next install see what the step changed. */
-  readonly repositoryChanged: Emitted;
-}
+export type PackageManager = ShellPackageManager;
 
 const apt: PackageManager = {
   install: (names) => ({ lines: [`imgc_apt_install ${words(names)}`], helpers: ['aptInstall'] }),

@@ -2,7 +2,7 @@
 // as root. One function per step, each reported on stdout by imgc_run.
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { helperCode, type HelperName } from './helpers.js';
-import { comment, hasExpansionChars, variablePrologue, word } from './quote.js';
+import { comment, hasExpansionChars, variablePrologue, word } from '../../emit/shell/quote.js';
 import { variablesIn } from '../../ir/variables.js';
 import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
 import type { PackageManager } from './package-managers.js';
@@ -85,7 +85,7 @@ export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): 
       return pm();
     },
     checks,
-    installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
+    installsAfter: (s) => phase.steps.slice(phase.steps.findIndex((t) => t === s) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
   };
 
   const out: string[] = [

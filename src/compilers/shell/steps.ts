@@ -3,9 +3,11 @@
 // through quote.ts; checks-before-acts live in the helpers.
 import { aptKeyPath, aptSourcesPath, debSources } from '../../ir/apt.js';
 import type { Step, StepOf } from '../../ir/schema.js';
-import type { Emitted } from './emitted.js';
-import type { PackageManager } from './package-managers.js';
-import { word, words } from './quote.js';
+import type { Emitted } from '../../emit/shell/emitted.js';
+import { isRegistered, kindOf, type RegisteredStep } from '../../steps/index.js';
+import type { ShellContext } from '../../steps/kind.js';
+import { rendered, rendering } from '../renderings.js';
+import { word, words } from '../../emit/shell/quote.js';
 import { validatorFor, type Validator } from '../validators.js';
 import type { HelperName } from './helpers.js';
 
@@ -27,20 +29,13 @@ export const rootStepKinds = [
   'service',
   'sysctl',
   'kernelModule',
-  'swapOff',
   'command',
 ] as const;
-export type RootStep = StepOf<(typeof rootStepKinds)[number]>;
+export type RootStep = StepOf<(typeof rootStepKinds)[number]> | Extract<Step, RegisteredStep>;
 
-export const isRootStep = (s: Step): s is RootStep => (rootStepKinds as readonly string[]).includes(s.kind);
+export const isRootStep = (s: Step): s is RootStep => (isRegistered(s) ? kindOf(s).inRoot : (rootStepKinds as readonly string[]).includes(s.kind));
 
-export interface StepContext {
-  readonly pm: PackageManager;
-  /** A checks phase (verify): its commands change nothing, so they report `unchanged`. */
-  readonly checks: boolean;
-  /** Whether a package install follows step `s` in its phase (and so must see a changed repository). */
-  installsAfter(s: RootStep): boolean;
-}
+export type StepContext = ShellContext;
 
 /** A mode as the helpers take it: 4 octal digits ("644" and "00644" become "0644"). */
 export const normalMode = (mode: string | undefined): string => (mode === undefined ? '' : parseInt(mode, 8).toString(8).padStart(4, '0'));
@@ -51,6 +46,7 @@ const attrs = (s: { mode?: string | undefined; owner?: string | undefined; group
 const one = (line: string, ...helpers: Emitted['helpers']): Emitted => ({ lines: [line], helpers });
 
 export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
+  if (isRegistered(s)) return rendered(rendering(kindOf(s).shell, s, 'shell')(s, ctx), s, 'shell');
   switch (s.kind) {
     case 'group':
       return one(
@@ -106,8 +102,6 @@ export const emitStep = (s: RootStep, ctx: StepContext): Emitted => {
       return one(`imgc_sysctl ${words([s.file, s.key, s.value])}`, 'sysctl');
     case 'kernelModule':
       return one(`imgc_module ${words([s.file, s.name])}`, 'module');
-    case 'swapOff':
-      return one('imgc_swapoff /etc/fstab', 'swapoff');
     case 'command':
       return {
         lines: [

@@ -1,0 +1,71 @@
+// Facts: what a step provides, requires or removes (`user:kube`,
+// `path:/etc/fstab`), and the source locations diagnostics point at. Every
+// step kind and every later stage uses them, so they sit at the bottom.
+import { z } from '../util/zod.js';
+
+export const factKinds = [
+  'user',
+  'group',
+  'path',
+  'package',
+  'service',
+  'kernelModule',
+  'sysctl',
+  'command',
+  'repo',
+  'artifact',
+] as const;
+export const FactKind = z.enum(factKinds);
+export type FactKind = z.infer<typeof FactKind>;
+
+export const Fact = z.object({ kind: FactKind, key: z.string().min(1) }).strict();
+export type Fact = z.infer<typeof Fact>;
+
+export const SourceLocation = z
+  .object({
+    /** Path relative to the definition file's directory, POSIX separators. */
+    file: z.string(),
+    line: z.number().int().positive(),
+    column: z.number().int().positive(),
+  })
+  .strict();
+export type SourceLocation = z.infer<typeof SourceLocation>;
+
+export const fact = (kind: FactKind, key: string): Fact => ({ kind, key });
+
+export const factId = (f: Fact): string => `${f.kind}:${f.key}`;
+
+/** Human wording of a fact, as diagnostics print it: "user 'kube'". */
+export const describeFact = (f: Fact): string => {
+  const noun: Record<FactKind, string> = {
+    user: 'user',
+    group: 'group',
+    path: 'path',
+    package: 'package',
+    service: 'service',
+    kernelModule: 'kernel module',
+    sysctl: 'sysctl',
+    command: 'command',
+    repo: 'repository',
+    artifact: 'artifact',
+  };
+  return `${noun[f.kind]} '${f.key}'`;
+};
+
+/** Parent directory of an absolute POSIX path ("/" for top-level entries). */
+export const parentDir = (path: string): string => {
+  const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+  const i = trimmed.lastIndexOf('/');
+  return i <= 0 ? '/' : trimmed.slice(0, i);
+};
+
+/** Removes duplicates, keeping first occurrences, so IR stays deterministic. */
+export const uniqueFacts = (facts: readonly Fact[]): Fact[] => {
+  const seen = new Set<string>();
+  return facts.filter((f) => {
+    const id = factId(f);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+};

@@ -1,0 +1,64 @@
+// The field types of step schemas, shared by every step kind (src/steps): what
+// a valid image may hold, whatever the target. Each value below ends up as a
+// word of a command line, a line of a file or a file name, so a value outside
+// these shapes is refused when the definition is loaded (IMGC1004), not by
+// each backend.
+import { z } from '../util/zod.js';
+import { Fact, SourceLocation } from './facts.js';
+
+export const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'mode is an octal string such as "0644"');
+export const AbsPath = z.string().regex(/^\//, 'paths are absolute');
+export const Name = z.string().min(1);
+
+/** useradd/groupadd's default NAME_REGEX on Debian, and its 32-character limit. */
+export const AccountName = z
+  .string()
+  .max(32, 'user and group names are at most 32 characters')
+  .regex(/^[a-z_][a-z0-9_-]*\$?$/, 'user and group names are lower-case letters, digits, "_" or "-", start with a letter or "_" and may end in "$"');
+/** A package name of apt or dnf. */
+export const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit');
+/**
+ * A package name, optionally qualified by architecture and pinned to a
+ * version: apt's `name[:arch][=version]`, the version possibly ending in `*`
+ * (see src/ir/packages.ts).
+ */
+export const PackageSpec = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+\*?)?$/,
+    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by ":arch" and "=version"',
+  );
+/** A systemd unit name (a bare name means a .service). */
+export const UnitName = z.string().regex(/^[A-Za-z0-9@._:\\-]+$/, 'service names are systemd unit names: letters, digits, "@", ".", "_", ":", "-" or "\\"');
+/** One line of a file: no line break. */
+export const OneLine = z.string().regex(/^[^\r\n]*$/, 'the value is written as one line of a file: no line breaks');
+/** One field word of a deb822 .sources file. */
+export const oneWord = /^\S+$/;
+export const oneWordMessage = 'a deb822 field value is one word: no white space or line breaks';
+export const Word = z.string().regex(oneWord, oneWordMessage);
+
+/**
+ * A URL, or a string that references variables (U+E000 "var:NAME" U+E001,
+ * see ./variables.ts) and becomes a URL when the output runs: `${mirror}/debian`
+ * is no URL until `mirror` has its value. Two branches, so a consumer checking
+ * `format: uri` (ajv-formats) accepts the references and still checks the rest.
+ */
+export const urlOrReference = (url: z.ZodString) =>
+  z.union([url, z.string().regex(/^[^\s]*$/, oneWordMessage).regex(/\uE000var:[a-z][a-z0-9_]*\uE001/, 'not a URL').describe('a URL with variable references, resolved when the output runs')], {
+    // The URL branch's own message: a reference-free string is meant as a URL.
+    error: (issue) => (issue.code === 'invalid_union' ? issue.errors[0]?.[0]?.message : undefined),
+  });
+
+/** Owner, group and mode of a path a step makes. */
+export const Ownership = { owner: AccountName.optional(), group: AccountName.optional(), mode: Mode.optional() };
+
+/** The fields every step has, whatever its kind: spread into each kind's schema. */
+export const stepBase = {
+  /** `<phase>.<n>.<kind>`: one word, it names the step in progress lines and logs. */
+  id: z.string().regex(/^[A-Za-z0-9._-]+$/, 'step ids are one word of letters, digits, ".", "_" or "-"'),
+  loc: SourceLocation.optional(),
+  description: z.string().optional(),
+  provides: z.array(Fact),
+  requires: z.array(Fact),
+  removes: z.array(Fact),
+};

@@ -1,0 +1,77 @@
+// Variable references inside IR strings. A definition's `variable()` stands
+// in a string as an opaque marker, U+E000 "var:NAME" U+E001 (Unicode
+// private-use characters, which no real value holds); each backend renders a
+// string with markers as its own concatenation of quoted literal parts and
+// native references. The IR never holds a sensitive value: only the marker.
+import { z } from '../util/zod.js';
+
+export const MARK_OPEN = '\uE000';
+export const MARK_CLOSE = '\uE001';
+export const variableName = /^[a-z][a-z0-9_]*$/;
+
+/** The marker of variable `name`. */
+export const marker = (name: string): string => `${MARK_OPEN}var:${name}${MARK_CLOSE}`;
+
+const markerRe = /\uE000var:([a-z][a-z0-9_]*)\uE001/g;
+
+/** A string split into literal text and variable references, in order (empty literals dropped). */
+export type Part = string | { readonly variable: string };
+
+export const splitMarkers = (s: string): Part[] => {
+  const out: Part[] = [];
+  let last = 0;
+  for (const m of s.matchAll(markerRe)) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    out.push({ variable: m[1]! });
+    last = m.index + m[0].length;
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+};
+
+/** Whether `s` holds a private-use marker character (a reference, or a broken one). */
+export const hasMarker = (s: string): boolean => s.includes(MARK_OPEN) || s.includes(MARK_CLOSE);
+
+/** The names of the variables `s` references. */
+export const referencedIn = (s: string): string[] => [...s.matchAll(markerRe)].map((m) => m[1]!);
+
+/** Text for people (comments, task names): each marker as `${name}`. */
+export const displayMarkers = (s: string): string => s.replace(markerRe, (_, n: string) => `\${${n}}`);
+
+/**
+ * Names of the variables the image's phases reference, in first-use order.
+ * One scan of the JSON text: JSON.stringify leaves the private-use marker
+ * characters as they are, and `loc` (file names, not user data) is left out.
+ */
+export const usedVariables = (phases: unknown): string[] =>
+  [...new Set(referencedIn(JSON.stringify(phases, (k, v: unknown) => (k === 'loc' ? undefined : v)) ?? ''))];
+
+/**
+ * A variable of the definition. Strings reference it by marker (above);
+ * `value` is its resolved value, absent when sensitive: the IR never holds a
+ * secret.
+ */
+export const Variable = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'variable names are lower-case letters, digits and "_", starting with a letter'),
+    type: z.enum(['string', 'number', 'boolean']),
+    description: z.string().optional(),
+    sensitive: z.boolean(),
+    value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+  })
+  .strict()
+  .refine((v) => !(v.sensitive && v.value !== undefined), { message: 'a sensitive variable has no value in the IR', path: ['value'] });
+export type IRVariable = z.infer<typeof Variable>;
+
+/** The IR's variables that `value` (a step, a phase, a script's steps) references. */
+export const variablesIn = (ir: { readonly variables?: readonly IRVariable[] | undefined }, value: unknown): IRVariable[] => {
+  const used = new Set(usedVariables(value));
+  return (ir.variables ?? []).filter((v) => used.has(v.name));
+};
+
+/** Replaces every marker with the variable's resolved value (non-sensitive variables only). */
+export const substitute = (s: string, values: ReadonlyMap<string, string | number | boolean>): string =>
+  s.replace(markerRe, (m, n: string) => (values.has(n) ? String(values.get(n)) : m));
+
+/** The environment variable a shell script reads a variable from. */
+export const envName = (name: string): string => `IMGC_VAR_${name.toUpperCase()}`;

@@ -1,0 +1,44 @@
+// What a shell rendering of a step is: its lines and the helper functions
+// (src/compilers/shell/helpers.ts, which defines one body per name here) they call.
+
+/** The shell functions a step's lines may call (`imgc_<name>`); their code is the shell frame's. */
+export type HelperName =
+  | 'attrs'
+  | 'checked'
+  | 'checkSudoers'
+  | 'checkSshd'
+  | 'file'
+  | 'parent'
+  | 'dir'
+  | 'symlink'
+  | 'line'
+  | 'sysctl'
+  | 'module'
+  | 'swapoff'
+  | 'group'
+  | 'user'
+  | 'member'
+  | 'userShell'
+  | 'enable'
+  | 'disable'
+  | 'fetch'
+  | 'aptState'
+  | 'aptInstalled'
+  | 'aptInstall'
+  | 'aptRemove';
+
+
+/** Shell lines for a step's body and the helpers they call. */
+export interface Emitted {
+  readonly lines: string[];
+  readonly helpers: HelperName[];
+}
+
+/** How a package manager's operations are written in a phase script (src/compilers/shell/package-managers.ts). */
+export interface ShellPackageManager {
+  install(names: readonly string[]): Emitted;
+  remove(names: readonly string[]): Emitted;
+  /** Appended to a repository step: lets the next install see what the step changed. */
+  readonly repositoryChanged: Emitted;
+}
+

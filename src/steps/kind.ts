@@ -1,0 +1,186 @@
+// A step kind as one unit: everything imgc knows about one kind of step, in
+// the kind's own file (src/steps/<kind>.ts), the way an Ansible module keeps
+// its documentation, argument spec and code together. The rest of imgc looks
+// kinds up in the registry (./index.ts) and never switches over kind names:
+//
+//   definition (src/dsl builder method → `make`)
+//     → IR (`schema`, composed into the Step union by src/ir/schema.ts)
+//     → check (`describe` in diagnostics, `paths` for IMGC0012)
+//     → targets (`shell`, `ansible`, `cloudInit`, `packer` comments; each a
+//       rendering or an explicit `{ refuse }` the frame reports as IMGC2002)
+//     → runtime (`runtime`: what decommission undoes, or why not)
+//     → verify (`verify.root` on disk, `verify.boot` on a booted node).
+//
+// Renderings are written only with the target's quoting module and node types
+// (src/emit/<target>); layout, drivers and helper bodies are the frames'
+// (src/compilers/<target>). See docs/architecture.md, "add a step kind".
+import type { z } from '../util/zod.js';
+import type { Fact, SourceLocation } from '../core/facts.js';
+import type { RootFacts } from '../core/root.js';
+import type { Creation, CreationPathType } from '../core/creations.js';
+import type { Emitted, ShellPackageManager } from '../emit/shell/emitted.js';
+import type { Task } from '../emit/ansible/tasks.js';
+import type { Call, CloudInitPackageManager, Stage } from '../emit/cloud-init/calls.js';
+
+/** The fields every step has (src/core/fields.ts `stepBase`), whatever its kind. */
+export interface StepCommon {
+  readonly kind: string;
+  readonly id: string;
+  readonly loc?: SourceLocation | undefined;
+  readonly description?: string | undefined;
+  readonly provides: readonly Fact[];
+  readonly requires: readonly Fact[];
+  readonly removes: readonly Fact[];
+}
+
+/**
+ * A target that cannot express a kind (or this step of it) says so, with the
+ * reason; the frame reports it as IMGC2002 at the step's location. A rendering
+ * function may also return a refusal for some steps of its kind.
+ */
+export interface Refusal {
+  readonly refuse: string;
+  /** What the user can do instead, for the diagnostic's hint. */
+  readonly hint?: string;
+}
+export const isRefusal = (r: unknown): r is Refusal => typeof r === 'object' && r !== null && typeof (r as Refusal).refuse === 'string';
+
+/** What a target does with a kind: a rendering, or an explicit refusal. */
+export type Rendering<F> = F | Refusal;
+
+/**
+ * A kind done by another part of imgc than the target's phase scripts (an
+ * artifact by `imgc build`, a cloud image by Packer): the frame lists it in
+ * a comment ("not done by Ansible") instead of rendering it.
+ */
+export interface Elsewhere {
+  readonly elsewhere: string;
+}
+
+export type PathKind = 'directory' | 'file' | 'symlink';
+
+// ---- per-target contexts: what a frame hands a kind's rendering ----------------
+
+export interface ShellContext {
+  readonly pm: ShellPackageManager;
+  /** A checks phase (verify): its commands change nothing, so they report `unchanged`. */
+  readonly checks: boolean;
+  /** Whether a package install follows step `s` in its phase (and so must see a changed repository). */
+  installsAfter(s: StepCommon): boolean;
+}
+
+export interface AnsibleContext {
+  readonly base: { readonly packageManager: 'apt' | 'dnf' };
+  /** The next install refreshes the package index (start of a phase, after a repository). */
+  refresh: boolean;
+  /** Notes for the top of the phase's tasks file, deduplicated. */
+  readonly notes: Set<string>;
+  /** A checks phase (verify): commands are checks that change nothing. */
+  readonly verify?: boolean;
+}
+
+export interface CloudInitContext {
+  /** The base's package manager, looked up only when a runcmd entry needs it. */
+  packageManager(): CloudInitPackageManager;
+  /** Whether a group of this name exists when the step runs (base facts and earlier steps). */
+  groupExists(name: string): boolean;
+}
+
+/** cloud-init: where a step may run and what it becomes there. */
+export interface CloudInitRendering<S> {
+  /**
+   * The cloud-config modules that can express the step, best first
+   * (src/compilers/cloud-init/plan.ts places it); runcmd is always possible
+   * and implied last. Absent: runcmd only.
+   */
+  stages?(s: S, opts: { readonly packagesModule: boolean }): readonly Stage[];
+  /** Its runcmd (or bootcmd) entries: calls of the frame's helpers. */
+  run(s: S, ctx: CloudInitContext): Call[];
+  /** The comment above its entries, where cloud-init's wording differs from `comment`. */
+  comment?(s: S): string;
+}
+
+/** What verify expects on a built root (src/verify/expectations.ts). */
+export interface RootExpectation {
+  /** What it is about; a later expectation with the same subject replaces this one. */
+  readonly subject: string;
+  /** Human wording: "user 'ops'", "file /etc/x". */
+  readonly what: string;
+  /** Why the expectation does not hold, or undefined when it does. */
+  check(r: RootFacts): string | undefined;
+}
+
+/** What `verify --boot` checks on the booted node (src/verify/boot.ts). */
+export interface BootExpectation {
+  readonly subject: string;
+  readonly what: string;
+  /** A POSIX sh snippet that exits 0 when it holds and prints why when not. */
+  readonly script: string;
+}
+
+/** What a runtime step may create on a live host, for decommission to undo (src/compilers/runtime.ts). */
+export interface RuntimeContext {
+  /** Whether the runtime phases (not the base or a build phase) own this fact. */
+  mine(f: Fact): boolean;
+  /** The creation of a path the step makes, if it is the step's own (token `ID` or `ID#n`). */
+  path(p: string, type: CreationPathType, n?: number): Creation[];
+}
+
+export interface RuntimeEffects {
+  /** What the step may create, in the order it creates them. */
+  readonly creations: readonly Creation[];
+  /** Why (part of) what the step does is not undone by decommission. */
+  readonly kept?: string;
+}
+
+/** Everything about one kind of step. `S` is the kind's IR shape (its schema's output). */
+export interface StepKind<S extends StepCommon = StepCommon> {
+  readonly kind: S['kind'];
+  /** The IR shape: a strict zod object spreading `stepBase` (src/core/fields.ts). */
+  readonly schema: z.ZodType<S>;
+
+  /** One phrase naming the step in diagnostics and `explain`: "swap off", "user 'ops'". */
+  describe(s: S): string;
+  /** A few words on what it does, for the comment above it in outputs (shell's as is; others may word it their way). */
+  comment(s: S): string;
+
+  /** The paths the step makes, with what each is (IMGC0012 compares them). Absent: none. */
+  paths?(s: S): [string, PathKind][];
+  /**
+   * What the step touches beyond its declared facts, so targets that reorder
+   * steps (cloud-init) keep it after what it depends on even in hand-made IR:
+   * facts it needs, facts it changes, whether it writes files. Absent: its
+   * declared facts only, no files.
+   */
+  touches?(s: S): { readonly needs?: readonly Fact[]; readonly changes?: readonly Fact[]; readonly writesFiles?: boolean };
+
+  /** Whether shell and ansible carry it out inside the root (a phase script's step). */
+  readonly inRoot: boolean;
+
+  readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere;
+  readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere;
+  readonly cloudInit: Rendering<CloudInitRendering<S>> | Elsewhere;
+  /** Packer runs the shell or ansible rendering; this is only its template's comment wording. */
+  readonly packer?: { comment(s: S): string };
+
+  /** Its runtime inverse: what decommission undoes on a live host, or why it cannot. */
+  runtime(s: S, ctx: RuntimeContext): RuntimeEffects;
+
+  readonly verify: {
+    /** On the built root, beyond the plain checks of the facts it provides. */
+    root?(s: S): RootExpectation[];
+    /** On the booted node. */
+    boot?(s: S): BootExpectation[];
+  };
+}
+
+/**
+ * What a kind's `make` returns for the builder (src/dsl/builder.ts): the step
+ * without the id and location the builder gives it, facts defaulting to none.
+ * A kind file exports `{ …StepKind fields, make } satisfies StepKind<S>`.
+ */
+export type StepInput<S extends StepCommon> = Omit<S, 'id' | 'loc' | 'provides' | 'requires' | 'removes'> & {
+  provides?: Fact[];
+  requires?: Fact[];
+  removes?: Fact[];
+};
