@@ -8,7 +8,7 @@ import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../ir/variables.js';
-import { globMatches, isGlob } from '../ir/glob.js';
+import { globMatches, isGlob } from '../core/glob.js';
 import { aptSourcesPath } from '../ir/apt.js';
 import { packageName, type PackageManager } from '../ir/packages.js';
 import { isRegistered, kindOf } from '../steps/index.js';

@@ -343,6 +343,20 @@ export class StepBuilder<
     return this.add<'swapOff'>(kinds.swapOff.make()) as never;
   }
 
+  /**
+   * Removes paths and what lies below them: `remove(['/etc/machine-id', '/tmp/*'])`.
+   * The last segment may be an sh glob; the checker takes what it names from the
+   * known facts, and a later step that needs one of those paths is IMGC0005.
+   */
+  remove<const R extends `/${string}`>(paths: readonly R[]): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C> {
+    return this.add<'clean'>(kinds.clean.make('remove', paths)) as never;
+  }
+
+  /** Empties files, keeping them, their owner and mode (logs, machine-id); globs as for `remove`. */
+  truncate(paths: readonly `/${string}`[]): this {
+    return this.add<'clean'>(kinds.clean.make('truncate', paths)) as never;
+  }
+
   /** The escape hatch: a raw shell command with the facts it declares. */
   command<const D extends DeclaredFacts>(
     run: string,
@@ -400,6 +414,20 @@ export type Removed<D extends DeclaredFacts, Q extends keyof Facts> = D extends 
  * string) removes nothing from the types: the checker alone sees it.
  */
 export type Without<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R>;
+
+/**
+ * The paths a glob names, as a template literal type: each `*` (and what
+ * follows a `?` or `[`) becomes `${string}`. It may name more than sh would
+ * (across a `/`, or a leading dot): the types then forget a little more than
+ * the checker, never less.
+ */
+export type GlobPattern<R extends string> = R extends `${infer A}*${infer B}`
+  ? `${A}${string}${GlobPattern<B>}`
+  : R extends `${infer A}?${string}`
+    ? `${A}${string}`
+    : R extends `${infer A}[${string}`
+      ? `${A}${string}`
+      : R;
 
 /** Known paths without the removed directories R and everything below them (rm -r). */
 export type WithoutTree<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R | `${R}/${string}`>;

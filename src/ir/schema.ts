@@ -87,6 +87,7 @@ export const KernelModuleStep = z
   .strict();
 
 export const SwapOffStep = kinds.swapOff.schema;
+export const CleanStep = kinds.clean.schema;
 
 export const CommandStep = z
   .object({
@@ -171,6 +172,7 @@ const phaseStepKinds = [
   KernelModuleStep,
   SwapOffStep,
   CommandStep,
+  CleanStep,
   ArtifactStep,
   CloudImageStep,
   VerifyStep,

@@ -48,6 +48,8 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ],
   },
+  remove: fromShell('remove'),
+  truncate: fromShell('truncate'),
   group: fromShell('group'),
   user: fromShell('user'),
   member: fromShell('member'),

@@ -15,6 +15,8 @@ export type HelperName =
   | 'sysctl'
   | 'module'
   | 'swapoff'
+  | 'remove'
+  | 'truncate'
   | 'group'
   | 'user'
   | 'member'

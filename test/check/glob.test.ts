@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { execaSync } from 'execa';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { globMatches, globParts, isGlob } from '../../src/ir/glob.js';
+import { globMatches, globParts, isGlob } from '../../src/core/glob.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('path globs', () => {
