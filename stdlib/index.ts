@@ -14,6 +14,7 @@ export {
   kubernetesSysctls,
   nodeTuningSysctls,
   sshHardening,
+  sysprep,
   type ContainerdConfigOptions,
   type KubernetesSource,
 } from './modules.js';

@@ -174,6 +174,39 @@ export const cloudInit = (opts: { datasources?: readonly string[]; after?: reado
       .enableService('cloud-final');
   });
 
+/**
+ * What makes one built root a template for many machines, as image-builder's
+ * sysprep role does: an empty machine-id (systemd makes one at first boot),
+ * no SSH host keys (cloud-init makes new ones at first boot; without it, pass
+ * `keepSshHostKeys`, or sshd has none), no authorized keys, apt lists or
+ * caches, no cloud-init state, empty logs, no rotated logs, temporary files or
+ * shell history, no persistent network names.
+ */
+export const sysprep = (opts: { keepSshHostKeys?: boolean } = {}) =>
+  defineModule((p) =>
+    p
+      .truncate(['/etc/machine-id', '/etc/hostname'])
+      .remove([
+        '/var/lib/dbus/machine-id',
+        ...(opts.keepSshHostKeys ? [] : (['/etc/ssh/ssh_host_*'] as const)),
+        '/root/.ssh/authorized_keys',
+        '/var/lib/apt/lists/*',
+        '/var/cache/apt/*.bin',
+        '/var/cache/apt/archives/*.deb',
+        '/var/lib/cloud',
+        '/var/log/cloud-init.log',
+        '/var/log/cloud-init-output.log',
+        '/etc/udev/rules.d/70-persistent-net.rules',
+        '/tmp/*',
+        '/var/tmp/*',
+        '/root/.bash_history',
+        '/var/log/*.gz',
+        '/var/log/*.[0-9]',
+        '/var/log/journal/*',
+      ])
+      .truncate(['/var/log/*.log', '/var/log/wtmp', '/var/log/lastlog', '/var/log/btmp', '/var/log/apt/*.log']),
+  );
+
 /** sshd without passwords or root logins, as a drop-in. */
 export const sshHardening = () =>
   defineModule((p) =>

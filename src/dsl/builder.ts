@@ -315,6 +315,16 @@ export class StepBuilder<
     return this.service(name as string, false);
   }
 
+  /** Masks a systemd unit (a link to /dev/null): nothing starts or enables it; the unit need not be installed. */
+  maskService<const N extends string>(name: N): StepBuilder<U, G, K, P, Without<S, N>, X, C> {
+    return this.add<'mask'>(kinds.mask.make(name, true)) as never;
+  }
+
+  /** Unmasks a systemd unit masked before (links only; what provides the unit is the install's to say). */
+  unmaskService<const N extends string>(name: N): this {
+    return this.add<'mask'>(kinds.mask.make(name, false)) as never;
+  }
+
   private service(name: string, enabled: boolean): this {
     const pkg = packageProviding(this.catalog, 'services', name);
     return this.add<'service'>({

@@ -88,6 +88,7 @@ export const KernelModuleStep = z
 
 export const SwapOffStep = kinds.swapOff.schema;
 export const CleanStep = kinds.clean.schema;
+export const MaskStep = kinds.mask.schema;
 
 export const CommandStep = z
   .object({
@@ -173,6 +174,7 @@ const phaseStepKinds = [
   SwapOffStep,
   CommandStep,
   CleanStep,
+  MaskStep,
   ArtifactStep,
   CloudImageStep,
   VerifyStep,

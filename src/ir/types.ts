@@ -158,6 +158,17 @@ export type CleanStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
+export type MaskStep = {
+    kind: "mask";
+    name: string;
+    masked: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
 export type CommandStep = {
     kind: "command";
     run: string;
@@ -235,8 +246,8 @@ export type VerifyStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

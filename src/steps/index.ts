@@ -7,8 +7,9 @@ import type { z } from '../util/zod.js';
 import type { StepCommon, StepKind } from './kind.js';
 import { swapOff } from './swap-off.js';
 import { clean } from './clean.js';
+import { mask } from './mask.js';
 
-export const kinds = { swapOff, clean } as const;
+export const kinds = { swapOff, clean, mask } as const;
 
 export type KindName = keyof typeof kinds;
 /** The IR shape of the registered kinds' steps. */

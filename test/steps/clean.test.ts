@@ -12,11 +12,9 @@ import { validateImage } from '../../src/check/validate.js';
 import { image } from '../../src/index.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { expectGolden } from '../helpers/golden.js';
-import { tempDir } from '../helpers/temp.js';
 import { cannotChroot, freshRoot, inRoot, removeRoot } from '../runtime-support.js';
 import { parseProgress, outcomes } from '../compilers/shell-support.js';
-import { ansibleEnv } from '../compilers/ansible-support.js';
+import { outputTests } from './support.js';
 
 const definition = image('clean-test')
   .base(debian12())
@@ -26,13 +24,6 @@ const definition = image('clean-test')
       .truncate(['/etc/machine-id', '/etc/imgc-*.log', '/var/log/*.log']),
   );
 const ir = definition.toIR('clean-test.ts');
-const write = (dir: string, files: Record<string, string>) => {
-  for (const [rel, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    writeFileSync(path.join(dir, rel), text, { mode: rel.endsWith('.sh') ? 0o755 : 0o644 });
-  }
-};
-
 describe('clean: remove and truncate', () => {
   it('checks clean, and is valid IR', () => {
     expect(validateImage(ir).diagnostics).toEqual([]);
@@ -56,37 +47,7 @@ describe('clean: remove and truncate', () => {
     ]);
   });
 
-  for (const target of ['shell', 'ansible', 'cloud-init', 'packer'] as const) {
-    it(`${target}: matches the golden files`, () => {
-      expectGolden(`steps-clean/${target}`, compilers[target].compile(ir, { packerVersion: '1.6' } as never));
-    });
-  }
-
-  it('shell: passes shellcheck', async () => {
-    const dir = tempDir('clean-shell');
-    const files = compilers.shell.compile(ir, {});
-    write(dir, files);
-    const r = await execa('shellcheck', ['-s', 'sh', '-S', 'style', ...Object.keys(files).filter((f) => f.endsWith('.sh'))], { cwd: dir, reject: false });
-    expect(r.stdout + r.stderr).toBe('');
-  });
-
-  it('ansible: ansible-lint --profile production and --syntax-check pass', async () => {
-    const dir = tempDir('clean-ansible');
-    const home = tempDir('clean-ansible-home');
-    write(dir, compilers.ansible.compile(ir, {}));
-    const env = ansibleEnv(home);
-    const syntax = await execa('ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'site.yml'], { cwd: dir, env, reject: false, all: true });
-    expect(syntax.exitCode, syntax.all).toBe(0);
-    const lint = await execa('ansible-lint', ['--offline', '--profile', 'production', '--strict', '--nocolor', '-p'], { cwd: dir, env, reject: false, all: true });
-    expect(lint.exitCode, lint.all).toBe(0);
-  });
-
-  it('cloud-init: passes cloud-init schema', async () => {
-    const dir = tempDir('clean-cloud-init');
-    write(dir, compilers['cloud-init'].compile(ir, {}));
-    const r = await execa('cloud-init', ['schema', '-c', path.join(dir, 'user-data')], { reject: false, all: true, env: { HOME: dir } });
-    expect(r.exitCode, r.all).toBe(0);
-  });
+  outputTests(ir, 'steps-clean');
 });
 
 describe.skipIf(cannotChroot)('clean: the shell rendering in a real Debian root', () => {

@@ -56,6 +56,8 @@ const helpers: Record<HelperName, Helper> = {
   userShell: fromShell('userShell'),
   enable: fromShell('enable'),
   disable: fromShell('disable'),
+  mask: fromShell('mask'),
+  unmask: fromShell('unmask'),
   fetch: fromShell('fetch'),
   aptState: fromShell('aptState'),
   aptInstalled: fromShell('aptInstalled'),

@@ -350,6 +350,33 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ),
   },
+  mask: {
+    deps: [],
+    code: lines(
+      '# imgc_mask UNIT: UNIT is masked (linked to /dev/null: nothing starts or enables it;',
+      '# links only, nothing is stopped).',
+      'imgc_mask() {',
+      '  if [ "$(readlink "/etc/systemd/system/$1" || :)" = /dev/null ]; then',
+      '    return 0',
+      '  fi',
+      '  systemctl mask "$1"',
+      '  imgc_dirty=1',
+      '}',
+    ),
+  },
+  unmask: {
+    deps: [],
+    code: lines(
+      '# imgc_unmask UNIT: UNIT is not masked.',
+      'imgc_unmask() {',
+      '  if [ "$(readlink "/etc/systemd/system/$1" || :)" != /dev/null ]; then',
+      '    return 0',
+      '  fi',
+      '  systemctl unmask "$1"',
+      '  imgc_dirty=1',
+      '}',
+    ),
+  },
   fetch: {
     deps: ['parent'],
     code: lines(

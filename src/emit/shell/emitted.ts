@@ -23,6 +23,8 @@ export type HelperName =
   | 'userShell'
   | 'enable'
   | 'disable'
+  | 'mask'
+  | 'unmask'
   | 'fetch'
   | 'aptState'
   | 'aptInstalled'
