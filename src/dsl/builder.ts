@@ -315,6 +315,16 @@ export class StepBuilder<
     return this.service(name as string, false);
   }
 
+  /** Holds installed packages at their version (apt-mark hold): an upgrade on the node leaves them. */
+  hold<const N extends string>(names: readonly Ref<K, N>[]): this {
+    return this.add<'hold'>(kinds.hold.make(names as readonly string[], true)) as never;
+  }
+
+  /** Releases held packages. */
+  unhold<const N extends string>(names: readonly Ref<K, N>[]): this {
+    return this.add<'hold'>(kinds.hold.make(names as readonly string[], false)) as never;
+  }
+
   /** Masks a systemd unit (a link to /dev/null): nothing starts or enables it; the unit need not be installed. */
   maskService<const N extends string>(name: N): StepBuilder<U, G, K, P, Without<S, N>, X, C> {
     return this.add<'mask'>(kinds.mask.make(name, true)) as never;

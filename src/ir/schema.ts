@@ -89,6 +89,7 @@ export const KernelModuleStep = z
 export const SwapOffStep = kinds.swapOff.schema;
 export const CleanStep = kinds.clean.schema;
 export const MaskStep = kinds.mask.schema;
+export const HoldStep = kinds.hold.schema;
 
 export const CommandStep = z
   .object({
@@ -175,6 +176,7 @@ const phaseStepKinds = [
   CommandStep,
   CleanStep,
   MaskStep,
+  HoldStep,
   ArtifactStep,
   CloudImageStep,
   VerifyStep,

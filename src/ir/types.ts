@@ -169,6 +169,17 @@ export type MaskStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
+export type HoldStep = {
+    kind: "hold";
+    names: string[];
+    held: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
 export type CommandStep = {
     kind: "command";
     run: string;
@@ -246,8 +257,8 @@ export type VerifyStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | HoldStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | HoldStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

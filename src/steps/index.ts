@@ -8,8 +8,9 @@ import type { StepCommon, StepKind } from './kind.js';
 import { swapOff } from './swap-off.js';
 import { clean } from './clean.js';
 import { mask } from './mask.js';
+import { hold } from './hold.js';
 
-export const kinds = { swapOff, clean, mask } as const;
+export const kinds = { swapOff, clean, mask, hold } as const;
 
 export type KindName = keyof typeof kinds;
 /** The IR shape of the registered kinds' steps. */

@@ -58,6 +58,8 @@ const helpers: Record<HelperName, Helper> = {
   disable: fromShell('disable'),
   mask: fromShell('mask'),
   unmask: fromShell('unmask'),
+  hold: fromShell('hold'),
+  unhold: fromShell('unhold'),
   fetch: fromShell('fetch'),
   aptState: fromShell('aptState'),
   aptInstalled: fromShell('aptInstalled'),

@@ -377,6 +377,34 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ),
   },
+  hold: {
+    deps: [],
+    code: lines(
+      '# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).',
+      'imgc_hold() {',
+      '  for imgc_p in "$@"; do',
+      '    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then',
+      '      apt-mark hold "$imgc_p" >/dev/null',
+      '      imgc_dirty=1',
+      '    fi',
+      '  done',
+      '}',
+    ),
+  },
+  unhold: {
+    deps: [],
+    code: lines(
+      '# imgc_unhold PACKAGE...: no PACKAGE is held.',
+      'imgc_unhold() {',
+      '  for imgc_p in "$@"; do',
+      '    if apt-mark showhold | grep -qxF -- "$imgc_p"; then',
+      '      apt-mark unhold "$imgc_p" >/dev/null',
+      '      imgc_dirty=1',
+      '    fi',
+      '  done',
+      '}',
+    ),
+  },
   fetch: {
     deps: ['parent'],
     code: lines(

@@ -29,7 +29,9 @@ export type HelperName =
   | 'aptState'
   | 'aptInstalled'
   | 'aptInstall'
-  | 'aptRemove';
+  | 'aptRemove'
+  | 'hold'
+  | 'unhold';
 
 
 /** Shell lines for a step's body and the helpers they call. */
