@@ -11,6 +11,7 @@ import {
   image,
   kubernetes,
   kubernetesNetworking,
+  sysprep,
   variable,
   z,
 } from 'imgc';
@@ -48,6 +49,12 @@ export default image('image-builder-node')
   // role setup: the baseline packages.
   .customize((p) =>
     p
+      // role node, first: apt's timers and unattended upgrades never run on the node by themselves.
+      .maskService('apt-daily.timer')
+      .maskService('apt-daily-upgrade.timer')
+      .maskService('apt-daily.service')
+      .maskService('apt-daily-upgrade.service')
+      .maskService('unattended-upgrades')
       .packages(commonDebs)
       .packages(['libseccomp2'])
       // Not in the catalog: the install says what it brings, for the checker and the types.
@@ -87,6 +94,12 @@ export default image('image-builder-node')
       .file('/etc/image-builder-release', { mode: '0644', content: `IMAGE_BUILDER_VERSION=${imageBuilderVersion}\nKUBERNETES_VERSION=v${k8sMinor}\n` })
       // role providers, qemu
       .use(cloudInit())
+      .file('/etc/cloud/cloud.cfg.d/05_logging.cfg', {
+        owner: 'root',
+        group: 'root',
+        mode: '0644',
+        content: '# cloud-init logs to its files and, from warnings up, to the console.\noutput: { all: "| tee -a /var/log/cloud-init-output.log" }\n',
+      })
       .directory('/var/lib/dhcp', { mode: '0755' })
       .directory('/etc/networkd-dispatcher', { mode: '0755' })
       .directory('/etc/networkd-dispatcher/routable.d', { mode: '0755' })
@@ -108,20 +121,37 @@ export default image('image-builder-node')
       .enableService('containerd')
       // role kubernetes
       .use(kubernetes({ source: 'upstream', minor: k8sMinor, version: '1.31.4-1.1' }))
+      .directory('/etc/kubernetes', { mode: '0755' })
+      .directory('/etc/kubernetes/manifests', { mode: '0755' })
       .directory('/usr/libexec/kubernetes', { owner: 'root', group: 'root', mode: '0755' })
-      .directory('/etc/profile.d', { mode: '0755' })
+      .directory('/usr/share/bash-completion', { mode: '0755' })
+      .directory('/usr/share/bash-completion/completions', { mode: '0755' })
+      // Raw: a completion script is what the installed binary prints; no step kind writes a command's output to a file.
+      .command('kubectl completion bash >/usr/share/bash-completion/completions/kubectl', {
+        creates: '/usr/share/bash-completion/completions/kubectl',
+        requires: { command: ['kubectl'] },
+        provides: { path: ['/usr/share/bash-completion/completions/kubectl'] },
+      })
+      // Raw, for the same reason: kubeadm prints its completion script.
+      .command('kubeadm completion bash >/usr/share/bash-completion/completions/kubeadm', {
+        creates: '/usr/share/bash-completion/completions/kubeadm',
+        requires: { command: ['kubeadm'] },
+        provides: { path: ['/usr/share/bash-completion/completions/kubeadm'] },
+      })
+      // Raw, for the same reason: crictl prints its completion script.
+      .command('crictl completion bash >/usr/share/bash-completion/completions/crictl', {
+        creates: '/usr/share/bash-completion/completions/crictl',
+        requires: { command: ['crictl'] },
+        provides: { path: ['/usr/share/bash-completion/completions/crictl'] },
+      })
       .file('/etc/profile.d/kubernetes.sh', {
         owner: 'root',
         group: 'root',
         mode: '0644',
         content: [
-          '# kubectl for interactive shells: the admin kubeconfig when the node has one, and `k`.',
-          'if [ -n "${BASH_VERSION-}" ] && [ -n "${PS1-}" ]; then',
-          '  for conf in /etc/kubernetes/super-admin.conf /etc/kubernetes/admin.conf; do',
-          '    if [ -r "$conf" ]; then export KUBECONFIG="$conf"; break; fi',
-          '  done',
-          '  alias k=kubectl',
-          'fi',
+          '# kubectl for interactive shells: k as its alias, and the admin kubeconfig when the node has one.',
+          'alias k=kubectl',
+          'if [ -r /etc/kubernetes/admin.conf ]; then export KUBECONFIG=/etc/kubernetes/admin.conf; fi',
           '',
         ].join('\n'),
       }),
@@ -129,9 +159,22 @@ export default image('image-builder-node')
   // role sysprep: what makes one built root a template for many nodes.
   .phase('sysprep', (p) =>
     p
-      .disableService('apt-daily.timer')
-      .disableService('apt-daily-upgrade.timer')
+      .use(sysprep())
+      // What image-builder also clears on its Ubuntu path: installer leftovers, netplan files, proxy settings.
+      .remove([
+        '/etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg',
+        '/etc/cloud/cloud.cfg.d/99-installer.cfg',
+        '/etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg',
+        '/etc/cloud/ds-identify.cfg',
+        '/etc/netplan/*.yaml',
+        '/etc/apt/apt.conf.d/90proxy',
+        '/etc/pip.conf',
+        '/swapfile',
+        '/swap.img',
+      ])
+      .remove(['/etc/cloud/cloud-init.disabled'])
       .file('/etc/hosts', { owner: 'root', group: 'root', mode: '0644', content: '127.0.0.1 localhost localhost.local\n::1 localhost ip6-localhost ip6-loopback\n' })
+      .hold([...commonDebs, 'libseccomp2', 'containerd', 'runc', 'cloud-init'])
       .directory('/etc/default/grub.d', { mode: '0755' })
       .file('/etc/default/grub.d/50-cloudimg-settings.cfg', {
         owner: 'root',

@@ -125,7 +125,7 @@ export type KubernetesSource =
   /**
    * The upstream apt repository at pkgs.k8s.io for one minor version. With
    * `version` (a Debian version of that minor, `1.30.2-1.1`) kubelet, kubeadm
-   * and kubectl are pinned to it, kubernetes-cni and cri-tools come too, and
+   * and kubectl are pinned to it and held there, kubernetes-cni and cri-tools come too, and
    * /etc/kubernetes-version and /etc/default/kubelet are written, as
    * image-builder does.
    */
@@ -142,6 +142,7 @@ export const kubernetes = (k8s: KubernetesSource) =>
     const v = k8s.version;
     return repo
       .packages([`kubelet=${v}`, `kubeadm=${v}`, `kubectl=${v}`, 'kubernetes-cni', 'cri-tools'])
+      .hold(['kubelet', 'kubeadm', 'kubectl'])
       .file('/etc/default/kubelet', { mode: '0644', content: `KUBELET_EXTRA_ARGS=${k8s.kubeletExtraArgs ?? ''}\n` })
       .file('/etc/kubernetes-version', { mode: '0644', content: `v${v.slice(0, v.indexOf('-'))}\n` })
       .enableService('kubelet');
