@@ -3,18 +3,9 @@
 // the root's own apt sources use it too. No host name is ever written here.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseDeb822Sources, parseOneLineSources, type AptSource } from '../core/apt.js';
 
-/** One apt source entry, whichever format it came from. */
-export interface AptSource {
-  types: string[];
-  uris: string[];
-  suites: string[];
-  components: string[];
-  signedBy?: string;
-  enabled: boolean;
-  /** Where it was read, for messages. */
-  from: string;
-}
+export { parseDeb822Sources, parseOneLineSources, type AptSource };
 
 /** What a build needs: the main archive, and its updates/security companions if the host has them. */
 export interface AptMirror {
@@ -27,73 +18,6 @@ export interface AptMirror {
   securityUri?: string;
   from: string;
 }
-
-/** Parses deb822 `.sources` text: paragraphs separated by blank lines, `Field: value`, continuation lines. */
-export const parseDeb822Sources = (text: string, from = '<deb822>'): AptSource[] => {
-  const out: AptSource[] = [];
-  const paragraphs: Array<Map<string, string>> = [];
-  let cur = new Map<string, string>();
-  let lastKey: string | undefined;
-  for (const raw of text.split(/\r?\n/)) {
-    if (raw.startsWith('#')) continue;
-    if (raw.trim() === '') {
-      if (cur.size) paragraphs.push(cur);
-      cur = new Map();
-      lastKey = undefined;
-      continue;
-    }
-    if (/^\s/.test(raw) && lastKey) {
-      cur.set(lastKey, `${cur.get(lastKey) ?? ''}\n${raw.trim()}`);
-      continue;
-    }
-    const m = /^([A-Za-z0-9-]+):\s*(.*)$/.exec(raw);
-    if (!m) continue;
-    lastKey = m[1]!.toLowerCase();
-    cur.set(lastKey, m[2]!.trim());
-  }
-  if (cur.size) paragraphs.push(cur);
-  const words = (v: string | undefined) => (v ?? '').split(/\s+/).filter(Boolean);
-  for (const p of paragraphs) {
-    const signedBy = p.get('signed-by');
-    out.push({
-      types: words(p.get('types')),
-      uris: words(p.get('uris')),
-      suites: words(p.get('suites')),
-      components: words(p.get('components')),
-      ...(signedBy && !signedBy.includes('\n') ? { signedBy } : {}),
-      enabled: !/^(no|false|0)$/i.test(p.get('enabled') ?? 'yes'),
-      from,
-    });
-  }
-  return out;
-};
-
-/** Parses one-line `sources.list` text: `deb [opts] URI SUITE COMPONENT...`. */
-export const parseOneLineSources = (text: string, from = '<sources.list>'): AptSource[] => {
-  const out: AptSource[] = [];
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.replace(/#.*$/, '').trim();
-    if (!line) continue;
-    const m = /^(deb|deb-src)\s+(?:\[([^\]]*)\]\s+)?(\S+)\s+(\S+)\s*(.*)$/.exec(line);
-    if (!m) continue;
-    const opts = Object.fromEntries(
-      (m[2] ?? '')
-        .split(/\s+/)
-        .filter((o) => o.includes('='))
-        .map((o) => [o.slice(0, o.indexOf('=')).toLowerCase(), o.slice(o.indexOf('=') + 1)]),
-    );
-    out.push({
-      types: [m[1]!],
-      uris: [m[3]!],
-      suites: [m[4]!],
-      components: (m[5] ?? '').split(/\s+/).filter(Boolean),
-      ...(opts['signed-by'] ? { signedBy: opts['signed-by'] } : {}),
-      enabled: true,
-      from,
-    });
-  }
-  return out;
-};
 
 const debianCodenames = new Set(['buster', 'bullseye', 'bookworm', 'trixie', 'forky', 'duke', 'sid', 'stable', 'testing', 'unstable', 'oldstable', 'oldoldstable', 'experimental']);
 const isSecurity = (s: AptSource) => s.uris.some((u) => /security/i.test(u)) || s.suites.some((x) => /[-/]security$|\/updates$/.test(x));

@@ -9,9 +9,8 @@ import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../ir/variables.js';
 import { globMatches, isGlob } from '../core/glob.js';
-import { aptSourcesPath } from '../ir/apt.js';
 import { packageName, type PackageManager } from '../ir/packages.js';
-import { isRegistered, kindOf } from '../steps/index.js';
+import { kindOf } from '../steps/index.js';
 import type { PathKind } from '../steps/kind.js';
 
 /** A step in run order, with the phase it belongs to. */
@@ -39,40 +38,8 @@ const verb: Record<Fact['kind'], string> = {
   artifact: 'produced',
 };
 
-export const describeStep = (s: Step): string => {
-  if (isRegistered(s)) return kindOf(s).describe(s);
-  switch (s.kind) {
-    case 'user':
-    case 'group':
-      return `${s.kind} '${s.name}'`;
-    case 'directory':
-    case 'file':
-    case 'symlink':
-      return `${s.kind} '${s.path}'`;
-    case 'packages':
-      return `${s.action === 'install' ? 'install' : 'remove'} of ${s.names.map((n) => `'${n}'`).join(', ')}`;
-    case 'aptRepository':
-      return `apt repository '${s.name}'`;
-    case 'service':
-      return `${s.enabled ? 'enable' : 'disable'} of service '${s.name}'`;
-    case 'sysctl':
-      return `sysctl '${s.key}'`;
-    case 'kernelModule':
-      return `kernel module '${s.name}'`;
-    case 'command': {
-      const first = s.run.split('\n')[0] ?? '';
-      return s.description ?? `command \`${first.length > 40 ? `${first.slice(0, 37)}...` : first}\``;
-    }
-    case 'hook':
-      return `${s.when} hook (${s.action.type})`;
-    case 'artifact':
-      return `${s.format} artifact '${s.output}'`;
-    case 'cloudImage':
-      return `${s.builder} image '${s.name}'`;
-    case 'verify':
-      return `verify ${s.check}`;
-  }
-};
+/** One phrase naming a step in diagnostics and `explain` (its kind's describer, src/steps). */
+export const describeStep = (s: Step): string => kindOf(s).describe(s);
 
 interface Provider {
   placed: Placed;
@@ -230,24 +197,7 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
 
 
 /** The paths a step makes, with the kind of thing each is. */
-const madePaths = (step: Step): [string, PathKind][] => {
-  if (isRegistered(step)) return kindOf(step).paths?.(step) ?? [];
-  switch (step.kind) {
-    case 'directory':
-    case 'file':
-    case 'symlink':
-      return [[step.path, step.kind]];
-    case 'user':
-      return step.home ? [[step.home, 'directory']] : [];
-    case 'aptRepository':
-      return [[aptSourcesPath(step.name), 'file'], ...(step.keyPath ? ([[step.keyPath, 'file']] as [string, PathKind][]) : [])];
-    case 'sysctl':
-    case 'kernelModule':
-      return [[step.file, 'file']];
-    default:
-      return [];
-  }
-};
+const madePaths = (step: Step): [string, PathKind][] => kindOf(step).paths?.(step) ?? [];
 
 const article = (k: PathKind) => (k === 'directory' ? 'a directory' : k === 'file' ? 'a file' : 'a symlink');
 

@@ -7,15 +7,10 @@
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { hasMarker, MARK_CLOSE, MARK_OPEN, referencedIn, splitMarkers } from '../ir/variables.js';
 import { diagnostic, type Diagnostic } from './diagnostic.js';
+import { allKinds } from '../steps/index.js';
 
-/** Fields (dotted paths from the step; `*` any key) that may hold references. */
-const allowed: Partial<Record<Step['kind'], readonly string[]>> = {
-  file: ['content'],
-  command: ['run'],
-  hook: ['action.run', 'action.url'],
-  aptRepository: ['uri', 'keyUrl'],
-  cloudImage: ['settings.*'],
-};
+/** Fields (dotted paths from the step; `*` any key) that may hold references: each kind says (src/steps, `variables`). */
+const allowed = (kind: Step['kind']): readonly string[] => allKinds().get(kind)?.variables ?? [];
 
 const fields = (value: unknown, at: string, out: [string, string][]): void => {
   if (typeof value === 'string') out.push([at, value]);
@@ -32,7 +27,7 @@ const fields = (value: unknown, at: string, out: [string, string][]): void => {
 
 /** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references. */
 export const isAllowed = (kind: Step['kind'], at: string): boolean =>
-  (allowed[kind] ?? []).some((f) => (f.endsWith('.*') ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)') : at === f));
+  allowed(kind).some((f) => (f.endsWith('.*') ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)') : at === f));
 
 /** IMGC0011 for references where a literal is needed, IMGC2001 for markers of no declared variable. */
 export const variableDiagnostics = (ir: Image): Diagnostic[] => {

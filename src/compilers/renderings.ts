@@ -21,10 +21,12 @@ export const refusalError = (s: Step, target: RenderTarget, r: Refusal): Compile
     }),
   ]);
 
+export const isElsewhere = (r: unknown): r is Elsewhere<never> => typeof r === 'object' && r !== null && typeof (r as { elsewhere?: unknown }).elsewhere === 'function';
+
 /** The rendering `r` of step `s` for `target`; a refusal (or a kind done elsewhere) throws IMGC2002. */
 export const rendering = <F>(r: F | Refusal | Elsewhere, s: Step, target: RenderTarget): Exclude<F, Refusal | Elsewhere> => {
   if (isRefusal(r)) throw refusalError(s, target, r);
-  if (typeof r === 'object' && r !== null && 'elsewhere' in r) throw refusalError(s, target, { refuse: `it is done by ${(r as Elsewhere).elsewhere}, not by the target's phases` });
+  if (isElsewhere(r)) throw refusalError(s, target, { refuse: `it is not a step of the target's phases (${(r as Elsewhere<Step>).elsewhere(s)})` });
   return r as Exclude<F, Refusal | Elsewhere>;
 };
 

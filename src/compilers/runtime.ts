@@ -12,12 +12,11 @@
 //   record (recordFile) when the step actually created it there. Decommission
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
-import { aptSourcesPath } from '../ir/apt.js';
 import { packageName } from '../ir/packages.js';
 import { factFlow, runOrder } from '../check/checker.js';
 import { describeFact, factId } from '../ir/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
-import { isRegistered, kindOf } from '../steps/index.js';
+import { kindOf } from '../steps/index.js';
 
 /** The kinds of facts a preflight checks on a host (sysctl and kernelModule values, artifacts: not checkable before the run). */
 export const contractKinds = ['user', 'group', 'package', 'path', 'command', 'service', 'repo'] as const;
@@ -97,54 +96,9 @@ const creationsOf = (s: Step, before: Set<string>): { creations: Creation[]; kep
   const mine = (f: Fact) => !before.has(factId(f));
   const path = (p: string, type: 'file' | 'directory' | 'symlink' | 'lineFile', n?: number): Creation[] =>
     mine({ kind: 'path', key: p }) ? [{ token: n === undefined ? s.id : `${s.id}#${n}`, kind: 'path', path: p, type }] : [];
-  if (isRegistered(s)) {
-    const r = kindOf(s).runtime(s, { mine, path });
-    return { creations: [...r.creations], ...(r.kept !== undefined ? { kept: r.kept } : {}) };
-  }
-  switch (s.kind) {
-    case 'group':
-      return { creations: mine({ kind: 'group', key: s.name }) ? [{ token: s.id, kind: 'group', name: s.name }] : [] };
-    case 'user': {
-      if (!mine({ kind: 'user', key: s.name })) return { creations: [] };
-      const own: Creation[] = s.primaryGroup === undefined && mine({ kind: 'group', key: s.name }) ? [{ token: `${s.id}#group`, kind: 'group', name: s.name }] : [];
-      const home = s.home !== undefined && mine({ kind: 'path', key: s.home }) ? { home: { token: `${s.id}#home`, path: s.home } } : {};
-      return { creations: [...own, { token: s.id, kind: 'user', name: s.name, ...home }] };
-    }
-    case 'directory':
-      return { creations: path(s.path, 'directory') };
-    case 'file':
-      return { creations: path(s.path, 'file') };
-    case 'symlink':
-      return { creations: path(s.path, 'symlink') };
-    case 'aptRepository': {
-      const key = s.keyPath ?? (s.key !== undefined || s.keyUrl !== undefined ? `/etc/apt/keyrings/${s.name}.asc` : undefined);
-      return { creations: [...(key !== undefined ? path(key, 'file', 0) : []), ...path(aptSourcesPath(s.name), 'file', 1)] };
-    }
-    case 'packages':
-      if (s.action === 'remove') return { creations: [], kept: 'a removal is not undone (decommission never installs)' };
-      return {
-        creations: s.names
-          .map((n, i) => ({ n: packageName(n), i }))
-          .filter(({ n }) => mine({ kind: 'package', key: n }))
-          .map(({ n, i }) => ({ token: `${s.id}#${i}`, kind: 'package' as const, name: n })),
-      };
-    case 'service':
-      return s.enabled ? { creations: [{ token: s.id, kind: 'service', unit: unitOf(s.name) }] } : { creations: [], kept: 'a disable is not undone' };
-    case 'sysctl':
-    case 'kernelModule': {
-      const key = s.kind === 'sysctl' ? s.key : s.name;
-      return {
-        creations: [...path(s.file, 'lineFile', 0), { token: s.id, kind: 'line', file: s.file, sep: s.kind === 'sysctl' ? '=' : '', key }],
-        kept: 'a line that was there before (with another value) keeps the value provisioning gave it',
-      };
-    }
-    case 'command':
-      return { creations: [], kept: 'a raw command cannot be inverted: what it did stays' };
-    case 'hook':
-      return s.action.type === 'script' ? { creations: [], kept: 'a hook script cannot be inverted' } : { creations: [] };
-    default:
-      return { creations: [] };
-  }
+  // The kind says what its step creates, or why decommission leaves it (src/steps, `runtime`).
+  const r = kindOf(s).runtime(s, { mine, path });
+  return { creations: [...r.creations], ...(r.kept !== undefined ? { kept: r.kept } : {}) };
 };
 
 /** Everything the runtime and decommission outputs need, from the IR alone. */

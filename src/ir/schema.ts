@@ -3,9 +3,9 @@
 // are both derived from them.
 import { z } from '../util/zod.js';
 import * as core from '../core/facts.js';
-import { AbsPath, AccountName, Mode, Name, OneLine, Ownership, PackageName, PackageSpec, UnitName, Word, oneWord, oneWordMessage, stepBase, urlOrReference } from '../core/fields.js';
+import { Name, PackageName } from '../core/fields.js';
 import { Variable as CoreVariable } from '../core/variables.js';
-import { kinds } from '../steps/index.js';
+import { isRegistered, kindOf, phaseStepSchemas, stepSchemas } from '../steps/index.js';
 
 export const IR_VERSION = 1;
 
@@ -19,168 +19,35 @@ export type Fact = z.infer<typeof Fact>;
 export const SourceLocation = core.SourceLocation;
 export type SourceLocation = z.infer<typeof SourceLocation>;
 
-export const UserStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('user'),
-    name: AccountName,
-    uid: z.number().int().nonnegative().optional(),
-    primaryGroup: AccountName.optional(),
-    groups: z.array(AccountName),
-    home: AbsPath.optional(),
-    shell: z.string().optional(),
-    system: z.boolean(),
-  })
-  .strict();
-
-export const GroupStep = z
-  .object({ ...stepBase, kind: z.literal('group'), name: AccountName, gid: z.number().int().nonnegative().optional(), system: z.boolean() })
-  .strict();
-
-export const DirectoryStep = z.object({ ...stepBase, kind: z.literal('directory'), path: AbsPath, ...Ownership }).strict();
-
-export const FileStep = z
-  .object({ ...stepBase, kind: z.literal('file'), path: AbsPath, content: z.string(), ...Ownership })
-  .strict();
-
-export const SymlinkStep = z.object({ ...stepBase, kind: z.literal('symlink'), path: AbsPath, target: z.string().min(1) }).strict();
-
-export const PackagesStep = z
-  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(PackageSpec).min(1) })
-  .strict();
-
-export const AptRepositoryStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('aptRepository'),
-    /** The file /etc/apt/sources.list.d/<name>.sources: apt ignores other names (sources.list(5)). */
-    name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'apt source names are letters, digits, "_", "." or "-" (apt ignores other .sources file names)'),
-    // The word check first: zod's url() drops tabs and line breaks, as URL parsers do.
-    uri: urlOrReference(z.string().regex(oneWord, oneWordMessage).url()),
-    /** "/" alone for a flat repository. */
-    suites: z.array(Word).min(1),
-    components: z.array(Word),
-    /** ASCII-armored key text, written to keyPath. */
-    key: z.string().optional(),
-    /** Or: where to download the ASCII-armored key from at build time. */
-    keyUrl: urlOrReference(z.string().url()).optional(),
-    keyPath: AbsPath.regex(oneWord, oneWordMessage).optional(),
-  })
-  .strict();
-
-export const ServiceStep = z
-  .object({ ...stepBase, kind: z.literal('service'), name: UnitName, enabled: z.boolean(), package: PackageName.optional() })
-  .strict();
-
-export const SysctlStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('sysctl'),
-    key: z.string().regex(/^[A-Za-z0-9_][A-Za-z0-9_./-]*$/, 'sysctl keys look like net.ipv4.ip_forward: letters, digits, "_", ".", "/" or "-"'),
-    value: OneLine,
-    file: AbsPath,
-  })
-  .strict();
-
-export const KernelModuleStep = z
-  .object({ ...stepBase, kind: z.literal('kernelModule'), name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'kernel module names are letters, digits, "_" or "-"'), file: AbsPath })
-  .strict();
-
-export const SwapOffStep = kinds.swapOff.schema;
-export const CleanStep = kinds.clean.schema;
-export const MaskStep = kinds.mask.schema;
-export const HoldStep = kinds.hold.schema;
-
-export const CommandStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('command'),
-    run: z.string().min(1),
-    /** A path whose existence means the command already ran (idempotence guard). */
-    creates: AbsPath.optional(),
-    /** Needs /proc, /sys and /dev mounted when run in a chroot. */
-    needsMounts: z.boolean(),
-  })
-  .strict();
-
-export const ScriptHook = z.object({ type: z.literal('script'), run: z.string().min(1) }).strict();
-export const WebhookHook = z
-  .object({
-    type: z.literal('webhook'),
-    url: urlOrReference(z.string().url()),
-    timeoutSeconds: z.number().positive(),
-    retries: z.number().int().nonnegative(),
-    onFailure: z.enum(['fail', 'warn']),
-  })
-  .strict();
-export const EventHook = z.object({ type: z.literal('event'), target: z.union([z.literal('stdout'), AbsPath]) }).strict();
-export const HookAction = z.discriminatedUnion('type', [ScriptHook, WebhookHook, EventHook]);
+// Each step kind's schema lives in its file (src/steps/<kind>.ts); exported here one by one
+// under the IR's type names (src/ir/types.ts is generated from these exports).
+export const UserStep = stepSchemas.UserStep;
+export const GroupStep = stepSchemas.GroupStep;
+export const DirectoryStep = stepSchemas.DirectoryStep;
+export const FileStep = stepSchemas.FileStep;
+export const SymlinkStep = stepSchemas.SymlinkStep;
+export const PackagesStep = stepSchemas.PackagesStep;
+export const AptRepositoryStep = stepSchemas.AptRepositoryStep;
+export const ServiceStep = stepSchemas.ServiceStep;
+export const SysctlStep = stepSchemas.SysctlStep;
+export const KernelModuleStep = stepSchemas.KernelModuleStep;
+export const SwapOffStep = stepSchemas.SwapOffStep;
+export const CommandStep = stepSchemas.CommandStep;
+export const CleanStep = stepSchemas.CleanStep;
+export const MaskStep = stepSchemas.MaskStep;
+export const HoldStep = stepSchemas.HoldStep;
+export const ScriptHook = stepSchemas.ScriptHook;
+export const WebhookHook = stepSchemas.WebhookHook;
+export const EventHook = stepSchemas.EventHook;
+export const HookAction = stepSchemas.HookAction;
 export type HookAction = z.infer<typeof HookAction>;
-
-export const HookStep = z
-  .object({ ...stepBase, kind: z.literal('hook'), when: z.enum(['pre', 'post']), action: HookAction })
-  .strict();
-
-export const ArtifactStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('artifact'),
-    /** `ext4`: a bare filesystem image; `raw`/`qcow2`: a disk (a bare ext4 filesystem unless `bootable`). */
-    format: z.enum(['dir', 'tar', 'ext4', 'raw', 'qcow2']),
-    /** File or directory name, relative to the build's output directory. */
-    output: z.string().min(1),
-    compression: z.enum(['none', 'gzip', 'zstd']).optional(),
-    /** Disk size for ext4/raw/qcow2, e.g. "4G". */
-    size: z.string().regex(/^\d+[MG]$/).optional(),
-    /** raw/qcow2: a GPT disk with an EFI system partition (systemd-boot, the root's kernel) and the root partition. */
-    bootable: z.boolean().optional(),
-  })
-  .strict();
-
-/** A Packer source the artifact phase targets (cloud images, existing hosts). */
-export const CloudImageStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('cloudImage'),
-    builder: z.enum(['qemu', 'amazon-ebs', 'null']),
-    name: Name,
-    settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
-  })
-  .strict();
-
-export const VerifyStep = z
-  .object({
-    ...stepBase,
-    kind: z.literal('verify'),
-    check: z.enum(['facts', 'checksums', 'manifest', 'boot']),
-    /** boot: the bootable disk artifact to boot (default: the first bootable one). */
-    disk: z.string().min(1).optional(),
-    /** boot: seconds to wait for the booted node's checks (default 600). */
-    timeoutSeconds: z.number().int().positive().optional(),
-  })
-  .strict();
+export const HookStep = stepSchemas.HookStep;
+export const ArtifactStep = stepSchemas.ArtifactStep;
+export const CloudImageStep = stepSchemas.CloudImageStep;
+export const VerifyStep = stepSchemas.VerifyStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
-const phaseStepKinds = [
-  UserStep,
-  GroupStep,
-  DirectoryStep,
-  FileStep,
-  SymlinkStep,
-  PackagesStep,
-  AptRepositoryStep,
-  ServiceStep,
-  SysctlStep,
-  KernelModuleStep,
-  SwapOffStep,
-  CommandStep,
-  CleanStep,
-  MaskStep,
-  HoldStep,
-  ArtifactStep,
-  CloudImageStep,
-  VerifyStep,
-] as const;
+const phaseStepKinds = phaseStepSchemas;
 
 /** A step of a phase's `steps`; hooks live in the phase's `pre` and `post`. */
 export const PhaseStep = z.discriminatedUnion('kind', phaseStepKinds, {
@@ -243,15 +110,16 @@ export const Image = z
   })
   .strict()
   .superRefine((ir, ctx) => {
-    // A .sources file means something only to apt: on another base it is a
-    // mistake in the image, whichever target compiles it. (Runs also when
-    // other fields failed, so nothing here trusts the shape.)
-    if (ir.base?.packageManager === 'apt' || !Array.isArray(ir.phases)) return;
+    // A kind may not fit a base's package manager (an apt repository on a dnf
+    // base): a mistake in the image, whichever target compiles it. (Runs also
+    // when other fields failed, so nothing here trusts the shape.)
+    const family = ir.base?.packageManager;
+    if (family === undefined || !Array.isArray(ir.phases)) return;
     ir.phases.forEach((p, i) => {
       if (!Array.isArray(p?.steps)) return;
       p.steps.forEach((s, j) => {
-        if (s?.kind === 'aptRepository')
-          ctx.addIssue({ code: 'custom', path: ['phases', i, 'steps', j, 'kind'], message: `an apt repository cannot be added to a ${ir.base.packageManager} base; use a repository step of its package manager` });
+        const why = s && isRegistered(s) ? kindOf(s).onBase?.(family) : undefined;
+        if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['phases', i, 'steps', j, 'kind'], message: why });
       });
     });
   });

@@ -78,7 +78,7 @@ export type SymlinkStep = {
 };
 export type PackagesStep = {
     kind: "packages";
-    action: "install" | "remove";
+    action: "remove" | "install";
     names: string[];
     id: string;
     provides: Fact[];
@@ -147,6 +147,18 @@ export type SwapOffStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
+export type CommandStep = {
+    kind: "command";
+    run: string;
+    needsMounts: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    creates?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
 export type CleanStep = {
     kind: "clean";
     action: "remove" | "truncate";
@@ -177,18 +189,6 @@ export type HoldStep = {
     provides: Fact[];
     requires: Fact[];
     removes: Fact[];
-    loc?: SourceLocation | undefined;
-    description?: string | undefined;
-};
-export type CommandStep = {
-    kind: "command";
-    run: string;
-    needsMounts: boolean;
-    id: string;
-    provides: Fact[];
-    requires: Fact[];
-    removes: Fact[];
-    creates?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
@@ -257,8 +257,8 @@ export type VerifyStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | HoldStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CleanStep | MaskStep | HoldStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

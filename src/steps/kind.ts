@@ -17,10 +17,12 @@
 import type { z } from '../util/zod.js';
 import type { Fact, SourceLocation } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
+import type { PackageManager } from '../core/packages.js';
 import type { Creation, CreationPathType } from '../core/creations.js';
 import type { Emitted, ShellPackageManager } from '../emit/shell/emitted.js';
 import type { Task } from '../emit/ansible/tasks.js';
 import type { Call, CloudInitPackageManager, Stage } from '../emit/cloud-init/calls.js';
+import type { Node } from '../emit/cloud-init/yaml.js';
 
 /** The fields every step has (src/core/fields.ts `stepBase`), whatever its kind. */
 export interface StepCommon {
@@ -50,11 +52,15 @@ export type Rendering<F> = F | Refusal;
 
 /**
  * A kind done by another part of imgc than the target's phase scripts (an
- * artifact by `imgc build`, a cloud image by Packer): the frame lists it in
- * a comment ("not done by Ansible") instead of rendering it.
+ * artifact by `imgc build`, a cloud image by Packer, a hook by the frame's
+ * hook runner): the frame lists it in a comment ("not done by Ansible") or
+ * runs it itself, instead of rendering it as a step. `elsewhere` says what
+ * the step is and who does it, in the target's words.
  */
-export interface Elsewhere {
-  readonly elsewhere: string;
+export interface Elsewhere<S = never> {
+  elsewhere(s: S): string;
+  /** The comment over it where the target still mentions it, if worded its own way. */
+  comment?(s: S): string;
 }
 
 export type PathKind = 'directory' | 'file' | 'symlink';
@@ -96,6 +102,8 @@ export interface CloudInitRendering<S> {
   stages?(s: S, opts: { readonly packagesModule: boolean }): readonly Stage[];
   /** Its runcmd (or bootcmd) entries: calls of the frame's helpers. */
   run(s: S, ctx: CloudInitContext): Call[];
+  /** Its entries of a module's list, for each stage `stages` offers besides runcmd and bootcmd. */
+  entries?(s: S, stage: Exclude<Stage, 'runcmd' | 'bootcmd'>, ctx: CloudInitContext): Node[];
   /** The comment above its entries, where cloud-init's wording differs from `comment`. */
   comment?(s: S): string;
 }
@@ -139,6 +147,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** The IR shape: a strict zod object spreading `stepBase` (src/core/fields.ts). */
   readonly schema: z.ZodType<S>;
 
+  /**
+   * Why a step of this kind cannot be on a base of this package-manager
+   * family (the IR is refused when loaded), or undefined when it can. Absent: any base.
+   */
+  onBase?(family: PackageManager): string | undefined;
+
   /** One phrase naming the step in diagnostics and `explain`: "swap off", "user 'ops'". */
   describe(s: S): string;
   /** A few words on what it does, for the comment above it in outputs (shell's as is; others may word it their way). */
@@ -152,14 +166,31 @@ export interface StepKind<S extends StepCommon = StepCommon> {
    * facts it needs, facts it changes, whether it writes files. Absent: its
    * declared facts only, no files.
    */
-  touches?(s: S): { readonly needs?: readonly Fact[]; readonly changes?: readonly Fact[]; readonly writesFiles?: boolean };
+  touches?(s: S): {
+    readonly needs?: readonly Fact[];
+    readonly changes?: readonly Fact[];
+    readonly writesFiles?: boolean;
+    /** It runs the package manager (dpkg may overwrite files; apt reads sources and configuration). */
+    readonly packageManager?: boolean;
+  };
+
+  /** What it does is opaque (a raw command, a hook): targets that reorder steps move nothing across it. */
+  readonly opaque?: boolean;
 
   /** Whether shell and ansible carry it out inside the root (a phase script's step). */
   readonly inRoot: boolean;
+  /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
+  readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
+  /**
+   * The fields (dotted paths from the step; `*` any key) that may hold
+   * variable references: values a target reads as text. Anywhere else a
+   * reference is IMGC0011 (src/check/variables.ts). Absent: none.
+   */
+  readonly variables?: readonly string[];
 
-  readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere;
-  readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere;
-  readonly cloudInit: Rendering<CloudInitRendering<S>> | Elsewhere;
+  readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere<S>;
+  readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere<S>;
+  readonly cloudInit: Rendering<CloudInitRendering<S>> | Elsewhere<S>;
   /** Packer runs the shell or ansible rendering; this is only its template's comment wording. */
   readonly packer?: { comment(s: S): string };
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { word } from '../compilers/shell/quote.js';
 import { phaseKind } from '../ir/phases.js';
-import { isRegistered, kindOf } from '../steps/index.js';
+import { kindOf } from '../steps/index.js';
 import { rootPartitionOffset } from '../build/disk.js';
 import { run, SYSTEM_PATH } from '../build/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';
@@ -40,17 +40,6 @@ const commandProbes: Readonly<Record<string, string>> = {
   runc: 'runc --version',
 };
 
-/**
- * Services that cannot run until the node joins a cluster: kubelet restarts
- * until `kubeadm join` writes its configuration, so waiting to restart holds.
- */
-const waitsForBootstrap: ReadonlySet<string> = new Set(['kubelet']);
-
-/** Services that answer on a socket once up: asked, beyond being active. */
-const serviceProbes: Readonly<Record<string, string>> = {
-  containerd: 'ctr version',
-};
-
 const q = word;
 
 /** The runtime checks a definition's steps promise, the last step about a subject winning (as in expectationsOf). */
@@ -64,37 +53,7 @@ export const bootChecksOf = (ir: Image): BootCheck[] => {
     if (phaseKind(phase) !== 'root') continue;
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
       for (const f of s.removes) bySubject.delete(`${f.kind}:${f.key}`);
-      if (isRegistered(s)) for (const b of kindOf(s).verify.boot?.(s) ?? []) put(s, b.subject, b.what, b.script);
-      else switch (s.kind) {
-        case 'service': {
-          const unit = s.name;
-          if (s.enabled) {
-            const probe = serviceProbes[unit];
-            put(
-              s,
-              `service:${unit}`,
-              `service '${unit}' active`,
-              (waitsForBootstrap.has(unit) ? `st=$(systemctl is-active ${q(unit)}); [ "$st" = activating ] && exit 0\n` : '') +
-                `st=$(systemctl is-active ${q(unit)}) || { echo "is $st, not active: $(journalctl -b -u ${q(unit)} -n 3 -o cat --no-pager 2>&1 | tr '\\n' ' ')"; exit 1; }` +
-                (probe ? `\nout=$(${probe} 2>&1) || { echo "active, but '${probe}' failed: $out"; exit 1; }` : ''),
-            );
-          } else put(s, `service:${unit}`, `service '${unit}' disabled`, `! systemctl is-enabled --quiet ${q(unit)} || { echo "is enabled"; exit 1; }`);
-          break;
-        }
-        case 'kernelModule':
-          put(s, `kernelModule:${s.name}`, `kernel module '${s.name}' loaded`, `test -d /sys/module/${q(s.name)} || { echo "not loaded (no /sys/module/${s.name})"; exit 1; }`);
-          break;
-        case 'sysctl':
-          put(
-            s,
-            `sysctl:${s.key}`,
-            `sysctl ${s.key} = ${s.value}`,
-            `v=$(sysctl -n ${q(s.key)} 2>&1 | tr -s ' \\t' '  ') || { echo "cannot be read: $v"; exit 1; }\n[ "$v" = ${q(s.value.replace(/\s+/g, ' '))} ] || { echo "is $v"; exit 1; }`,
-          );
-          break;
-        default:
-          break;
-      }
+      for (const b of kindOf(s).verify.boot?.(s) ?? []) put(s, b.subject, b.what, b.script);
       for (const f of s.provides) {
         if (f.kind === 'user') put(s, `user:${f.key}`, `user '${f.key}'`, `getent passwd ${q(f.key)} >/dev/null || { echo "getent passwd finds no '${f.key}'"; exit 1; }`);
         else if (f.kind === 'group') put(s, `group:${f.key}`, `group '${f.key}'`, `getent group ${q(f.key)} >/dev/null || { echo "getent group finds no '${f.key}'"; exit 1; }`);

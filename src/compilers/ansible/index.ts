@@ -17,6 +17,9 @@ import { hookTasks } from './hooks.js';
 import { labelName, labelText } from '../../emit/ansible/names.js';
 import { bool, ident, unsafe, label, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
+import { kindOf } from '../../steps/index.js';
+import type { Elsewhere } from '../../steps/kind.js';
+import { isElsewhere } from '../renderings.js';
 import { taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { guardSensitive, variableDefaults } from './variables.js';
 import { document, map, seq } from '../../emit/ansible/yaml.js';
@@ -30,16 +33,8 @@ const at = (loc: SourceLocation | undefined): string => (loc ? ` (${labelText(lo
 
 /** What a step that Ansible does not carry out is, and who does it. */
 const elsewhere = (s: Step): string | undefined => {
-  switch (s.kind) {
-    case 'artifact':
-      return `${s.id}: ${s.format} ${labelText(s.output)} (imgc build)`;
-    case 'cloudImage':
-      return `${s.id}: ${s.builder} source ${labelText(s.name)} (Packer)`;
-    case 'verify':
-      return `${s.id}: ${s.check} (imgc build / imgc verify)`;
-    default:
-      return undefined;
-  }
+  const r = kindOf(s).ansible;
+  return isElsewhere(r) ? `${s.id}: ${(r as Elsewhere<Step>).elsewhere(s)}` : undefined;
 };
 
 interface CompiledPhase {

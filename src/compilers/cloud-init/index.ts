@@ -4,6 +4,7 @@
 // header of the user-data it writes.
 import type { Image, Phase } from '../../ir/schema.js';
 import { assertCompilable } from '../representable.js';
+import { kindOf } from '../../steps/index.js';
 import { substituteVariables } from './variables.js';
 import type { CompiledFiles, Compiler } from '../types.js';
 import { helperScript } from './helpers.js';
@@ -13,9 +14,8 @@ import { bool, str } from '../../emit/cloud-init/quote.js';
 import { emit, emptyEmission, type Emission } from './steps.js';
 import { document, entries, map, seq, type Entry, type Item as YItem } from '../../emit/cloud-init/yaml.js';
 
-/** Phases that change the root; artifact and verify are imgc build's. */
-const rootChanging = (p: Phase): boolean =>
-  p.name !== 'artifact' && p.name !== 'verify' && p.steps.every((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify');
+/** Phases that change the root; artifact and verify are imgc build's (and their steps' kinds are not `inRoot`). */
+const rootChanging = (p: Phase): boolean => p.name !== 'artifact' && p.name !== 'verify' && p.steps.every((s) => kindOf(s).inRoot);
 
 /** A host name from the image name: letters, digits and "-", at most 63. */
 export const hostnameOf = (name: string): string =>

@@ -17,10 +17,8 @@
 // Within one stage the lists keep the definition's order, except `packages`,
 // which installs all its names in one apt-get call (so a step that depends on
 // an earlier one there goes further down).
-import { aptSourcesPath } from '../../ir/apt.js';
-import { validatorFor } from '../validators.js';
 import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
-import { isRegistered, kindOf, type RegisteredStep } from '../../steps/index.js';
+import { kindOf } from '../../steps/index.js';
 import { rendering } from '../renderings.js';
 
 import { stages, type Stage } from '../../emit/cloud-init/calls.js';
@@ -31,7 +29,8 @@ const rank = (s: Stage): number => stages.indexOf(s);
 const inOrder = (s: Stage): boolean => s !== 'packages';
 
 export type Hook = StepOf<'hook'>;
-export type RootStep = StepOf<'user' | 'group' | 'directory' | 'file' | 'symlink' | 'packages' | 'aptRepository' | 'service' | 'sysctl' | 'kernelModule' | 'command'> | Extract<Step, RegisteredStep>;
+/** A step a cloud-config places (its kind is `inRoot`). */
+export type RootStep = Exclude<Step, Hook>;
 
 export interface Item {
   readonly step: RootStep | Hook;
@@ -51,37 +50,17 @@ export interface PlanOptions {
 
 /** The stages that can express a step, best first; always ending in runcmd. */
 export const candidates = (s: RootStep | Hook, opts: PlanOptions): readonly Stage[] => {
-  if (isRegistered(s)) {
-    const r = rendering(kindOf(s).cloudInit, s, 'cloudInit');
-    return [...(r.stages?.(s, opts) ?? []), 'runcmd'];
-  }
-  switch (s.kind) {
-    case 'hook':
-      // bootcmd cannot stop the modules after it, so only hooks that never stop anything go there.
-      return (s.action.type === 'event' && s.action.target === 'stdout') || (s.action.type === 'webhook' && s.action.onFailure === 'warn') ? ['bootcmd', 'runcmd'] : ['runcmd'];
-    case 'group':
-      // The groups module runs plain `groupadd NAME`: no --system, no --gid.
-      return !s.system && s.gid === undefined ? ['groups', 'runcmd'] : ['runcmd'];
-    case 'user':
-      // cloud-init never creates the home of a system user (it adds -M).
-      return s.system && s.home !== undefined ? ['runcmd'] : ['users', 'runcmd'];
-    case 'file':
-      // write_files cannot check a file before it takes its place; runcmd's helper does (../validators.ts).
-      return validatorFor(s.path) ? ['runcmd'] : ['write_files', 'write_files_deferred', 'runcmd'];
-    case 'aptRepository':
-      // A key URL is fetched by runcmd; key text and the .sources file are plain files.
-      return s.keyUrl !== undefined && s.key === undefined ? ['runcmd'] : ['write_files', 'write_files_deferred', 'runcmd'];
-    case 'packages':
-      return s.action === 'install' && opts.packagesModule ? ['packages', 'runcmd'] : ['runcmd'];
-    default:
-      return ['runcmd'];
-  }
+  if (s.kind === 'hook')
+    // bootcmd cannot stop the modules after it, so only hooks that never stop anything go there.
+    return (s.action.type === 'event' && s.action.target === 'stdout') || (s.action.type === 'webhook' && s.action.onFailure === 'warn') ? ['bootcmd', 'runcmd'] : ['runcmd'];
+  const r = rendering(kindOf(s).cloudInit, s, 'cloudInit');
+  return [...(r.stages?.(s, opts) ?? []), 'runcmd'];
 };
 
-const opaque = (s: Step): boolean => s.kind === 'command' || s.kind === 'hook';
-const packageOp = (s: Step): boolean => s.kind === 'packages';
-const writesFiles = (s: Step): boolean =>
-  isRegistered(s) ? (kindOf(s).touches?.(s).writesFiles ?? false) : ['file', 'directory', 'symlink', 'aptRepository', 'sysctl', 'kernelModule'].includes(s.kind) || (s.kind === 'user' && s.home !== undefined);
+// What a kind says it touches (src/steps: `opaque`, `touches`).
+const opaque = (s: Step): boolean => kindOf(s).opaque === true;
+const packageOp = (s: Step): boolean => kindOf(s).touches?.(s).packageManager === true;
+const writesFiles = (s: Step): boolean => kindOf(s).touches?.(s).writesFiles === true;
 
 /** `outer` is `inner` or a directory above it. */
 const covers = (outer: string, inner: string): boolean => outer === inner || outer === '/' || inner.startsWith(`${outer}/`);
@@ -95,8 +74,6 @@ const meet = (a: Fact, b: Fact, how: 'aCoversB' | 'either'): boolean => {
 
 const any = (as: readonly Fact[], bs: readonly Fact[], how: 'aCoversB' | 'either'): boolean => as.some((a) => bs.some((b) => meet(a, b, how)));
 
-const f = (kind: Fact['kind'], key: string): Fact => ({ kind, key });
-const pkg = (spec: string): Fact => f('package', spec.split('=')[0]!);
 
 /**
  * A step's facts: those it declares, and those its fields imply, so that IR
@@ -104,46 +81,8 @@ const pkg = (spec: string): Fact => f('package', spec.split('=')[0]!);
  * a file after the user that owns it, a package after its repository's file…
  */
 const factsOf = (s: Step): { needs: Fact[]; changes: Fact[] } => {
-  const needs = [...s.requires];
-  const changes = [...s.provides, ...s.removes];
-  if (isRegistered(s)) {
-    const t = kindOf(s).touches?.(s);
-    return { needs: [...needs, ...(t?.needs ?? [])], changes: [...changes, ...(t?.changes ?? [])] };
-  }
-  switch (s.kind) {
-    case 'user':
-      needs.push(...s.groups.map((g) => f('group', g)), ...(s.primaryGroup !== undefined ? [f('group', s.primaryGroup)] : []));
-      changes.push(f('user', s.name), ...(s.primaryGroup === undefined ? [f('group', s.name)] : []), ...(s.home !== undefined ? [f('path', s.home)] : []));
-      break;
-    case 'group':
-      changes.push(f('group', s.name));
-      break;
-    case 'file':
-    case 'directory':
-      needs.push(...(s.owner !== undefined ? [f('user', s.owner)] : []), ...(s.group !== undefined ? [f('group', s.group)] : []));
-      changes.push(f('path', s.path));
-      break;
-    case 'symlink':
-      changes.push(f('path', s.path));
-      break;
-    case 'packages':
-      changes.push(...s.names.map(pkg));
-      break;
-    case 'aptRepository':
-      changes.push(f('repo', s.name), f('path', aptSourcesPath(s.name)), ...(s.keyPath !== undefined ? [f('path', s.keyPath)] : []));
-      break;
-    case 'service':
-      needs.push(...(s.package !== undefined ? [f('package', s.package)] : []));
-      changes.push(f('service', s.name));
-      break;
-    case 'sysctl':
-      changes.push(f('sysctl', s.key), f('path', s.file));
-      break;
-    case 'kernelModule':
-      changes.push(f('kernelModule', s.name), f('path', s.file));
-      break;
-  }
-  return { needs, changes };
+  const t = kindOf(s).touches?.(s);
+  return { needs: [...s.requires, ...(t?.needs ?? [])], changes: [...s.provides, ...s.removes, ...(t?.changes ?? [])] };
 };
 
 /** Must `later` run after `earlier`? (Both in definition order.) */

@@ -9,7 +9,8 @@ import type { Image, Phase, Step, StepOf } from '../../ir/schema.js';
 import { ansibleCompiler } from '../ansible/index.js';
 import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
-import { summary, type Wording } from '../summary.js';
+import { summary } from '../summary.js';
+import { kindOf } from '../../steps/index.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
@@ -39,25 +40,7 @@ const LOCAL_EXECUTE = ['/bin/sh', '-c', '{{ .Vars }} /bin/sh "$0"', '{{ .Script 
 
 const at = (s: { id: string; loc?: { file: string; line: number } | undefined }): string => (s.loc ? `${s.id} (${s.loc.file}:${s.loc.line})` : s.id);
 
-const clip = (s: string, n = 60): string => {
-  const line = s.split('\n')[0] ?? '';
-  const chars = [...line];
-  return chars.length > n || s.includes('\n') ? `${chars.slice(0, n).join('')}…` : line;
-};
-
-/** The shared step summary, with the template's terser wording for some kinds. */
-const wording: Wording = {
-  aptRepository: (s) => `apt repository ${s.name}`,
-  sysctl: (s) => `sysctl ${s.key} = ${s.value}`,
-  kernelModule: (s) => `kernel module ${s.name}`,
-  command: (s) => `command: ${clip(s.run)}`,
-  hook: (s) =>
-    s.action.type === 'script' ? `script hook: ${clip(s.action.run)}` : s.action.type === 'webhook' ? `webhook ${s.action.url}` : `event to ${s.action.target}`,
-  artifact: (s) => `${s.format} ${s.output}`,
-  cloudImage: (s) => `${s.builder} source ${s.name}`,
-};
-
-const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, wording, 'packer')}`;
+const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, 'packer')}`;
 
 /** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
 const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
@@ -120,7 +103,7 @@ const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
   return runs;
 };
 
-const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => s.kind !== 'artifact' && s.kind !== 'cloudImage' && s.kind !== 'verify');
+const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).inRoot);
 
 export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);

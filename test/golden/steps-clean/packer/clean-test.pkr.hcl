@@ -54,8 +54,8 @@ build {
   sources = ["source.null.existing-host"]
 
   # sysprep: in the target, as root:
-  #   sysprep.1.clean (test/steps/clean.test.ts:35): remove /etc/machine-id.old, /var/tmp/imgc-clean/*, /var/cache/debconf/*-old
-  #   sysprep.2.clean (test/steps/clean.test.ts:39): empty /etc/machine-id, /etc/imgc-*.log, /var/log/*.log
+  #   sysprep.1.clean (test/steps/clean.test.ts:31): remove /etc/machine-id.old, /var/tmp/imgc-clean/*, /var/cache/debconf/*-old
+  #   sysprep.2.clean (test/steps/clean.test.ts:35): empty /etc/machine-id, /etc/imgc-*.log, /var/log/*.log
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-sysprep.sh"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"

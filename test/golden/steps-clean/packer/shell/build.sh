@@ -112,7 +112,7 @@ imgc_phase() {
   rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :
 }
 
-# Phase 1: sysprep (test/steps/clean.test.ts:35)
+# Phase 1: sysprep (test/steps/clean.test.ts:31)
 if imgc_wanted sysprep; then
   imgc_phase 01-sysprep
 fi

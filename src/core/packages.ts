@@ -1,0 +1,40 @@
+// A package as a step names it: apt's `name[:arch][=version]` (the version
+// may end in `*`, as apt-get's own matching allows). Facts, catalog look-ups
+// and duplicate checks use the name; the package manager gets the whole spec.
+// One parser per package-manager family: dnf's `name-version` cannot be told
+// from a name with a dash without the repository's metadata, so until a dnf
+// base exists its specs are taken as plain names.
+import { hasMarker } from './variables.js';
+
+/** The package-manager families a base may have. */
+export const packageManagerFamilies = ['apt', 'dnf'] as const;
+export type PackageManager = (typeof packageManagerFamilies)[number];
+
+export interface PackageSpec {
+  name: string;
+  arch?: string;
+  version?: string;
+}
+
+/** apt: `name[:arch][=version]`. */
+const aptSpec = (spec: string): PackageSpec => {
+  const eq = spec.indexOf('=');
+  const head = eq < 0 ? spec : spec.slice(0, eq);
+  const colon = head.indexOf(':');
+  return {
+    name: colon < 0 ? head : head.slice(0, colon),
+    ...(colon < 0 ? {} : { arch: head.slice(colon + 1) }),
+    ...(eq < 0 ? {} : { version: spec.slice(eq + 1) }),
+  };
+};
+
+const parsers: Record<PackageManager, (spec: string) => PackageSpec> = {
+  apt: aptSpec,
+  dnf: (spec) => ({ name: spec }),
+};
+
+/** The parts of `spec`; one holding a variable reference is left whole (the checker refuses it: IMGC0011). */
+export const parsePackageSpec = (spec: string, family: PackageManager = 'apt'): PackageSpec => (hasMarker(spec) ? { name: spec } : parsers[family](spec));
+
+/** The package's name without arch qualifier or version pin. */
+export const packageName = (spec: string, family: PackageManager = 'apt'): string => parsePackageSpec(spec, family).name;

@@ -1,0 +1,34 @@
+// cloudImage: a Packer source the artifact phase targets (a cloud image, an
+// existing host). Only the packer target uses it (as a source block).
+import { z } from '../util/zod.js';
+import { Name, stepBase } from '../core/fields.js';
+import { labelText } from '../emit/ansible/names.js';
+import type { StepKind } from './kind.js';
+
+const schema = z
+  .object({
+    ...stepBase,
+    kind: z.literal('cloudImage'),
+    builder: z.enum(['qemu', 'amazon-ebs', 'null']),
+    name: Name,
+    settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+  })
+  .strict();
+type CloudImageStep = z.infer<typeof schema>;
+
+export const cloudImage = {
+  kind: 'cloudImage',
+  schema,
+  describe: (s) => `${s.builder} image '${s.name}'`,
+  comment: (s) => `Packer source ${s.builder} ${s.name}`,
+  inRoot: false,
+  variables: ['settings.*'],
+
+  shell: { elsewhere: () => 'a Packer source: the packer target makes it' },
+  ansible: { elsewhere: (s) => `${s.builder} source ${labelText(s.name)} (Packer)` },
+  cloudInit: { elsewhere: () => 'a Packer source: the packer target makes it' },
+  packer: { comment: (s) => `${s.builder} source ${s.name}` },
+
+  runtime: () => ({ creations: [] }),
+  verify: {},
+} as const satisfies StepKind<CloudImageStep>;

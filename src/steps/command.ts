@@ -1,0 +1,78 @@
+// command: a raw shell command, run by /bin/sh as written. imgc cannot see
+// into it: it provides, requires and removes only what it declares, and
+// `creates` is its idempotence guard.
+import { z } from '../util/zod.js';
+import { AbsPath, stepBase } from '../core/fields.js';
+import { word } from '../emit/shell/quote.js';
+import { bool, unsafe, word as aWord } from '../emit/ansible/quote.js';
+import { entry, map } from '../emit/ansible/yaml.js';
+import { task } from '../emit/ansible/tasks.js';
+import { firstLine, labelText, stepTaskName } from '../emit/ansible/names.js';
+import { rawCommandNoqa } from '../emit/ansible/lint.js';
+import { fn } from '../emit/cloud-init/calls.js';
+import { call, clip, gist } from './shared.js';
+import type { StepKind } from './kind.js';
+
+const schema = z
+  .object({
+    ...stepBase,
+    kind: z.literal('command'),
+    run: z.string().min(1),
+    /** A path whose existence means the command already ran (idempotence guard). */
+    creates: AbsPath.optional(),
+    /** Needs /proc, /sys and /dev mounted when run in a chroot. */
+    needsMounts: z.boolean(),
+  })
+  .strict();
+type CommandStep = z.infer<typeof schema>;
+
+export const command = {
+  kind: 'command',
+  schema,
+  describe: (s) => {
+    const first = s.run.split('\n')[0] ?? '';
+    return s.description ?? `command \`${first.length > 40 ? `${first.slice(0, 37)}...` : first}\``;
+  },
+  comment: (s) => `${s.description ?? `run ${gist(s.run)}`}${s.creates !== undefined ? ` (unless ${s.creates} exists)` : ''}`,
+  // Opaque: nothing moves across it (cloud-init's plan).
+  opaque: true,
+  inRoot: true,
+  chroot: { mounts: (s) => s.needsMounts, network: () => true },
+  variables: ['run'],
+
+  shell: (s, ctx) => ({
+    lines: [
+      ...(s.needsMounts ? ['# Needs /proc, /sys and /dev mounted in the root (the imgc runner mounts them).'] : []),
+      ...(s.creates !== undefined ? [`if [ -e ${word(s.creates)} ]; then`, '  return 0', 'fi'] : []),
+      `/bin/sh -ec ${word(s.run)}`,
+      ...(ctx.checks ? [] : ['imgc_dirty=1']),
+    ],
+    helpers: [],
+  }),
+  ansible: (s, ctx) => {
+    const verify = ctx.verify ?? false;
+    const comments = [
+      'A raw command from the definition, run by /bin/sh as written.',
+      ...(s.creates === undefined ? [verify ? 'A check: it changes nothing and fails the play by exiting non-zero.' : 'No `creates`: the command is assumed idempotent; it runs every time and reports ok.'] : []),
+      ...(s.needsMounts ? ['Needs /proc, /sys and /dev mounted in a chroot (the runner mounts them).'] : []),
+    ];
+    return [
+      task({
+        name: stepTaskName(`${verify ? 'Check' : 'Command'}: ${s.description !== undefined ? labelText(s.description) : firstLine(s.run)}`, s),
+        module: 'ansible.builtin.shell',
+        comments,
+        noqa: rawCommandNoqa(s.run),
+        args: map({ cmd: unsafe(s.run), executable: aWord('/bin/sh'), creates: s.creates !== undefined ? unsafe(s.creates) : undefined }),
+        keywords: [s.creates === undefined ? entry('changed_when', bool(false)) : undefined],
+      }),
+    ];
+  },
+  cloudInit: {
+    run: (s) => [s.creates !== undefined ? call([fn('creates'), s.creates, '/bin/sh', '-ec', s.run], 'creates') : call(['/bin/sh', '-ec', s.run])],
+  },
+  packer: { comment: (s) => `command: ${clip(s.run)}` },
+
+  runtime: () => ({ creations: [], kept: 'a raw command cannot be inverted: what it did stays' }),
+
+  verify: {},
+} as const satisfies StepKind<CommandStep>;

@@ -1,0 +1,74 @@
+// packages: installs or removes packages with the base's package manager
+// (apt now). Names may pin versions (`name[:arch][=version]`, src/core/packages.ts).
+import { z } from '../util/zod.js';
+import { PackageSpec, stepBase } from '../core/fields.js';
+import { packageName } from '../core/packages.js';
+import { isInstalled } from '../core/root.js';
+import { task } from '../emit/ansible/tasks.js';
+import { labelText, stepTaskName } from '../emit/ansible/names.js';
+import { packageManagers } from '../emit/ansible/packages.js';
+import { str } from '../emit/cloud-init/quote.js';
+import type { StepKind } from './kind.js';
+
+const schema = z
+  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(PackageSpec).min(1) })
+  .strict();
+type PackagesStep = z.infer<typeof schema>;
+
+export const packages = {
+  kind: 'packages',
+  schema,
+  describe: (s) => `${s.action === 'install' ? 'install' : 'remove'} of ${s.names.map((n) => `'${n}'`).join(', ')}`,
+  comment: (s) => `${s.action} ${s.names.join(' ')}`,
+  touches: (s) => ({ changes: s.names.map((n) => ({ kind: 'package' as const, key: n.split('=')[0]! })), packageManager: true }),
+  inRoot: true,
+  chroot: { mounts: () => true, network: () => true },
+
+  shell: (s, ctx) => (s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names)),
+  ansible: (s, ctx) => {
+    const pm = packageManagers[ctx.base.packageManager];
+    const list = labelText(s.names.join(', '));
+    if (s.action === 'remove') return [task({ name: stepTaskName(`Remove ${list}`, s), module: pm.module, args: pm.remove(s.names) })];
+    const refresh = ctx.refresh;
+    ctx.refresh = false;
+    return [
+      task({
+        name: stepTaskName(`Install ${list}`, s),
+        module: pm.module,
+        ...(refresh ? { comments: [pm.refreshNote] } : {}),
+        args: pm.install(s.names, refresh),
+      }),
+    ];
+  },
+  cloudInit: {
+    stages: (s, opts) => (s.action === 'install' && opts.packagesModule ? ['packages'] : []),
+    run: (s, ctx) => {
+      const pm = ctx.packageManager();
+      return [s.action === 'install' ? pm.install(s.names) : pm.remove(s.names)];
+    },
+    entries: (s) => s.names.map(str),
+  },
+
+  runtime: (s, { mine }) => {
+    if (s.action === 'remove') return { creations: [], kept: 'a removal is not undone (decommission never installs)' };
+    return {
+      creations: s.names
+        .map((n, i) => ({ n: packageName(n), i }))
+        .filter(({ n }) => mine({ kind: 'package', key: n }))
+        .map(({ n, i }) => ({ token: `${s.id}#${i}`, kind: 'package' as const, name: n })),
+    };
+  },
+
+  verify: {
+    root: (s) =>
+      s.names.map((spec) => packageName(spec)).map((name) => ({
+        subject: `fact:package:${name}`,
+        what: `package '${name}' ${s.action === 'install' ? 'installed' : 'removed'}`,
+        check: (r) => {
+          const st = r.dpkg.get(name);
+          if (s.action === 'install') return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
+          return isInstalled(st) ? `still installed (status: ${st})` : undefined;
+        },
+      })),
+  },
+} as const satisfies StepKind<PackagesStep>;

@@ -1,0 +1,87 @@
+// service: enables or disables a systemd unit (links only: works offline in a
+// chroot; nothing is started while building).
+import { z } from '../util/zod.js';
+import { PackageName, UnitName, stepBase } from '../core/fields.js';
+import { enablementLinks, isMasked } from '../core/root.js';
+import { word } from '../emit/shell/quote.js';
+import { bool, unsafe } from '../emit/ansible/quote.js';
+import { map } from '../emit/ansible/yaml.js';
+import { task } from '../emit/ansible/tasks.js';
+import { labelText, stepTaskName } from '../emit/ansible/names.js';
+import { fn } from '../emit/cloud-init/calls.js';
+import { call, shellLine, unitName } from './shared.js';
+import type { StepKind } from './kind.js';
+
+const schema = z
+  .object({ ...stepBase, kind: z.literal('service'), name: UnitName, enabled: z.boolean(), package: PackageName.optional() })
+  .strict();
+type ServiceStep = z.infer<typeof schema>;
+
+/**
+ * Services that cannot run until the node joins a cluster: kubelet restarts
+ * until `kubeadm join` writes its configuration, so waiting to restart holds.
+ */
+const waitsForBootstrap: ReadonlySet<string> = new Set(['kubelet']);
+
+/** Services that answer on a socket once up: asked, beyond being active. */
+const serviceProbes: Readonly<Record<string, string>> = {
+  containerd: 'ctr version',
+};
+
+export const service = {
+  kind: 'service',
+  schema,
+  describe: (s) => `${s.enabled ? 'enable' : 'disable'} of service '${s.name}'`,
+  comment: (s) => `${s.enabled ? 'enable' : 'disable'} ${s.name}`,
+  touches: (s) => ({ needs: s.package !== undefined ? [{ kind: 'package', key: s.package }] : [], changes: [{ kind: 'service', key: s.name }] }),
+  inRoot: true,
+
+  shell: (s) => (s.enabled ? shellLine(`imgc_enable ${word(s.name)}`, 'enable') : shellLine(`imgc_disable ${word(s.name)}`, 'disable')),
+  ansible: (s, ctx) => {
+    ctx.notes.add('Services are only enabled or disabled (symlinks, works offline in a chroot); nothing is started.');
+    return [
+      task({
+        name: stepTaskName(`${s.enabled ? 'Enable' : 'Disable'} ${labelText(unitName(s.name))}`, s),
+        module: 'ansible.builtin.systemd_service',
+        args: map({ name: unsafe(unitName(s.name)), enabled: bool(s.enabled) }),
+      }),
+    ];
+  },
+  cloudInit: {
+    run: (s) => [s.enabled ? call([fn('enable'), s.name], 'enable') : call([fn('disable'), s.name], 'disable')],
+  },
+
+  runtime: (s) => (s.enabled ? { creations: [{ token: s.id, kind: 'service', unit: unitName(s.name) }] } : { creations: [], kept: 'a disable is not undone' }),
+
+  verify: {
+    root: (s) => [
+      {
+        subject: `service-enabled:${s.name}`,
+        what: `service '${s.name}' ${s.enabled ? 'enabled' : 'disabled'}`,
+        check: (r) => {
+          const links = enablementLinks(r.view, s.name);
+          if (s.enabled) {
+            if (isMasked(r.view, s.name)) return `${s.name} is masked (/etc/systemd/system/${s.name} → /dev/null)`;
+            return links.length ? undefined : `no link to ${s.name} in /etc/systemd/system/*.wants or *.requires`;
+          }
+          return links.length ? `still enabled: ${links.join(', ')}` : undefined;
+        },
+      },
+    ],
+    boot: (s) => {
+      const unit = s.name;
+      if (!s.enabled) return [{ subject: `service:${unit}`, what: `service '${unit}' disabled`, script: `! systemctl is-enabled --quiet ${word(unit)} || { echo "is enabled"; exit 1; }` }];
+      const probe = serviceProbes[unit];
+      return [
+        {
+          subject: `service:${unit}`,
+          what: `service '${unit}' active`,
+          script:
+            (waitsForBootstrap.has(unit) ? `st=$(systemctl is-active ${word(unit)}); [ "$st" = activating ] && exit 0\n` : '') +
+            `st=$(systemctl is-active ${word(unit)}) || { echo "is $st, not active: $(journalctl -b -u ${word(unit)} -n 3 -o cat --no-pager 2>&1 | tr '\\n' ' ')"; exit 1; }` +
+            (probe ? `\nout=$(${probe} 2>&1) || { echo "active, but '${probe}' failed: $out"; exit 1; }` : ''),
+        },
+      ];
+    },
+  },
+} as const satisfies StepKind<ServiceStep>;

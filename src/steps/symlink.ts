@@ -1,0 +1,52 @@
+// symlink: a symbolic link pointing at `target`.
+import { z } from '../util/zod.js';
+import { AbsPath, stepBase } from '../core/fields.js';
+import { words } from '../emit/shell/quote.js';
+import { unsafe, word } from '../emit/ansible/quote.js';
+import { map } from '../emit/ansible/yaml.js';
+import { task } from '../emit/ansible/tasks.js';
+import { labelText, stepTaskName } from '../emit/ansible/names.js';
+import { fn } from '../emit/cloud-init/calls.js';
+import { call, shellLine } from './shared.js';
+import type { StepKind } from './kind.js';
+
+const schema = z.object({ ...stepBase, kind: z.literal('symlink'), path: AbsPath, target: z.string().min(1) }).strict();
+type SymlinkStep = z.infer<typeof schema>;
+
+export const symlink = {
+  kind: 'symlink',
+  schema,
+  describe: (s) => `symlink '${s.path}'`,
+  comment: (s) => `symlink ${s.path} -> ${s.target}`,
+  paths: (s) => [[s.path, 'symlink']],
+  touches: (s) => ({ changes: [{ kind: 'path', key: s.path }], writesFiles: true }),
+  inRoot: true,
+
+  shell: (s) => shellLine(`imgc_symlink ${words([s.path, s.target])}`, 'symlink'),
+  ansible: (s) => [
+    task({
+      name: stepTaskName(`Symlink ${labelText(s.path)} -> ${labelText(s.target)}`, s),
+      module: 'ansible.builtin.file',
+      args: map({ path: unsafe(s.path), src: unsafe(s.target), state: word('link') }),
+    }),
+  ],
+  cloudInit: {
+    run: (s) => [call([fn('symlink'), s.path, s.target], 'symlink')],
+  },
+
+  runtime: (s, { path }) => ({ creations: path(s.path, 'symlink') }),
+
+  verify: {
+    root: (s) => [
+      {
+        subject: `fact:path:${s.path}`,
+        what: `symlink ${s.path}`,
+        check: (r) => {
+          const t = r.view.readlink(s.path);
+          if (t === undefined) return `${s.path} is not a symlink`;
+          return t === s.target ? undefined : `${s.path} points to '${t}', not '${s.target}'`;
+        },
+      },
+    ],
+  },
+} as const satisfies StepKind<SymlinkStep>;
