@@ -1,7 +1,12 @@
 // Kubernetes node modules: what kubernetes-sigs/image-builder's node roles do,
 // as imgc modules. Each is `p.use(name(options))` in a phase.
-import { defineModule } from '../src/dsl/module.js';
+import { defineModuleFor } from '../src/dsl/module.js';
 import type { Variable } from '../src/dsl/variables.js';
+import type { AptCatalog } from './catalog.js';
+
+// The stdlib's modules know the apt catalog, so what their packages bring
+// (containerd's service, kubelet's command) reaches the caller's types.
+const defineModule = defineModuleFor<AptCatalog>();
 
 /** Sysctls a Kubernetes node needs for pod networking. */
 export const kubernetesSysctls = {
@@ -10,66 +15,202 @@ export const kubernetesSysctls = {
   'net.bridge.bridge-nf-call-ip6tables': '1',
 } as const;
 
+/**
+ * The rest of the kernel parameters kubernetes-sigs/image-builder sets on every
+ * node: IPv6 forwarding (and IPv6 left on), BBR congestion control, memory
+ * overcommit as kubelet expects, reboot 10 s after a panic or an oops, and
+ * room for many inotify watchers.
+ */
+export const nodeTuningSysctls = {
+  'net.ipv6.conf.all.forwarding': '1',
+  'net.ipv6.conf.all.disable_ipv6': '0',
+  'net.ipv4.tcp_congestion_control': 'bbr',
+  'vm.overcommit_memory': '1',
+  'kernel.panic': '10',
+  'kernel.panic_on_oops': '1',
+  'fs.inotify.max_user_instances': '8192',
+  'fs.inotify.max_user_watches': '524288',
+} as const;
+
 /** Kernel modules the container runtime and kube-proxy rely on. */
 export const kubernetesKernelModules = ['overlay', 'br_netfilter'] as const;
 
-/** Kernel modules loaded at boot and sysctls for pod networking, in their own files. */
-export const kubernetesNetworking = () =>
+/**
+ * Kernel modules loaded at boot and sysctls for pod networking, in their own
+ * files; `tuning: true` adds the node tuning image-builder sets too.
+ */
+export const kubernetesNetworking = (opts: { tuning?: boolean } = {}) =>
   defineModule((p) => {
     const withModules = kubernetesKernelModules.reduce((b, m) => b.kernelModule(m, { file: '/etc/modules-load.d/k8s.conf' }), p);
-    return Object.entries(kubernetesSysctls).reduce((b, [k, v]) => b.sysctl(k, v, { file: '/etc/sysctl.d/99-kubernetes.conf' }), withModules);
+    const sysctls: Record<string, string> = { ...kubernetesSysctls, ...(opts.tuning ? nodeTuningSysctls : {}) };
+    return Object.entries(sysctls).reduce((b, [k, v]) => b.sysctl(k, v, { file: '/etc/sysctl.d/99-kubernetes.conf' }), withModules);
   });
+
+/** What `containerdConfig` writes. */
+export interface ContainerdConfigOptions {
+  /** 2 for containerd 1.x (Debian 12's), 3 for containerd 2.x (upstream releases). */
+  version: 2 | 3;
+  /** The pause image kubelet's pods start from; pinned so it is never garbage-collected. */
+  sandboxImage?: string;
+  /** Where the CNI plugins are (Debian's package puts them in /usr/lib/cni; kubernetes-cni in /opt/cni/bin, containerd's default). */
+  cniBinDir?: string;
+  /** Registry hosts configuration (hosts.toml per registry), and `imports` of extra files from conf.d: as image-builder sets them. */
+  registryDirs?: boolean;
+}
+
+/** containerd's config.toml for kubelet (runc with systemd cgroups), in the schema version the containerd release reads. */
+export const containerdConfig = (o: ContainerdConfigOptions): string => {
+  const q = JSON.stringify;
+  if (o.version === 2)
+    return [
+      'version = 2',
+      ...(o.registryDirs ? ['imports = ["/etc/containerd/conf.d/*.toml"]'] : []),
+      '',
+      '[plugins."io.containerd.grpc.v1.cri"]',
+      ...(o.sandboxImage ? [`  sandbox_image = ${q(o.sandboxImage)}`] : []),
+      '',
+      ...(o.registryDirs ? ['[plugins."io.containerd.grpc.v1.cri".registry]', '  config_path = "/etc/containerd/certs.d"', ''] : []),
+      '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
+      '  runtime_type = "io.containerd.runc.v2"',
+      '',
+      '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
+      '  SystemdCgroup = true',
+      '',
+      ...(o.cniBinDir ? ['[plugins."io.containerd.grpc.v1.cri".cni]', `  bin_dir = ${q(o.cniBinDir)}`, '  conf_dir = "/etc/cni/net.d"', ''] : []),
+    ].join('\n');
+  // Version 3 splits the CRI plugin into images and runtime plugins.
+  return [
+    'version = 3',
+    ...(o.registryDirs ? ['imports = ["/etc/containerd/conf.d/*.toml"]'] : []),
+    '',
+    ...(o.sandboxImage ? ["[plugins.'io.containerd.cri.v1.images'.pinned_images]", `  sandbox = ${q(o.sandboxImage)}`, ''] : []),
+    ...(o.registryDirs ? ["[plugins.'io.containerd.cri.v1.images'.registry]", '  config_path = "/etc/containerd/certs.d"', ''] : []),
+    "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]",
+    '  runtime_type = "io.containerd.runc.v2"',
+    '',
+    "[plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]",
+    '  SystemdCgroup = true',
+    '',
+    ...(o.cniBinDir ? ["[plugins.'io.containerd.cri.v1.runtime'.cni]", `  bin_dir = ${q(o.cniBinDir)}`, '  conf_dir = "/etc/cni/net.d"', ''] : []),
+  ].join('\n');
+};
+
+/** The systemd drop-ins image-builder gives containerd: never OOM-killed before pods, no task limit. */
+export const containerdDropIns = {
+  'memory-pressure.conf': '[Service]\nOOMScoreAdjust=-999\n',
+  'max-tasks.conf': '[Service]\nTasksMax=infinity\n',
+} as const;
 
 /** containerd configured for kubelet (systemd cgroups, Debian's CNI plugin path), enabled at boot. */
 export const containerd = (opts: { sandboxImage?: string } = {}) =>
-  defineModule<{ package: 'containerd' | 'runc' | 'containernetworking-plugins'; service: 'containerd'; path: '/etc/containerd/config.toml' }>((p) =>
+  defineModule((p) =>
     p
       .packages(['containerd', 'runc', 'containernetworking-plugins'])
       .file('/etc/containerd/config.toml', {
         mode: '0644',
-        content: [
-          'version = 2',
-          '',
-          '[plugins."io.containerd.grpc.v1.cri"]',
-          ...(opts.sandboxImage ? [`  sandbox_image = ${JSON.stringify(opts.sandboxImage)}`] : []),
-          '',
-          '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
-          '  runtime_type = "io.containerd.runc.v2"',
-          '',
-          '[plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
-          '  SystemdCgroup = true',
-          '',
-          '[plugins."io.containerd.grpc.v1.cri".cni]',
-          '  bin_dir = "/usr/lib/cni"',
-          '  conf_dir = "/etc/cni/net.d"',
-          '',
-        ].join('\n'),
+        content: containerdConfig({ version: 2, cniBinDir: '/usr/lib/cni', ...(opts.sandboxImage ? { sandboxImage: opts.sandboxImage } : {}) }),
       })
       .enableService('containerd'),
+  );
+
+/** /etc/crictl.yaml: crictl talks to containerd's CRI socket. */
+export const crictl = (opts: { endpoint?: string } = {}) =>
+  defineModule((p) =>
+    p.file('/etc/crictl.yaml', { mode: '0644', content: `runtime-endpoint: ${opts.endpoint ?? 'unix:///run/containerd/containerd.sock'}\n` }),
   );
 
 export type KubernetesSource =
   /** Debian's own packages: kubectl only (Debian ships no kubelet/kubeadm). */
   | { source: 'debian' }
-  /** The upstream apt repository at pkgs.k8s.io for one minor version. */
-  | { source: 'upstream'; minor: `${number}.${number}` | Variable<string> };
+  /**
+   * The upstream apt repository at pkgs.k8s.io for one minor version. With
+   * `version` (a Debian version of that minor, `1.30.2-1.1`) kubelet, kubeadm
+   * and kubectl are pinned to it and held there, kubernetes-cni and cri-tools come too, and
+   * /etc/kubernetes-version and /etc/default/kubelet are written, as
+   * image-builder does.
+   */
+  | { source: 'upstream'; minor: `${number}.${number}` | Variable<string>; version?: `${number}.${number}.${number}-${string}`; kubeletExtraArgs?: string };
 
 /** kubelet, kubeadm and kubectl (or kubectl alone from Debian), plus the tools kubeadm preflight wants. */
 export const kubernetes = (k8s: KubernetesSource) =>
-  defineModule<{ package: 'kubelet' | 'kubeadm' | 'kubectl' | 'kubernetes-client' | 'conntrack' | 'socat'; service: 'kubelet'; command: 'kubectl' }>((p) => {
+  defineModule((p) => {
     const tools = p.packages(['conntrack', 'socat']);
     if (k8s.source === 'debian') return tools.packages(['kubernetes-client']);
     const uri = `https://pkgs.k8s.io/core:/stable:/v${k8s.minor}/deb/`;
-    return tools
-      .packages(['ca-certificates', 'curl'])
-      .aptRepository('kubernetes', { uri, suites: ['/'], keyUrl: `${uri}Release.key` })
-      .packages(['kubelet', 'kubeadm', 'kubectl'])
+    const repo = tools.packages(['ca-certificates', 'curl']).aptRepository('kubernetes', { uri, suites: ['/'], keyUrl: `${uri}Release.key` });
+    if (k8s.version === undefined) return repo.packages(['kubelet', 'kubeadm', 'kubectl']).enableService('kubelet');
+    const v = k8s.version;
+    return repo
+      .packages([`kubelet=${v}`, `kubeadm=${v}`, `kubectl=${v}`, 'kubernetes-cni', 'cri-tools'])
+      .hold(['kubelet', 'kubeadm', 'kubectl'])
+      .file('/etc/default/kubelet', { mode: '0644', content: `KUBELET_EXTRA_ARGS=${k8s.kubeletExtraArgs ?? ''}\n` })
+      .file('/etc/kubernetes-version', { mode: '0644', content: `v${v.slice(0, v.indexOf('-'))}\n` })
       .enableService('kubelet');
   });
 
+/**
+ * cloud-init for a cloud or QEMU base: the packages image-builder installs on
+ * its qemu path (growpart, growroot in the initramfs), its four boot stages
+ * enabled, the datasources to look for, and its config and final stages
+ * ordered after the units in `after` (containerd's by default, so a
+ * `kubeadm join` in user-data finds the container runtime up).
+ */
+export const cloudInit = (opts: { datasources?: readonly string[]; after?: readonly string[] } = {}) =>
+  defineModule((p) => {
+    const after = (opts.after ?? ['containerd.service']).join(' ');
+    const order = `[Unit]\nAfter=${after}\nWants=${after}\n`;
+    return p
+      .packages(['cloud-init', 'cloud-guest-utils', 'cloud-initramfs-growroot'])
+      .file('/etc/cloud/cloud.cfg.d/90_dpkg.cfg', {
+        mode: '0644',
+        content: `datasource_list: [ ${[...(opts.datasources ?? ['NoCloud', 'ConfigDrive', 'OpenStack', 'Ec2', 'None'])].join(', ')} ]\n`,
+      })
+      .directory('/etc/systemd/system/cloud-config.service.d', { mode: '0755' })
+      .file('/etc/systemd/system/cloud-config.service.d/boot-order.conf', { mode: '0644', content: order })
+      .directory('/etc/systemd/system/cloud-final.service.d', { mode: '0755' })
+      .file('/etc/systemd/system/cloud-final.service.d/boot-order.conf', { mode: '0644', content: order })
+      .enableService('cloud-init-local')
+      .enableService('cloud-init')
+      .enableService('cloud-config')
+      .enableService('cloud-final');
+  });
+
+/**
+ * What makes one built root a template for many machines, as image-builder's
+ * sysprep role does: an empty machine-id (systemd makes one at first boot),
+ * no SSH host keys (cloud-init makes new ones at first boot; without it, pass
+ * `keepSshHostKeys`, or sshd has none), no authorized keys, apt lists or
+ * caches, no cloud-init state, empty logs, no rotated logs, temporary files or
+ * shell history, no persistent network names.
+ */
+export const sysprep = (opts: { keepSshHostKeys?: boolean } = {}) =>
+  defineModule((p) =>
+    p
+      .truncate(['/etc/machine-id', '/etc/hostname'])
+      .remove([
+        '/var/lib/dbus/machine-id',
+        ...(opts.keepSshHostKeys ? [] : (['/etc/ssh/ssh_host_*'] as const)),
+        '/root/.ssh/authorized_keys',
+        '/var/lib/apt/lists/*',
+        '/var/cache/apt/*.bin',
+        '/var/cache/apt/archives/*.deb',
+        '/var/lib/cloud',
+        '/var/log/cloud-init.log',
+        '/var/log/cloud-init-output.log',
+        '/etc/udev/rules.d/70-persistent-net.rules',
+        '/tmp/*',
+        '/var/tmp/*',
+        '/root/.bash_history',
+        '/var/log/*.gz',
+        '/var/log/*.[0-9]',
+        '/var/log/journal/*',
+      ])
+      .truncate(['/var/log/*.log', '/var/log/wtmp', '/var/log/lastlog', '/var/log/btmp', '/var/log/apt/*.log']),
+  );
+
 /** sshd without passwords or root logins, as a drop-in. */
 export const sshHardening = () =>
-  defineModule<{ package: 'openssh-server'; service: 'ssh'; path: '/etc/ssh/sshd_config.d/50-imgc-hardening.conf' }>((p) =>
+  defineModule((p) =>
     p
       .packages(['openssh-server'])
       .file('/etc/ssh/sshd_config.d/50-imgc-hardening.conf', {
@@ -81,7 +222,7 @@ export const sshHardening = () =>
 
 /** A journald drop-in capping the journal's disk use. */
 export const journald = (opts: { systemMaxUse?: string } = {}) =>
-  defineModule<{ path: '/etc/systemd/journald.conf.d' | '/etc/systemd/journald.conf.d/50-imgc.conf' }>((p) =>
+  defineModule((p) =>
     p
       .directory('/etc/systemd/journald.conf.d', { mode: '0755' })
       .file('/etc/systemd/journald.conf.d/50-imgc.conf', {
@@ -97,10 +238,7 @@ export const journald = (opts: { systemMaxUse?: string } = {}) =>
  * mounts the root by its label. UEFI only.
  */
 export const bootable = () =>
-  defineModule<{
-    package: 'linux-image-amd64' | 'initramfs-tools' | 'systemd-boot-efi';
-    path: '/vmlinuz' | '/initrd.img' | '/usr/lib/systemd/boot/efi/systemd-bootx64.efi' | '/etc/fstab';
-  }>((p) =>
+  defineModule((p) =>
     p
       .packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi'])
       // The root partition's filesystem is labelled `rootfs` by imgc; the kernel finds it by PARTUUID.

@@ -8,6 +8,7 @@ import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../ir/variables.js';
+import { globMatches, isGlob } from '../core/glob.js';
 import { packageName, type PackageManager } from '../ir/packages.js';
 import { kindOf } from '../steps/index.js';
 import type { PathKind } from '../steps/kind.js';
@@ -72,7 +73,10 @@ const isBelow = (path: string, dir: string): boolean => path.startsWith(dir === 
 const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] => {
   const id = factId(fact);
   if (fact.kind !== 'path' || step.kind === 'packages') return [id];
-  return [id, ...[...known].filter((k) => k.startsWith('path:') && isBelow(k.slice(5), fact.key))];
+  // A glob (remove('/tmp/*')) removes every known path it names, each with what lies below it.
+  const paths = [...known].filter((k) => k.startsWith('path:')).map((k) => k.slice(5));
+  const roots = isGlob(fact.key) ? paths.filter((k) => globMatches(fact.key, k)) : [fact.key];
+  return [id, ...roots.map((r) => `path:${r}`), ...paths.filter((k) => roots.some((r) => isBelow(k, r))).map((k) => `path:${k}`)];
 };
 
 /** Walks the steps in run order from the base's facts: met and unmet requirements. */

@@ -85,7 +85,8 @@ export const readDpkgStatus = (view: RootView): Map<string, string> => {
   return out;
 };
 
-export const isInstalled = (status: string | undefined): boolean => status !== undefined && /\sinstalled$/.test(status) && status.startsWith('install ');
+// A held package (`hold ok installed`, apt-mark hold) is as installed as any.
+export const isInstalled = (status: string | undefined): boolean => status !== undefined && /\sinstalled$/.test(status) && /^(install|hold) /.test(status);
 
 /** Non-comment lines of a config file, trimmed. */
 export const configLines = (view: RootView, p: string): string[] =>

@@ -240,11 +240,24 @@ export class StepBuilder<
     return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
   }
 
-  /** Installs packages with the base's package manager. */
-  packages<const N extends string, M extends string = PackageNameOf<N>>(
+  /**
+   * Installs packages with the base's package manager. What a package brings
+   * comes from the base's catalog; one the catalog does not know declares it:
+   * `packages(['chrony'], { provides: { service: ['chrony'] } })`.
+   */
+  packages<const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
     names: readonly N[],
-  ): StepBuilder<U | Listed<C, M, 'users'>, G | Listed<C, M, 'groups'>, K | M, P | Listed<C, M, 'paths'>, S | Listed<C, M, 'services'>, X | Listed<C, M, 'commands'>, C> {
-    const provides = names.flatMap((n) => packageFacts(this.catalog, n, this.family));
+    opts: D = {} as D,
+  ): StepBuilder<
+    U | Listed<C, M, 'users'> | Declared<D, 'user'>,
+    G | Listed<C, M, 'groups'> | Declared<D, 'group'>,
+    K | M,
+    P | Listed<C, M, 'paths'> | Declared<D, 'path'>,
+    S | Listed<C, M, 'services'> | Declared<D, 'service'>,
+    X | Listed<C, M, 'commands'> | Declared<D, 'command'>,
+    C
+  > {
+    const provides = [...names.flatMap((n) => packageFacts(this.catalog, n, this.family)), ...declared(opts.provides)];
     const requires = names.flatMap((n) => {
       const repo = packageRepo(this.catalog, n, this.family);
       return repo ? [fact('repo', repo)] : [];
@@ -302,6 +315,26 @@ export class StepBuilder<
     return this.service(name as string, false);
   }
 
+  /** Holds installed packages at their version (apt-mark hold): an upgrade on the node leaves them. */
+  hold<const N extends string>(names: readonly Ref<K, N>[]): this {
+    return this.add<'hold'>(kinds.hold.make(names as readonly string[], true)) as never;
+  }
+
+  /** Releases held packages. */
+  unhold<const N extends string>(names: readonly Ref<K, N>[]): this {
+    return this.add<'hold'>(kinds.hold.make(names as readonly string[], false)) as never;
+  }
+
+  /** Masks a systemd unit (a link to /dev/null): nothing starts or enables it; the unit need not be installed. */
+  maskService<const N extends string>(name: N): StepBuilder<U, G, K, P, Without<S, N>, X, C> {
+    return this.add<'mask'>(kinds.mask.make(name, true)) as never;
+  }
+
+  /** Unmasks a systemd unit masked before (links only; what provides the unit is the install's to say). */
+  unmaskService<const N extends string>(name: N): this {
+    return this.add<'mask'>(kinds.mask.make(name, false)) as never;
+  }
+
   private service(name: string, enabled: boolean): this {
     const pkg = packageProviding(this.catalog, 'services', name);
     return this.add<'service'>({
@@ -328,6 +361,20 @@ export class StepBuilder<
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
   swapOff(): this {
     return this.add<'swapOff'>(kinds.swapOff.make()) as never;
+  }
+
+  /**
+   * Removes paths and what lies below them: `remove(['/etc/machine-id', '/tmp/*'])`.
+   * The last segment may be an sh glob; the checker takes what it names from the
+   * known facts, and a later step that needs one of those paths is IMGC0005.
+   */
+  remove<const R extends `/${string}`>(paths: readonly R[]): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C> {
+    return this.add<'clean'>(kinds.clean.make('remove', paths)) as never;
+  }
+
+  /** Empties files, keeping them, their owner and mode (logs, machine-id); globs as for `remove`. */
+  truncate(paths: readonly `/${string}`[]): this {
+    return this.add<'clean'>(kinds.clean.make('truncate', paths)) as never;
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */
@@ -387,6 +434,20 @@ export type Removed<D extends DeclaredFacts, Q extends keyof Facts> = D extends 
  * string) removes nothing from the types: the checker alone sees it.
  */
 export type Without<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R>;
+
+/**
+ * The paths a glob names, as a template literal type: each `*` (and what
+ * follows a `?` or `[`) becomes `${string}`. It may name more than sh would
+ * (across a `/`, or a leading dot): the types then forget a little more than
+ * the checker, never less.
+ */
+export type GlobPattern<R extends string> = R extends `${infer A}*${infer B}`
+  ? `${A}${string}${GlobPattern<B>}`
+  : R extends `${infer A}?${string}`
+    ? `${A}${string}`
+    : R extends `${infer A}[${string}`
+      ? `${A}${string}`
+      : R;
 
 /** Known paths without the removed directories R and everything below them (rm -r). */
 export type WithoutTree<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R | `${R}/${string}`>;

@@ -1,5 +1,5 @@
 import type { PhaseBuilder, StepBuilder } from './builder.js';
-import type { Facts, PackageCatalog } from './types.js';
+import type { AddedTo, Facts, FactsOf, Open, PackageCatalog } from './types.js';
 
 /** The facts a module adds, as a full Facts record (absent kinds add nothing). */
 export type Added<A extends Partial<Record<keyof Facts, string>>> = {
@@ -19,12 +19,34 @@ export type Module<A extends Partial<Record<keyof Facts, string>>> = <
   p: StepBuilder<U, G, K, P, S, X, C>,
 ) => StepBuilder<U | Added<A>['user'], G | Added<A>['group'], K | Added<A>['package'], P | Added<A>['path'], S | Added<A>['service'], X | Added<A>['command'], C>;
 
+/** The builder a module body gets: every kind open to the caller's facts, and catalog C for what packages bring. */
+export type ModuleBuilder<C extends PackageCatalog = PackageCatalog> = StepBuilder<Open, Open, Open, Open, Open, Open, C>;
+
+/** What a module body's result added to the open builder it was given. */
+export type AddedBy<R> = { [K in keyof Facts]: AddedTo<FactsOf<R>[K]> };
+
+/** What a module body returns; as the default (a type argument given, nothing inferred) it adds no facts. */
+type Result = { readonly __facts?: unknown };
+
+/** The facts a type argument declares and those the body's steps add, together. */
+type Both<A extends Partial<Record<keyof Facts, string>>, R> = { [K in keyof Facts]: Added<A>[K] | AddedBy<R>[K] };
+
 /**
- * Defines a module. The body sees a builder with every fact kind open
- * (`string`), since a module cannot know the caller's facts; the type
- * argument A says what it adds, for the caller's editor. The runtime checker
- * still checks the module's steps against the caller's facts.
+ * Defines a module. The body sees a builder open to every fact (a module
+ * cannot know the caller's), and what its steps add reaches the caller's
+ * types by inference: `defineModule((p) => p.packages(['chrony']))` gives the
+ * caller package 'chrony'. A type argument A may still name facts the steps
+ * do not show (a raw command's, say). The runtime checker still checks the
+ * module's steps against the caller's facts.
  */
-export const defineModule = <const A extends Partial<Record<keyof Facts, string>> = {}>(
-  body: (p: PhaseBuilder<Facts, PackageCatalog>) => PhaseBuilder<Facts, PackageCatalog>,
-): Module<A> => ((p: PhaseBuilder<Facts, PackageCatalog>) => body(p)) as unknown as Module<A>;
+export const defineModule = <const A extends Partial<Record<keyof Facts, string>> = {}, R extends Result = Result>(
+  body: (p: ModuleBuilder) => R,
+): Module<Both<A, R>> => ((p: PhaseBuilder<Facts, PackageCatalog>) => body(p as never)) as unknown as Module<Both<A, R>>;
+
+/** `defineModule` whose body knows catalog C's packages (what installing each provides), as the stdlib's modules know the apt catalog. */
+export const defineModuleFor =
+  <C extends PackageCatalog>() =>
+  <const A extends Partial<Record<keyof Facts, string>> = {}, R extends Result = Result>(
+    body: (p: ModuleBuilder<C>) => R,
+  ): Module<Both<A, R>> =>
+    defineModule<A, R>(body as never);

@@ -27,7 +27,20 @@ export interface NoFacts extends Facts {
  * A reference to a fact of kind Known: a literal must be one of Known (and the
  * error lists them); a plain `string` is accepted and left to the checker.
  */
-export type Ref<Known extends string, S extends string> = string extends S ? S : S extends Known ? S : Known;
+export type Ref<Known extends string, S extends string> = string extends S ? S : S extends Known ? S : [Open] extends [Known] ? S : Known;
+
+declare const openFacts: unique symbol;
+/**
+ * The facts a module body cannot know: those of whichever builder it is
+ * applied to. A module's builder starts with `Open` for every kind, so any
+ * reference is accepted (the checker checks it against the caller's facts),
+ * and the literals its steps add stay apart from it: that is how a module's
+ * facts reach the caller's types without being written out again.
+ */
+export type Open = string & { readonly [openFacts]: true };
+
+/** The literals a module body added to a union that started as `Open`; a plain `string` (a non-literal fact) stays `string`. */
+export type AddedTo<X extends string> = string extends X ? string : X extends unknown ? (Open extends X ? never : X) : never;
 
 /** What installing a package provides, as the catalog of a base records it. */
 export interface PackageFacts {

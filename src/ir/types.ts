@@ -78,7 +78,7 @@ export type SymlinkStep = {
 };
 export type PackagesStep = {
     kind: "packages";
-    action: "install" | "remove";
+    action: "remove" | "install";
     names: string[];
     id: string;
     provides: Fact[];
@@ -159,6 +159,39 @@ export type CommandStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
+export type CleanStep = {
+    kind: "clean";
+    action: "remove" | "truncate";
+    paths: string[];
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type MaskStep = {
+    kind: "mask";
+    name: string;
+    masked: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type HoldStep = {
+    kind: "hold";
+    names: string[];
+    held: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
 export type ScriptHook = {
     type: "script";
     run: string;
@@ -224,8 +257,8 @@ export type VerifyStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | ArtifactStep | CloudImageStep | VerifyStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

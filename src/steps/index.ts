@@ -18,13 +18,16 @@ import { sysctl } from './sysctl.js';
 import { kernelModule } from './kernel-module.js';
 import { swapOff } from './swap-off.js';
 import { command } from './command.js';
+import { clean } from './clean.js';
+import { mask } from './mask.js';
+import { hold } from './hold.js';
 import { artifact } from './artifact.js';
 import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
 
 /** Every kind, in the order of the IR's Step union (hooks last: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, artifact, cloudImage, verify, hook } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -43,6 +46,9 @@ export const stepSchemas = {
   KernelModuleStep: kernelModule.schema,
   SwapOffStep: swapOff.schema,
   CommandStep: command.schema,
+  CleanStep: clean.schema,
+  MaskStep: mask.schema,
+  HoldStep: hold.schema,
   ScriptHook,
   WebhookHook,
   EventHook,
@@ -67,6 +73,9 @@ export const phaseStepSchemas = [
   kernelModule.schema,
   swapOff.schema,
   command.schema,
+  clean.schema,
+  mask.schema,
+  hold.schema,
   artifact.schema,
   cloudImage.schema,
   verify.schema,

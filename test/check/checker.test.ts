@@ -32,6 +32,22 @@ describe('removal is structural', () => {
     expect(ds[0]!.related[0]!.loc?.line).toBeGreaterThan(0);
   });
 
+  it('a glob removes every known path it names, with what lies below each (sh globbing: one segment, no leading dot)', () => {
+    expect(
+      verdict((p) =>
+        p
+          .directory('/opt/t')
+          .directory('/opt/t/a')
+          .directory('/opt/t/a/b')
+          .directory('/opt/t/.d')
+          .command('rm -rf /opt/t/*', { removes: { path: ['/opt/t/*'] } })
+          .file('/opt/t/.d/x', { content: '' })
+          .file('/opt/t/a/x', { content: '' })
+          .file('/opt/t/a/b/x', { content: '' }),
+      ),
+    ).toEqual(['IMGC0005@customize.7.file', 'IMGC0005@customize.8.file']);
+  });
+
   it('making the directory again makes it usable again', () => {
     expect(verdict((p) => p.directory('/opt/t').command('rm -rf /opt/t', { removes: { path: ['/opt/t'] } }).directory('/opt/t').file('/opt/t/x', { content: '' }) )).toEqual([]);
   });

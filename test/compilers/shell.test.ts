@@ -8,10 +8,11 @@ import { shellCompiler } from '../../src/compilers/shell/index.js';
 import { CompileError, type CompiledFiles } from '../../src/compilers/types.js';
 import type { Image } from '../../src/ir/schema.js';
 import { goodExamples, imgc, irOf, tempDir } from '../helpers/cli.js';
+import { kinds } from '../../src/steps/index.js';
 import { expectGolden } from '../helpers/golden.js';
 import { imageOf, phase, step, uncheckedImageOf, writeFiles } from './shell-support.js';
 
-const emittedKinds = new Set(['user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'swapOff', 'command']);
+const emittedKinds = new Set(['user', 'group', 'directory', 'file', 'symlink', 'packages', 'aptRepository', 'service', 'sysctl', 'kernelModule', 'swapOff', 'command', ...Object.entries(kinds).filter(([, k]) => k.inRoot).map(([n]) => n)]);
 
 describe.each(goodExamples())('shell backend: %s', (file) => {
   const name = path.basename(file, '.ts');

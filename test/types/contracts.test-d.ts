@@ -1,5 +1,5 @@
 import { expectTypeOf, test } from 'vitest';
-import { debian12, image, containerd, type FactsOf } from 'imgc';
+import { debian12, image, containerd, defineModule, type FactsOf } from 'imgc';
 
 const base = debian12({ include: ['systemd'] });
 
@@ -42,10 +42,49 @@ test('services come from installed packages', () => {
     .provision((p) => p.enableService('containerd'));
 });
 
+test('a package outside the catalog declares what it provides', () => {
+  image('t')
+    .base(base)
+    .provision((p) => p.packages(['chrony-custom'], { provides: { service: ['chrony'], command: ['chronyc'] } }).enableService('chrony'));
+  image('t')
+    .base(base)
+    // @ts-expect-error: nothing declares service 'chrony'
+    .provision((p) => p.packages(['chrony-custom']).enableService('chrony'));
+});
+
 test('modules add their facts', () => {
   image('t')
     .base(base)
     .provision((p) => p.use(containerd()).enableService('containerd'));
+});
+
+test('the facts of a module reach the caller without a type argument', () => {
+  const chrony = defineModule((p) =>
+    p.user('_chrony', { system: true }).directory('/etc/chrony', { owner: '_chrony' }).file('/etc/chrony/chrony.conf', { owner: 'root', content: '' }),
+  );
+  image('t')
+    .base(base)
+    .customize((p) => p.user('ops'))
+    .provision((p) =>
+      p
+        .use(chrony)
+        .file('/etc/chrony/x', { owner: '_chrony', content: '' })
+        // the caller's user, unknown to the module, stays known after it
+        .file('/etc/y', { owner: 'ops', content: '' })
+        // @ts-expect-error: the module did not create user 'chrony'
+        .file('/etc/z', { owner: 'chrony', content: '' }),
+    );
+  // A module body may refer to facts it does not create: the caller's (the checker checks them).
+  const usesCallers = defineModule((p) => p.file('/etc/w', { owner: 'whoever', content: '' }));
+  image('t')
+    .base(base)
+    .provision((p) =>
+      p
+        .use(usesCallers)
+        .symlink('/etc/v', '/etc/w')
+        // @ts-expect-error: the module added path '/etc/w', not user 'whoever'
+        .file('/etc/u', { owner: 'whoever', content: '' }),
+    );
 });
 
 test('non-literal strings fall back to the runtime checker', () => {

@@ -15,17 +15,23 @@ export type HelperName =
   | 'sysctl'
   | 'module'
   | 'swapoff'
+  | 'remove'
+  | 'truncate'
   | 'group'
   | 'user'
   | 'member'
   | 'userShell'
   | 'enable'
   | 'disable'
+  | 'mask'
+  | 'unmask'
   | 'fetch'
   | 'aptState'
   | 'aptInstalled'
   | 'aptInstall'
-  | 'aptRemove';
+  | 'aptRemove'
+  | 'hold'
+  | 'unhold';
 
 
 /** Shell lines for a step's body and the helpers they call. */

@@ -1,0 +1,15 @@
+// expect: IMGC1001 line 14
+// expect: IMGC0005 line 14
+// exit: 1
+// systemctl refuses to enable a masked unit: the types and the checker both
+// say so at the enable.
+import { debian12, image } from 'imgc';
+
+export default image('masked-then-enabled')
+  .base(debian12({ include: ['systemd'] }))
+  .provision((p) =>
+    p
+      .packages(['openssh-server'])
+      .maskService('ssh')
+      .enableService('ssh'),
+  );

@@ -1,0 +1,187 @@
+// kubernetes-sigs/image-builder's Kubernetes node (its Ubuntu/Debian QEMU
+// path: roles setup, node, providers, containerd, kubernetes, sysprep), said
+// as imgc steps and stdlib modules on Debian 12. docs/image-builder.md maps
+// each role to what says it here. `npx imgc check examples/image-builder-node.ts`
+import {
+  cloudInit,
+  containerdConfig,
+  containerdDropIns,
+  crictl,
+  debian12,
+  image,
+  kubernetes,
+  kubernetesNetworking,
+  sysprep,
+  variable,
+  z,
+} from 'imgc';
+
+const k8sMinor = variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), { default: '1.31', description: 'Kubernetes minor version (pkgs.k8s.io repository)' });
+const imageBuilderVersion = variable('image_builder_version', z.string(), { default: 'imgc', description: 'written to /etc/image-builder-release' });
+
+/** image-builder's `common_debs`, as Debian 12 names them; conntrack, curl and socat come with kubernetes(). */
+const commonDebs = [
+  'auditd',
+  'apt-transport-https',
+  'chrony',
+  'ebtables',
+  'jq',
+  'gnupg',
+  'libnetfilter-acct1',
+  'libnetfilter-cttimeout1',
+  'libnetfilter-log1',
+  'python3-netifaces',
+  'python3-pip',
+] as const;
+
+const chronyDispatcher = (state: 'routable' | 'off' | 'no-carrier') =>
+  [
+    '#!/bin/sh',
+    '# Tell chronyd whether the network is up, so it switches its sources online or offline.',
+    'export LC_ALL=C',
+    ...(state === 'routable' ? ['chronyc onoffline >/dev/null 2>&1 || :'] : ['chronyc onoffline >/dev/null 2>&1 || :']),
+    'exit 0',
+    '',
+  ].join('\n');
+
+export default image('image-builder-node')
+  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables', 'ca-certificates'] }))
+  // role setup: the baseline packages.
+  .customize((p) =>
+    p
+      // role node, first: apt's timers and unattended upgrades never run on the node by themselves.
+      .maskService('apt-daily.timer')
+      .maskService('apt-daily-upgrade.timer')
+      .maskService('apt-daily.service')
+      .maskService('apt-daily-upgrade.service')
+      .maskService('unattended-upgrades')
+      .packages(commonDebs)
+      .packages(['libseccomp2'])
+      // Not in the catalog: the install says what it brings, for the checker and the types.
+      .packages(['udev'], { provides: { path: ['/etc/udev', '/etc/udev/rules.d'], service: ['systemd-udevd'], command: ['udevadm'] } }),
+  )
+  .provision((p) =>
+    p
+      // role node
+      .use(kubernetesNetworking({ tuning: true }))
+      .swapOff()
+      .enableService('auditd')
+      .file('/etc/audit/rules.d/containerd.rules', {
+        owner: 'root',
+        group: 'root',
+        mode: '0644',
+        content: ['-w /var/lib/containerd/ -p rwxa -k containerd', '-w /etc/containerd/ -p rwxa -k containerd', '-w /etc/systemd/system/containerd.service.d/ -p rwxa -k containerd', '-w /run/containerd/ -p rwxa -k containerd', ''].join('\n'),
+      })
+      .file('/etc/udev/rules.d/90-etcd-tuning.rules', {
+        mode: '0644',
+        content: 'ACTION=="add", SUBSYSTEM=="net", SUBSYSTEMS=="pci|xen|vmbus" RUN+="/usr/local/bin/etcd-network-tuning.sh $name"\n',
+      })
+      .file('/usr/local/bin/etcd-network-tuning.sh', {
+        mode: '0755',
+        content: [
+          '#!/bin/sh',
+          '# Puts etcd peer (2380) and client (2379) traffic in the highest-priority band of the interface.',
+          'set -eu',
+          'dev=$1',
+          'tc qdisc add dev "$dev" root handle 1: prio bands 3',
+          'for port in 2380 2379; do',
+          '  tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip sport "$port" 0xffff flowid 1:1',
+          '  tc filter add dev "$dev" parent 1: protocol ip prio 1 u32 match ip dport "$port" 0xffff flowid 1:1',
+          'done',
+          '',
+        ].join('\n'),
+      })
+      .file('/etc/image-builder-release', { mode: '0644', content: `IMAGE_BUILDER_VERSION=${imageBuilderVersion}\nKUBERNETES_VERSION=v${k8sMinor}\n` })
+      // role providers, qemu
+      .use(cloudInit())
+      .file('/etc/cloud/cloud.cfg.d/05_logging.cfg', {
+        owner: 'root',
+        group: 'root',
+        mode: '0644',
+        content: '# cloud-init logs to its files and, from warnings up, to the console.\noutput: { all: "| tee -a /var/log/cloud-init-output.log" }\n',
+      })
+      .directory('/var/lib/dhcp', { mode: '0755' })
+      .directory('/etc/networkd-dispatcher', { mode: '0755' })
+      .directory('/etc/networkd-dispatcher/routable.d', { mode: '0755' })
+      .file('/etc/networkd-dispatcher/routable.d/20-chrony', { mode: '0755', content: chronyDispatcher('routable') })
+      .directory('/etc/networkd-dispatcher/off.d', { mode: '0755' })
+      .file('/etc/networkd-dispatcher/off.d/20-chrony', { mode: '0755', content: chronyDispatcher('off') })
+      .directory('/etc/networkd-dispatcher/no-carrier.d', { mode: '0755' })
+      .file('/etc/networkd-dispatcher/no-carrier.d/20-chrony', { mode: '0755', content: chronyDispatcher('no-carrier') })
+      .enableService('chrony')
+      // role containerd (Debian's containerd 1.6: config version 2)
+      .packages(['containerd', 'runc'])
+      .directory('/etc/containerd/conf.d', { mode: '0755' })
+      .directory('/etc/containerd/certs.d', { mode: '0755' })
+      .file('/etc/containerd/config.toml', { mode: '0644', content: containerdConfig({ version: 2, sandboxImage: 'registry.k8s.io/pause:3.10', registryDirs: true }) })
+      .directory('/etc/systemd/system/containerd.service.d', { mode: '0755' })
+      .file('/etc/systemd/system/containerd.service.d/memory-pressure.conf', { mode: '0644', content: containerdDropIns['memory-pressure.conf'] })
+      .file('/etc/systemd/system/containerd.service.d/max-tasks.conf', { mode: '0644', content: containerdDropIns['max-tasks.conf'] })
+      .use(crictl())
+      .enableService('containerd')
+      // role kubernetes
+      .use(kubernetes({ source: 'upstream', minor: k8sMinor, version: '1.31.4-1.1' }))
+      .directory('/etc/kubernetes', { mode: '0755' })
+      .directory('/etc/kubernetes/manifests', { mode: '0755' })
+      .directory('/usr/libexec/kubernetes', { owner: 'root', group: 'root', mode: '0755' })
+      .directory('/usr/share/bash-completion', { mode: '0755' })
+      .directory('/usr/share/bash-completion/completions', { mode: '0755' })
+      // Raw: a completion script is what the installed binary prints; no step kind writes a command's output to a file.
+      .command('kubectl completion bash >/usr/share/bash-completion/completions/kubectl', {
+        creates: '/usr/share/bash-completion/completions/kubectl',
+        requires: { command: ['kubectl'] },
+        provides: { path: ['/usr/share/bash-completion/completions/kubectl'] },
+      })
+      // Raw, for the same reason: kubeadm prints its completion script.
+      .command('kubeadm completion bash >/usr/share/bash-completion/completions/kubeadm', {
+        creates: '/usr/share/bash-completion/completions/kubeadm',
+        requires: { command: ['kubeadm'] },
+        provides: { path: ['/usr/share/bash-completion/completions/kubeadm'] },
+      })
+      // Raw, for the same reason: crictl prints its completion script.
+      .command('crictl completion bash >/usr/share/bash-completion/completions/crictl', {
+        creates: '/usr/share/bash-completion/completions/crictl',
+        requires: { command: ['crictl'] },
+        provides: { path: ['/usr/share/bash-completion/completions/crictl'] },
+      })
+      .file('/etc/profile.d/kubernetes.sh', {
+        owner: 'root',
+        group: 'root',
+        mode: '0644',
+        content: [
+          '# kubectl for interactive shells: k as its alias, and the admin kubeconfig when the node has one.',
+          'alias k=kubectl',
+          'if [ -r /etc/kubernetes/admin.conf ]; then export KUBECONFIG=/etc/kubernetes/admin.conf; fi',
+          '',
+        ].join('\n'),
+      }),
+  )
+  // role sysprep: what makes one built root a template for many nodes.
+  .phase('sysprep', (p) =>
+    p
+      .use(sysprep())
+      // What image-builder also clears on its Ubuntu path: installer leftovers, netplan files, proxy settings.
+      .remove([
+        '/etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg',
+        '/etc/cloud/cloud.cfg.d/99-installer.cfg',
+        '/etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg',
+        '/etc/cloud/ds-identify.cfg',
+        '/etc/netplan/*.yaml',
+        '/etc/apt/apt.conf.d/90proxy',
+        '/etc/pip.conf',
+        '/swapfile',
+        '/swap.img',
+      ])
+      .remove(['/etc/cloud/cloud-init.disabled'])
+      .file('/etc/hosts', { owner: 'root', group: 'root', mode: '0644', content: '127.0.0.1 localhost localhost.local\n::1 localhost ip6-localhost ip6-loopback\n' })
+      .hold([...commonDebs, 'libseccomp2', 'containerd', 'runc', 'cloud-init'])
+      .directory('/etc/default/grub.d', { mode: '0755' })
+      .file('/etc/default/grub.d/50-cloudimg-settings.cfg', {
+        owner: 'root',
+        group: 'root',
+        mode: '0644',
+        content: 'GRUB_RECORDFAIL_TIMEOUT=0\nGRUB_TIMEOUT=0\nGRUB_CMDLINE_LINUX_DEFAULT="console=tty1 console=ttyS0"\nGRUB_TERMINAL=console\n',
+      }),
+  )
+  .artifact((a) => a.tar('rootfs.tar.zst').qcow2('disk.qcow2', { size: '8G' }).cloudImage('qemu', 'qemu', { disk_size: '20G', format: 'qcow2', headless: true }))
+  .verify((v) => v.facts().checksums().manifest());

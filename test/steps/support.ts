@@ -1,0 +1,54 @@
+// What every step kind's test does with its outputs: golden files per target,
+// and the real tools on them (shellcheck, ansible-playbook --syntax-check and
+// ansible-lint --profile production, cloud-init schema).
+import { execa } from 'execa';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { compilers } from '../../src/compilers/index.js';
+import type { Image } from '../../src/ir/schema.js';
+import { expectGolden } from '../helpers/golden.js';
+import { tempDir } from '../helpers/temp.js';
+import { ansibleEnv } from '../compilers/ansible-support.js';
+
+export const write = (dir: string, files: Record<string, string>): void => {
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), text, { mode: rel.endsWith('.sh') ? 0o755 : 0o644 });
+  }
+};
+
+/** The tests of a kind's outputs: `ir` holds its steps; goldens go to test/golden/<name>/<target>. */
+export const outputTests = (ir: Image, name: string): void => {
+  for (const target of ['shell', 'ansible', 'cloud-init', 'packer'] as const) {
+    it(`${target}: matches the golden files`, () => {
+      expectGolden(`${name}/${target}`, compilers[target].compile(ir, { packerVersion: '1.6' } as never));
+    });
+  }
+
+  it('shell: passes shellcheck', async () => {
+    const dir = tempDir(`${name}-shell`);
+    const files = compilers.shell.compile(ir, {});
+    write(dir, files);
+    const r = await execa('shellcheck', ['-s', 'sh', '-S', 'style', ...Object.keys(files).filter((f) => f.endsWith('.sh'))], { cwd: dir, reject: false });
+    expect(r.stdout + r.stderr).toBe('');
+  });
+
+  it('ansible: ansible-lint --profile production and --syntax-check pass', async () => {
+    const dir = tempDir(`${name}-ansible`);
+    const home = tempDir(`${name}-ansible-home`);
+    write(dir, compilers.ansible.compile(ir, {}));
+    const env = ansibleEnv(home);
+    const syntax = await execa('ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'site.yml'], { cwd: dir, env, reject: false, all: true });
+    expect(syntax.exitCode, syntax.all).toBe(0);
+    const lint = await execa('ansible-lint', ['--offline', '--profile', 'production', '--strict', '--nocolor', '-p'], { cwd: dir, env, reject: false, all: true });
+    expect(lint.exitCode, lint.all).toBe(0);
+  });
+
+  it('cloud-init: passes cloud-init schema', async () => {
+    const dir = tempDir(`${name}-cloud-init`);
+    write(dir, compilers['cloud-init'].compile(ir, {}));
+    const r = await execa('cloud-init', ['schema', '-c', path.join(dir, 'user-data')], { reject: false, all: true, env: { HOME: dir } });
+    expect(r.exitCode, r.all).toBe(0);
+  });
+};
