@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, lutimesSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bootFiles } from '../ir/boot.js';
-import { capture, run, type RunOptions } from './exec.js';
+import { capture, run, type RunOptions } from '../host/exec.js';
 
 const SECTOR = 512;
 const MiB = 1024 * 1024;

@@ -10,7 +10,7 @@ import type { CompiledFiles } from '../compilers/types.js';
 import { irToJson } from '../ir/index.js';
 import type { Fact, Image, Phase, SourceLocation, StepOf } from '../ir/schema.js';
 import { factId } from '../ir/facts.js';
-import { writeTreeAtomically } from '../cli/write.js';
+import { writeTreeAtomically } from '../host/write.js';
 import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js';
 import { bootVerify, bootTools, sourceDateEpoch } from './boot-step.js';
 import { spdxOfRoot } from './sbom.js';
@@ -18,7 +18,7 @@ import { makeArtifacts, publish, REUSE_STATE, sha256sums, type ArtifactRecord, t
 import { layBase, resolveBase, type BaseSource } from './base.js';
 import { cacheDir, CorruptEntry, RootCache, sha256 } from './cache.js';
 import { Display, type Io } from './display.js';
-import { CommandError, haveCommand, removeTree } from './exec.js';
+import { CommandError, haveCommand, removeTree } from '../host/exec.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
 import { phaseKind } from '../ir/phases.js';

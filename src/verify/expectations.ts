@@ -6,7 +6,7 @@
 import { describeFact } from '../ir/facts.js';
 import { packageName } from '../ir/packages.js';
 import type { Fact, Image, SourceLocation, Step, StepOf } from '../ir/schema.js';
-import { parseDeb822Sources } from '../build/mirror.js';
+import { parseDeb822Sources } from '../host/mirror.js';
 import { phaseKind } from '../ir/phases.js';
 import {
   activeSwapLines,

@@ -1,6 +1,6 @@
 // The system databases of a root, read as files: passwd/group, dpkg status,
 // sysctl.d and modules-load.d, fstab, systemd unit links, apt sources.
-import { parseDeb822Sources, parseOneLineSources, type AptSource } from '../build/mirror.js';
+import { parseDeb822Sources, parseOneLineSources, type AptSource } from '../host/mirror.js';
 import type { RootView } from './rootview.js';
 
 export interface PasswdEntry {
