@@ -16,7 +16,7 @@ import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { word } from '../compilers/shell/quote.js';
 import { phaseKind } from '../ir/phases.js';
-import { rootPartitionOffset } from '../build/disk.js';
+import { rootPartitionOffset } from '../host/gpt.js';
 import { run, SYSTEM_PATH } from '../host/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';
 

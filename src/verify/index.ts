@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Image, SourceLocation } from '../ir/schema.js';
 import { run } from '../host/exec.js';
 import { unpackRoot } from '../host/tar.js';
-import { rootPartitionOffset } from '../build/disk.js';
+import { rootPartitionOffset } from '../host/gpt.js';
 import { expectationsOf, RootFacts } from './expectations.js';
 import { DirView, ImageView, type RootView } from './rootview.js';
 
