@@ -13,8 +13,8 @@ import path from 'node:path';
 import type { StepOf } from '../ir/schema.js';
 import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
 import { warmHashWorker } from './sparse-hash.js';
-import { run, type RunOptions } from './exec.js';
-import { packRoot, type Compression } from './tar.js';
+import { run, type RunOptions } from '../host/exec.js';
+import { packRoot, type Compression } from '../host/tar.js';
 import { derivedUuid, makeBootableDisk, makeExt4, sizeBytes } from './disk.js';
 
 export type ArtifactStep = StepOf<'artifact'>;

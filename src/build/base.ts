@@ -5,9 +5,9 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import type { Base } from '../ir/schema.js';
 import { baseKey, CorruptEntry, fileSha256, RootCache, sha256, stableJson, withCacheLock } from './cache.js';
-import { capture, haveCommand, run, type RunOptions } from './exec.js';
-import { hostMirror, rootSourcesList, type AptMirror } from './mirror.js';
-import { unpackRoot } from './tar.js';
+import { capture, haveCommand, run, type RunOptions } from '../host/exec.js';
+import { hostMirror, rootSourcesList, type AptMirror } from '../host/mirror.js';
+import { unpackRoot } from '../host/tar.js';
 
 export class BaseError extends Error {
   override name = 'BaseError';

@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url';
 import type { Base, Phase } from '../ir/schema.js';
 import type { IRVariable } from '../ir/variables.js';
 import { sha256 } from '../util/cache.js';
-import { removeTree, type RunOptions } from './exec.js';
+import { removeTree, type RunOptions } from '../host/exec.js';
 import { fileSha256 } from './sparse-hash.js';
 import { pidAlive as alive } from './reclaim.js';
-import { packRoot, unpackRoot } from './tar.js';
+import { packRoot, unpackRoot } from '../host/tar.js';
 
 /** Bump when what a cached root contains changes for the same key. */
 export const CACHE_FORMAT = 1;

@@ -4,7 +4,7 @@
 // cached or turned into artifacts. Mounts come from RootMounts, per need.
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SYSTEM_PATH } from './exec.js';
+import { SYSTEM_PATH } from '../host/exec.js';
 import type { Session } from './session.js';
 
 const exists = (p: string) => {

@@ -12,21 +12,15 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, lutimesSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bootFiles } from '../ir/boot.js';
-import { capture, run, type RunOptions } from './exec.js';
+import { capture, run, type RunOptions } from '../host/exec.js';
+import { GPT_TYPE, SECTOR } from '../host/gpt.js';
 
-const SECTOR = 512;
 const MiB = 1024 * 1024;
 /** Room for a Debian kernel and a MODULES=most initramfs (~50 MB), and a second pair. */
 const ESP_BYTES = 256 * MiB;
 /** GPT: partitions start at 1 MiB; the backup table takes the last 33 sectors. */
 const FIRST_LBA = MiB / SECTOR;
 const GPT_TAIL_SECTORS = 33;
-
-export const GPT_TYPE = {
-  esp: 'C12A7328-F81F-11D2-BA4B-00A0C93EC93B',
-  /** The Discoverable Partitions Specification's root (x86-64). */
-  root: '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709',
-} as const;
 
 /** A UUID derived from `parts` (name-based, RFC 4122 version 5 bits on a sha256). */
 export const derivedUuid = (...parts: string[]): string => {
@@ -199,17 +193,4 @@ export const makeBootableDisk = async (
     rmSync(entry, { force: true });
   }
   return l;
-};
-
-/** Where the root partition of a GPT disk image starts (bytes), or undefined when the file has no partition table. */
-export const rootPartitionOffset = async (file: string): Promise<number | undefined> => {
-  let table: { partitiontable?: { sectorsize?: number; partitions?: Array<{ start: number; type: string }> } };
-  try {
-    table = JSON.parse(await capture('sfdisk', ['--json', file])) as typeof table;
-  } catch {
-    return undefined;
-  }
-  const parts = table.partitiontable?.partitions ?? [];
-  const rootPart = parts.find((p) => p.type.toUpperCase() === GPT_TYPE.root) ?? parts.find((p) => p.type.toUpperCase() !== GPT_TYPE.esp);
-  return rootPart ? rootPart.start * (table.partitiontable?.sectorsize ?? SECTOR) : undefined;
 };

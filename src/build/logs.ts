@@ -3,7 +3,7 @@
 // phase's output along its progress lines.
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import type { LogSink } from './exec.js';
+import type { LogSink } from '../host/exec.js';
 import { redact } from './secrets.js';
 
 class File implements LogSink {

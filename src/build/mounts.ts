@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { SYSTEM_PATH } from './exec.js';
+import { SYSTEM_PATH } from '../host/exec.js';
 
 /** Decodes the octal escapes of /proc/self/mountinfo (`\040` is a space). */
 const unescapeMount = (s: string) => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));

@@ -10,7 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { removeTree, SYSTEM_PATH } from './exec.js';
+import { removeTree, SYSTEM_PATH } from '../host/exec.js';
 import { mountsUnder } from './mounts.js';
 
 /** The owner record's name inside a work or staging directory. */

@@ -9,7 +9,7 @@ import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, Phase, Step } from '../ir/schema.js';
 import { chrootEnv, placeScript, prepareRoot } from './chroot.js';
 import type { Display } from './display.js';
-import { CommandError, run } from './exec.js';
+import { CommandError, run } from '../host/exec.js';
 import type { StageLog } from './logs.js';
 import type { RootMounts } from './mounts.js';
 import { runnerPackageManagers } from './package-managers.js';

@@ -1,7 +1,7 @@
 // The lifetime of one build: a stack of synchronous cleanup actions (unmount,
 // restore files in the root, remove temp dirs) run in reverse order on
 // success, on failure, on SIGINT/SIGTERM and, as a last resort, on exit.
-import { killRunningChildren } from './exec.js';
+import { killRunningChildren } from '../host/exec.js';
 
 export class Interrupted extends Error {
   constructor(readonly signal: NodeJS.Signals) {

@@ -10,7 +10,7 @@ import { breaks, diffContracts, diffDiagnostics } from '../contract/diff.js';
 import type { Image } from '../ir/schema.js';
 import { colorWanted } from './color.js';
 import { EXIT, UsageError } from './exit.js';
-import { writeFileAtomically } from './write.js';
+import { writeFileAtomically } from '../host/write.js';
 
 interface Io {
   out: (s: string) => void;

@@ -145,7 +145,7 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
           return EXIT.contract;
         }
         const outDir = path.resolve(str(v, 'out') ?? settings?.out ?? path.join('out', loaded.ir.name, compiler.target));
-        (await import('./write.js')).writeTreeAtomically(outDir, files);
+        (await import('../host/write.js')).writeTreeAtomically(outDir, files);
         if (!on(v, 'quiet')) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${on(v, 'verbose') ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
         return EXIT.ok;
       }

@@ -17,8 +17,8 @@ import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { word } from '../compilers/shell/quote.js';
 import { phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
-import { rootPartitionOffset } from '../build/disk.js';
-import { run, SYSTEM_PATH } from '../build/exec.js';
+import { rootPartitionOffset } from '../host/gpt.js';
+import { run, SYSTEM_PATH } from '../host/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';
 
 /** One runtime check: a shell snippet that exits 0 when it holds and prints why when not. */

@@ -4,9 +4,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { run } from '../build/exec.js';
-import { unpackRoot } from '../build/tar.js';
-import { rootPartitionOffset } from '../build/disk.js';
+import { run } from '../host/exec.js';
+import { unpackRoot } from '../host/tar.js';
+import { rootPartitionOffset } from '../host/gpt.js';
 import { expectationsOf, RootFacts } from './expectations.js';
 import { DirView, ImageView, type RootView } from './rootview.js';
 

@@ -1,7 +1,7 @@
 // The readers of a root's system databases moved to src/core/root.ts (step
 // kinds' verify expectations use them); apt sources stay here, beside the
 // parsers they need.
-import { parseDeb822Sources, parseOneLineSources, type AptSource } from '../build/mirror.js';
+import { parseDeb822Sources, parseOneLineSources, type AptSource } from '../core/apt.js';
 import type { RootView } from '../core/root.js';
 export * from '../core/root.js';
 

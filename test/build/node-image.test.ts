@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imgc } from '../helpers/cli.js';
-import { rootPartitionOffset } from '../../src/build/disk.js';
+import { rootPartitionOffset } from '../../src/host/gpt.js';
 import { cannotBuild, imgcRun, mountsContaining, outDir, read, summaryOf } from './helpers.js';
 
 const example = 'examples/node-image-debian.ts';

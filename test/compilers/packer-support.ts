@@ -5,7 +5,7 @@ import { execa } from 'execa';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { writeTreeAtomically } from '../../src/cli/write.js';
+import { writeTreeAtomically } from '../../src/host/write.js';
 import type { CompiledFiles } from '../../src/compilers/types.js';
 import { tempDir } from '../helpers/cli.js';
 

@@ -1,0 +1,144 @@
+// The build's work root and phase 0: a work directory of this build's own
+// beside the output directory, cleaned up by the session whatever happens,
+// and the root in it, restored from the phase cache or laid down from the base.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { CompiledFiles } from '../compilers/types.js';
+import { phaseKind } from '../ir/phases.js';
+import { removeTree } from '../host/exec.js';
+import { layBase, type BaseSource } from './base.js';
+import { cacheDir, CorruptEntry, RootCache } from './cache.js';
+import type { Display } from './display.js';
+import { baseIdentity, phaseKeys } from './keys.js';
+import { StageLog } from './logs.js';
+import { mountsUnder, RootMounts } from './mounts.js';
+import { claim } from './reclaim.js';
+import type { SensitiveValues } from './secrets.js';
+import type { BuildRun, Work } from './state.js';
+
+/** Removes a work directory, but never while anything is mounted below it (rm would reach into /dev). */
+const removeWorkDir = (dir: string, display: Display): void => {
+  const mounted = existsSync(dir) ? mountsUnder(dir) : [];
+  if (mounted.length) {
+    display.warn(`not removing ${dir}: still mounted ${mounted.join(', ')}`);
+    return;
+  }
+  removeTree(dir);
+};
+
+/**
+ * Makes the work directory (claimed, so a later build can reclaim it if this
+ * one is killed), the staging directory and the mounts of the root, each with
+ * the session cleanup that takes it down again.
+ */
+export const openWork = (
+  run: BuildRun,
+  workParent: string,
+  compiled: { files: CompiledFiles; compiledDir: string; sensitive: SensitiveValues },
+  onDir: (dir: string) => void,
+): Work => {
+  const { ir, opts, display, session, cwd, outDir } = run;
+  const dir = mkdtempSync(path.join(workParent, `.imgc-work-${ir.name}-`));
+  claim(dir);
+  onDir(dir);
+  const root = path.join(dir, 'root');
+  mkdirSync(root, { mode: 0o755 });
+  run.summary.root = root;
+  const cache = new RootCache(cacheDir(run.env));
+  const staging = path.join(outDir, `.imgc-staging-${process.pid}`);
+  const work: Work = { ...compiled, dir, root, cache, staging, mounts: new RootMounts(root), keys: new Map(), rootIs: undefined };
+  session.defer('remove the work directory', () => {
+    if (opts.keepRoot) display.info(`root kept at ${path.relative(cwd, root) || root}`);
+    else {
+      if (work.rootIs && mountsUnder(root).length === 0 && cache.keep(work.rootIs.key, work.rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
+      removeWorkDir(dir, display);
+    }
+  });
+  rmSync(staging, { recursive: true, force: true });
+  session.defer('remove staged artifacts', () => rmSync(staging, { recursive: true, force: true }));
+  mkdirSync(staging);
+  claim(staging);
+  session.defer('unmount', () => work.mounts.unmountAll());
+  return work;
+};
+
+/** Phase keys: a chain from the base through the root-changing phases (./keys.ts). */
+const keysOf = (run: BuildRun, work: Work, base: BaseSource) =>
+  phaseKeys(run.ir, baseIdentity(base.key, base.key && work.cache.checksum('base', base.key), base.kind), run.opts.target);
+
+/** The last of the longest prefix of root phases whose result is cached (-1: none, start from the base). */
+const resumePoint = (run: BuildRun, work: Work): number => {
+  let resume = -1;
+  if (run.opts.noCache) return resume;
+  for (let i = 0; i < run.ir.phases.length; i++) {
+    const p = run.ir.phases[i]!;
+    if (phaseKind(p) !== 'root') break;
+    const k = work.keys.get(p);
+    if (k && work.cache.has('phase', k)) resume = i;
+  }
+  return resume;
+};
+
+/** The root after phase `resume`, from the cache; false when the entry was corrupt (dropped, the root untouched). */
+const restoreRoot = async (run: BuildRun, work: Work, base: BaseSource, resume: number, log: StageLog, t0: number): Promise<boolean> => {
+  const { display, summary } = run;
+  const p = run.ir.phases[resume]!;
+  const key = work.keys.get(p)!;
+  display.stage('base', `from the cache: the root after phase ${p.name}`);
+  let id = work.cache.take(key, work.root);
+  let restored = true;
+  if (id) log.line(`imgc: took the unpacked root after ${p.name} from the cache`);
+  else {
+    try {
+      id = await work.cache.restore('phase', key, work.root, { log });
+    } catch (e) {
+      if (!(e instanceof CorruptEntry)) throw e;
+      // Dropped (root untouched): build from the base instead, running the phases again.
+      display.warn(e.message);
+      restored = false;
+    }
+  }
+  work.rootIs = id ? { key, id } : undefined;
+  if (restored) {
+    summary.base = { source: base.describe, cached: true, ms: Date.now() - t0, ...(base.key ? { key: base.key } : {}) };
+    display.stageDone('base', `restored the root after ${p.name} from the cache`, Date.now() - t0);
+  }
+  return restored;
+};
+
+/** Lays the base down into the empty root (from the base cache when it has it). */
+const layFreshBase = async (run: BuildRun, work: Work, base: BaseSource, log: StageLog, t0: number): Promise<void> => {
+  const { display } = run;
+  display.stage('base', base.describe);
+  const r = await layBase(run.ir.base, base, work.root, {
+    cache: work.cache,
+    run: { log },
+    onWait: () => display.info('waiting for another build laying down the same base'),
+    onCorrupt: (message) => display.warn(message),
+  });
+  // A base laid down just now has a checksum now: the phases after it are keyed from it.
+  work.keys = keysOf(run, work, base);
+  run.summary.base = { source: base.describe, cached: r.cached, ms: Date.now() - t0, ...(base.key ? { key: base.key } : {}) };
+  display.stageDone('base', r.cached ? `${base.describe}: from the cache` : base.describe, Date.now() - t0);
+};
+
+/**
+ * Phase 0: the root after the longest cached prefix of root phases, or the
+ * base laid down. Returns the index of the last phase the root already has
+ * (-1 when it is the bare base).
+ */
+export const startRoot = async (run: BuildRun, work: Work, base: BaseSource): Promise<number> => {
+  work.keys = keysOf(run, work, base);
+  if (base.kind === 'dir') run.display.info('--from-dir: the phase cache is not used (a directory has no cheap key)');
+  let resume = resumePoint(run, work);
+  const log = new StageLog(run.logsDir, '00-base');
+  const t0 = Date.now();
+  try {
+    if (resume >= 0 && !(await restoreRoot(run, work, base, resume, log, t0))) resume = -1;
+    if (resume < 0) await layFreshBase(run, work, base, log, t0);
+  } finally {
+    log.close();
+  }
+  run.session.check();
+  return resume;
+};
