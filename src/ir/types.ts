@@ -209,6 +209,7 @@ export type CloudImageStep = {
     provides: Fact[];
     requires: Fact[];
     removes: Fact[];
+    disk?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { bootable, containerd, debian12, image, kubernetes, kubernetesNetworking } from 'imgc';
 import { derivedUuid, diskLayout, kernelCmdline, makeBootableDisk, makeExt4, sfdiskScript } from '../../src/build/disk.js';
 import { fileSha256 } from '../../src/build/cache.js';
+import { checkImage } from '../../src/check/checker.js';
 import { installedPackages } from '../../src/build/sbom.js';
 import { bootChecksOf, bootScript } from '../../src/verify/boot.js';
 import { tempDir } from '../helpers/temp.js';
@@ -41,6 +42,20 @@ describe('bootable disk layout', () => {
     expect(new Set([a.diskGuid, a.esp.partUuid, a.root.partUuid, a.root.fsUuid]).size).toBe(4);
     expect(a.esp.volumeId).toMatch(/^[0-9a-f]{8}$/);
     expect(derivedUuid('x')).toBe(derivedUuid('x'));
+  });
+
+  it("a Packer qemu source can start from the bootable disk (cloudImage's disk), which it requires", () => {
+    const withVm = (disk: string) =>
+      image('boot-vm')
+        .base(debian12({ include: ['systemd', 'kmod'] }))
+        .provision((p) => p.use(bootable()))
+        .artifact((a) => a.qcow2('disk.qcow2', { bootable: true }).cloudImage('qemu', 'vm', { headless: true }, { disk }))
+        .toIR('boot-vm.ts');
+    const ir = withVm('disk.qcow2');
+    const vm = ir.phases.flatMap((p) => p.steps).find((s) => s.kind === 'cloudImage')!;
+    expect(vm).toMatchObject({ disk: 'disk.qcow2', requires: [{ kind: 'artifact', key: 'disk.qcow2' }] });
+    expect(checkImage(ir).filter((d) => d.severity === 'error')).toEqual([]);
+    expect(checkImage(withVm('other.qcow2')).map((d) => d.code)).toContain('IMGC0001');
   });
 
   it('refuses a disk too small for the ESP and a root', () => {

@@ -342,3 +342,59 @@ describe('packer backend: settings newer than packer 1.6.6', () => {
     expect(d?.message).toContain("packer 1.6.6's qemu builder has no 'cpu_model'");
   });
 });
+
+describe("packer backend: a qemu source that boots imgc's own disk", () => {
+  /** node-image with its qemu source booting the definition's bootable disk.qcow2 (or `disk`), not a cloud image. */
+  const fromDisk = async (disk = 'disk.qcow2', builder: StepOf<'cloudImage'>['builder'] = 'qemu'): Promise<Image> => {
+    const ir = structuredClone(await irOf('examples/node-image.ts'));
+    const qemu = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage' && s.builder === 'qemu')!;
+    Object.assign(qemu, { disk, builder, settings: { headless: true } });
+    return ir;
+  };
+  const diagnosticsOf = (ir: Image): { code: string; message: string }[] => {
+    try {
+      packerCompiler.compile(ir, {});
+    } catch (e) {
+      return (e as { diagnostics?: { code: string; message: string }[] }).diagnostics ?? [];
+    }
+    return [];
+  };
+
+  it('starts from the built disk with its checksum and UEFI firmware, and packer 1.6.6 validates it (HCL and JSON)', async () => {
+    const ir = await fromDisk();
+    const modern = await parseHcl(packerCompiler.compile(ir, {})[`${ir.name}.pkr.hcl`]!);
+    const source = (modern['source']['qemu'] as Record<string, Parsed[]>)['qemu']![0]!;
+    expect(source).toMatchObject({ disk_image: true, iso_url: '${var.qemu_iso_url}', iso_checksum: '${var.qemu_iso_checksum}', format: 'qcow2', vm_name: `${ir.name}.qcow2`, qemuargs: [['-bios', '${var.qemu_firmware}']] });
+    const vars = modern['variable'] as Record<string, Parsed[]>;
+    expect(vars['qemu_iso_url']![0]!['default']).toBe('../build/disk.qcow2');
+    expect(vars['qemu_firmware']![0]!['default']).toBe('/usr/share/ovmf/OVMF.fd');
+    // No cloud image, and no cloud image's user: the checksum and the login are the user's to give.
+    expect(vars['qemu_iso_checksum']![0]).not.toHaveProperty('default');
+    expect(vars['qemu_ssh_username']![0]).not.toHaveProperty('default');
+    expect(JSON.stringify(modern)).not.toContain('cloud.debian.org');
+
+    const files = packerCompiler.compile(ir, { json: true, packerVersion: '1.6' });
+    const dir = writeOut(files, 'packer-from-disk');
+    const required = requiredVars(await parseHcl(files[`${ir.name}.pkr.hcl`]!));
+    expect(required.filter((a) => a !== '-var').map((a) => a.split('=')[0])).toEqual(expect.arrayContaining(['qemu_iso_checksum', 'qemu_ssh_username', 'qemu_ssh_password']));
+    await expectValid(dir, `${ir.name}.pkr.hcl`, required);
+    await expectValid(dir, `${ir.name}.pkr.json`, required);
+  });
+
+  it('a raw disk stays raw', async () => {
+    const source = (await parseHcl(packerCompiler.compile(await fromDisk('disk.raw'), {})[`${(await fromDisk()).name}.pkr.hcl`]!))['source']['qemu']['qemu'][0] as Parsed;
+    expect(source).toMatchObject({ format: 'raw' });
+  });
+
+  it('refuses, at the step, a disk no bootable raw/qcow2 artifact writes and a builder other than qemu (IMGC2002)', async () => {
+    for (const [ir, message] of [
+      [await fromDisk('rootfs.tar.zst'), "'rootfs.tar.zst' (artifact.2.artifact) is not a bootable disk: it is a tar"],
+      [await fromDisk('nowhere.qcow2'), "no artifact of this phase writes 'nowhere.qcow2'"],
+      [await fromDisk('disk.qcow2', 'null'), 'only the qemu builder boots a disk imgc built'],
+    ] as const) {
+      const ds = diagnosticsOf(ir);
+      expect(ds.map((d) => d.code), message).toEqual(['IMGC2002']);
+      expect(ds[0]!.message).toContain(message);
+    }
+  });
+});

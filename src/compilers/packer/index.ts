@@ -60,12 +60,25 @@ const wording: Wording = {
 
 const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, wording)}`;
 
+/** Why a cloudImage step cannot boot the disk it names, or undefined when it can. */
+const diskProblem = (step: StepOf<'cloudImage'>, phaseSteps: readonly Step[]): string | undefined => {
+  if (step.builder !== 'qemu') return `only the qemu builder boots a disk imgc built (this step's builder is ${step.builder})`;
+  const disk = phaseSteps.find((s): s is StepOf<'artifact'> => s.kind === 'artifact' && s.output === step.disk);
+  if (!disk) return `no artifact of this phase writes '${step.disk}'`;
+  if ((disk.format !== 'raw' && disk.format !== 'qcow2') || !disk.bootable) return `'${step.disk}' (${disk.id}) is not a bootable disk: it is ${disk.format === 'raw' || disk.format === 'qcow2' ? `a ${disk.format} without bootable: true` : `a ${disk.format}`}`;
+  return undefined;
+};
+
 /** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
 const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
   const out: Diagnostic[] = [];
   for (const phase of ir.phases) {
     for (const step of phase.steps) {
       if (step.kind !== 'cloudImage') continue;
+      if (step.disk !== undefined) {
+        const problem = diskProblem(step, phase.steps);
+        if (problem) out.push(diagnostic('IMGC2002', `${step.id}.disk: ${problem}`, { loc: step.loc, stepId: step.id, hint: "give the output of a raw or qcow2 artifact made with { bootable: true } in the artifact phase, e.g. a.qcow2('disk.qcow2', { bootable: true })" }));
+      }
       for (const [key, value] of Object.entries(step.settings)) {
         if (legacy && newerThan16[step.builder]?.includes(key)) {
           out.push(
@@ -274,7 +287,8 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
 const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: boolean, legacy: boolean): Item[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
   const cloudSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
-  const sources = sourcesFor(cloudSteps, ir.name, ir.base);
+  const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
+  const sources = sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
   const own = irVariables(ir);
   const variables = [...own, ...uniqueVariables(sources).filter((v) => !own.some((o) => o.name === v.name))];
   const required = variables.filter((v) => v.default === undefined);
