@@ -18,6 +18,7 @@ import { makeArtifacts, publish, REUSE_STATE, sha256sums, type ArtifactRecord, t
 import { layBase, resolveBase, type BaseSource } from './base.js';
 import { cacheDir, CorruptEntry, RootCache, sha256 } from './cache.js';
 import { Display, type Io } from './display.js';
+import { JsonDisplay } from './events.js';
 import { CommandError, haveCommand, removeTree } from './exec.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
@@ -48,6 +49,8 @@ export interface BuildOptions {
   compile?: (ir: Image) => CompiledFiles;
   /** The values of the sensitive variables the image uses (the IR never holds them). */
   sensitive?: SensitiveValues;
+  /** `json`: JSON-lines events on stdout instead of the human display (./events.ts). */
+  format?: 'text' | 'json';
 }
 
 export interface PhaseSummary {
@@ -152,8 +155,8 @@ const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
 export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise<{ exitCode: number; summary: BuildSummary }> => {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
-  const display = new Display(io, env);
   const outDir = path.resolve(cwd, opts.outDir);
+  const display = opts.format === 'json' ? new JsonDisplay(io, { image: ir.name, target: opts.target, out: outDir }) : new Display(io, env);
   const started = Date.now();
   const summary: BuildSummary = { image: ir.name, target: opts.target, ok: false, base: { source: '', cached: false, ms: 0 }, phases: [], artifacts: [], totalMs: 0 };
   const where = (loc: SourceLocation | undefined) => locText(loc, opts.definitionDir, cwd);
@@ -342,7 +345,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
         summary.phases.push(ps);
         if (i <= resume) {
           ps.cached = true;
-          display.line(`${display.live ? '\u001b[32m✓\u001b[0m' : '✓'} ${phase.name}  cached`);
+          display.phaseCached(phase.name);
           continue;
         }
         const t = Date.now();
@@ -383,6 +386,7 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
               onStart: (s) => display.stepStart(`${s.id} ${s.format} ${s.output}`),
               onDone: (rec, ms) => {
                 took.set(rec.step, ms);
+                display.artifact(rec, ms);
                 display.stepEnd(`${rec.step} ${rec.format} ${rec.output}${rec.reused ? ': unchanged, kept from the last build' : ''}`, rec.reused ? 'unchanged' : 'changed');
               },
             });
@@ -518,5 +522,6 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
     const parts = [`base ${t(summary.base.ms)}${summary.base.cached ? ' (cache)' : ''}`, ...summary.phases.map((p) => `${p.name} ${p.cached ? 'cached' : t(p.ms)}`)];
     display.info(`built ${ir.name} with ${opts.target} in ${t(Date.now() - started)}: ${parts.join(', ')}`);
   }
+  display.finish(summary, exitCode);
   return { exitCode, summary };
 };
