@@ -14,7 +14,7 @@ import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } 
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
-import { irVariables, withVariables } from './variables.js';
+import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
 
 type Provisioner = 'shell' | 'ansible';
 
@@ -33,9 +33,6 @@ const SFTP_COMMAND = '/usr/lib/openssh/sftp-server -e';
 // (--become would run them with sudo on the machine running packer).
 const INVENTORY = '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n';
 
-// shell-local's default command breaks on a path with a space; the script is
-// handed to sh as $0 instead. {{ .Vars }} and {{ .Script }} are Packer's own.
-const LOCAL_EXECUTE = ['/bin/sh', '-c', '{{ .Vars }} /bin/sh "$0"', '{{ .Script }}'];
 
 const at = (s: { id: string; loc?: { file: string; line: number } | undefined }): string => (s.loc ? `${s.id} (${s.loc.file}:${s.loc.line})` : s.id);
 
