@@ -1,7 +1,7 @@
 // `imgc build --format json`: a real small build (shell target, its phases
 // run again with --no-cache) streams JSON lines on stdout, nothing else, and
 // every event validates with ajv against the schema `imgc schema
-// --build-events` publishes.
+// --build-events` publishes; a failing build's stream ends with its error.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -68,4 +68,15 @@ describe.skipIf(cannotBuild)('imgc build --format json', () => {
     expect(summary['phases']).toEqual(written['phases']);
     expect(summary['artifacts']).toEqual(written['artifacts']);
   });
+
+  it('a failing build ends with the failed step, its phase not ok, the error and a summary that is not ok', async () => {
+    const r = await imgcRun(['build', 'test/build/fixtures/failing.ts', '--no-typecheck', '--out', outDir('events-failing'), '--no-cache', '--format', 'json']);
+    expect(r.exitCode, r.all).toBe(1);
+    const failed = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Event);
+    for (const e of failed) expect(validate(e), JSON.stringify(e)).toBe(true);
+    expect(failed.find((e) => e.event === 'step-end' && e['status'] === 'failed')).toMatchObject({ phase: 'customize', step: 'customize.2.command' });
+    expect(failed.find((e) => e.event === 'phase-end')).toMatchObject({ phase: 'customize', ok: false });
+    expect(failed.some((e) => e.event === 'message' && String(e['text']).includes('step customize.2.command failed (exit 3)'))).toBe(true);
+    expect(failed.at(-1)).toMatchObject({ event: 'summary', ok: false, exitCode: 1, error: expect.stringContaining('customize.2.command failed') });
+  }, 600_000);
 });
