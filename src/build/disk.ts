@@ -99,23 +99,23 @@ export const reproducibleEnv = (epoch: number | undefined): Record<string, strin
   epoch === undefined ? {} : { SOURCE_DATE_EPOCH: String(epoch), E2FSPROGS_FAKE_TIME: String(epoch) };
 
 /**
- * Clamps the atime and mtime of everything in `dir` to `epoch` (and atime to
- * mtime): `mkfs.ext4 -d` copies them into the filesystem, and files the build
- * wrote carry the time of the build.
+ * Clamps the mtime of everything in `dir` to `epoch`: `mkfs.ext4 -d` copies
+ * it into the filesystem, and files the build wrote carry the time of the
+ * build. Access times are not worth clamping here (reading a directory, as
+ * this walk and mkfs do, sets its atime again under relatime): makeExt4 sets
+ * them in the filesystem afterwards.
  */
 export const clampTimes = (dir: string, epoch: number): void => {
+  const limit = BigInt(epoch) * 1_000_000_000n;
   const walk = (d: string): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
-      const st = lstatSync(p, { bigint: true });
-      const mtime = st.mtimeNs > BigInt(epoch) * 1_000_000_000n ? epoch : Number(st.mtimeNs / 1_000_000_000n);
-      if (BigInt(mtime) * 1_000_000_000n !== st.mtimeNs || st.atimeNs !== st.mtimeNs) lutimesSync(p, mtime, mtime);
+      if (lstatSync(p, { bigint: true }).mtimeNs > limit) lutimesSync(p, epoch, epoch);
       if (e.isDirectory()) walk(p);
     }
   };
   walk(dir);
-  const st = lstatSync(dir);
-  if (st.mtimeMs > epoch * 1000) lutimesSync(dir, epoch, epoch);
+  if (lstatSync(dir, { bigint: true }).mtimeNs > limit) lutimesSync(dir, epoch, epoch);
 };
 
 /** The inodes in use in an ext4 filesystem, from dumpe2fs's free inode ranges per group. */
@@ -146,10 +146,11 @@ export const makeExt4 = async (root: string, file: string, opts: { bytes: number
     { ...opts.run, env: { ...opts.run.env, ...reproducibleEnv(opts.epoch) } },
   );
   if (opts.epoch === undefined) return;
-  // Inode change and creation times are the copy's, not the root's: set to the epoch (the root inode and every file's).
+  // Inode change and creation times are the copy's, and access times the time mkfs read the root:
+  // all three are set to the epoch (the root inode's and every file's).
   const spec = opts.offset ? `${file}?offset=${opts.offset}` : file;
   const inodes = (await usedInodes(spec)).filter((i) => i === 2 || i >= 11);
-  const script = inodes.map((i) => `sif <${i}> ctime @${opts.epoch}\nsif <${i}> crtime @${opts.epoch}\n`).join('');
+  const script = inodes.map((i) => ['ctime', 'crtime', 'atime'].map((f) => `sif <${i}> ${f} @${opts.epoch}\n`).join('')).join('');
   await run('debugfs', ['-w', '-f', '-', spec], { ...opts.run, input: script, log: undefined, env: { ...opts.run.env, ...reproducibleEnv(opts.epoch) } });
 };
 

@@ -1,6 +1,8 @@
 // What `imgc build` shows while it runs. On a terminal (and not CI=true) the
 // current phase and step are one line rewritten in place with ANSI; elsewhere
 // every finished step is one plain line, so CI logs read top to bottom.
+import type { ArtifactRecord } from './artifacts.js';
+import type { BuildSummary } from './index.js';
 import type { StepStatus } from './progress.js';
 import { redact } from './secrets.js';
 
@@ -98,6 +100,17 @@ export class Display {
     }
     this.status(`${this.paint('36', '▸')} ${p.name}  ${p.done}/${p.total}  ${id} ${mark[status]}`);
   }
+
+  /** A root phase restored from the cache. */
+  phaseCached(name: string): void {
+    this.line(`${this.paint('32', '✓')} ${name}  cached`);
+  }
+
+  /** An artifact is made: the step's end line says so already (events: ./events.ts). */
+  artifact(_rec: ArtifactRecord, _ms: number): void {}
+
+  /** The build is over (events: ./events.ts). */
+  finish(_summary: BuildSummary, _exitCode: number): void {}
 
   phaseDone(summary: string, ok = true): void {
     const p = this.phase;

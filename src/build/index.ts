@@ -17,6 +17,7 @@ import { bootTools } from './boot-step.js';
 import { resolveBase, type BaseSource } from './base.js';
 import { cacheDir } from './cache.js';
 import { Display, type Io } from './display.js';
+import { JsonDisplay } from './events.js';
 import { publishBuild } from './manifest.js';
 import { mountsUnder } from './mounts.js';
 import { describeReclaimed, reclaimStale } from './reclaim.js';
@@ -147,8 +148,8 @@ const builtLine = (run: BuildRun): string => {
 export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise<{ exitCode: number; summary: BuildSummary }> => {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
-  const display = new Display(io, env);
   const outDir = path.resolve(cwd, opts.outDir);
+  const display = opts.format === 'json' ? new JsonDisplay(io, { image: ir.name, target: opts.target, out: outDir }) : new Display(io, env);
   const summary: BuildSummary = { image: ir.name, target: opts.target, ok: false, base: { source: '', cached: false, ms: 0 }, phases: [], artifacts: [], totalMs: 0 };
   const run: BuildRun = {
     ir,
@@ -163,7 +164,14 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
     started: Date.now(),
     where: (loc) => locText(loc, opts.definitionDir, cwd),
   };
+  const result = await runBuild(run);
+  display.finish(summary, result.exitCode);
+  return result;
+};
 
+/** The build itself, once its run exists: preflight, base, stages, publishing. */
+const runBuild = async (run: BuildRun): Promise<{ exitCode: number; summary: BuildSummary }> => {
+  const { ir, opts, env, outDir, display, summary } = run;
   const ready = await preflight(run);
   if ('error' in ready) return failed(run, ready.error);
   const { files, sensitive } = ready;

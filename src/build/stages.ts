@@ -93,6 +93,7 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
     onStart: (s) => display.stepStart(`${s.id} ${s.format} ${s.output}`),
     onDone: (rec, ms) => {
       took.set(rec.step, ms);
+      display.artifact(rec, ms);
       display.stepEnd(`${rec.step} ${rec.format} ${rec.output}${rec.reused ? ': unchanged, kept from the last build' : ''}`, rec.reused ? 'unchanged' : 'changed');
     },
   });
@@ -175,7 +176,7 @@ export const runPhases = async (run: BuildRun, work: Work, resume: number): Prom
     summary.phases.push(ps);
     if (i <= resume) {
       ps.cached = true;
-      display.line(`${display.live ? '\u001b[32m✓\u001b[0m' : '✓'} ${phase.name}  cached`);
+      display.phaseCached(phase.name);
       continue;
     }
     const t = Date.now();

@@ -28,6 +28,8 @@ export interface BuildOptions {
   compile?: (ir: Image) => CompiledFiles;
   /** The values of the sensitive variables the image uses (the IR never holds them). */
   sensitive?: SensitiveValues;
+  /** `json`: JSON-lines events on stdout instead of the human display (./events.ts). */
+  format?: 'text' | 'json';
 }
 
 export interface PhaseSummary {

@@ -62,6 +62,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     const target = (v.target as string | undefined) ?? 'shell';
     if (target !== 'shell' && target !== 'ansible') throw new UsageError(`--target must be shell or ansible (got '${target}'); Packer builds are 'packer build' on the output of imgc compile --target packer`);
     if (v['from-tar'] && v['from-dir']) throw new UsageError('--from-tar and --from-dir exclude each other');
+    const format = v.format === 'json' ? 'json' : 'text';
     const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit !== 0) return exit;
     const ir = loaded.ir;
@@ -77,6 +78,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
           keepRoot: Boolean(v['keep-root']),
           definitionDir: loaded.dir,
           sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []),
+          format,
         },
         io,
       );
@@ -128,8 +130,7 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
     if ([root, image, boot].filter(Boolean).length !== 1) throw new UsageError('verify needs exactly one of --root DIR, --image FILE or --boot DISK');
     const timeoutText = (v['boot-timeout'] as string | undefined) ?? '600';
     if (!/^[1-9]\d*$/.test(timeoutText)) throw new UsageError(`--boot-timeout must be a number of seconds (got '${timeoutText}')`);
-    const format = (v.format as string | undefined) ?? 'text';
-    if (format !== 'text' && format !== 'json') throw new UsageError(`--format must be text or json (got '${format}')`);
+    const format = v.format === 'json' ? 'json' : 'text';
     const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit === 2) return exit;
     // What the root must hold is what the build wrote: every variable at its value, sensitive ones too.

@@ -107,7 +107,10 @@ export const commands: readonly Command[] = [
     name: 'schema',
     args: '',
     summary: "print the IR's JSON Schema (or the contract's)",
-    flags: [{ name: 'contract', type: 'boolean', help: "the contract's JSON Schema instead of the IR's" }],
+    flags: [
+      { name: 'contract', type: 'boolean', help: "the contract's JSON Schema instead of the IR's" },
+      { name: 'build-events', type: 'boolean', help: "the JSON Schema of imgc build --format json's events instead of the IR's" },
+    ],
   },
   { name: 'docs', args: '', summary: 'print the stdlib reference (Markdown)', flags: [] },
   {
@@ -121,6 +124,7 @@ export const commands: readonly Command[] = [
       { name: 'from-dir', type: 'string', value: 'DIR', complete: 'dir', help: 'start from a copy of this root directory' },
       { name: 'no-cache', type: 'boolean', help: 'run every phase again (the base tarball is still reused)' },
       { name: 'keep-root', type: 'boolean', help: 'keep the work root for a look afterwards' },
+      { name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: one event per line on stdout instead of the display (imgc schema --build-events)' },
       ...loadFlags,
     ],
     notes: 'Exit: 0 built, 1 a step or verify failed, 2 usage.',

@@ -172,7 +172,12 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         return EXIT.ok;
       case 'schema': {
         noArguments(positionals);
-        const schema = on(v, 'contract') ? (await import('../contract/contract.js')).contractJsonSchema() : (await import('../ir/index.js')).imageJsonSchema();
+        if (on(v, 'contract') && on(v, 'build-events')) throw new UsageError('--contract and --build-events exclude each other');
+        const schema = on(v, 'contract')
+          ? (await import('../contract/contract.js')).contractJsonSchema()
+          : on(v, 'build-events')
+            ? (await import('../build/events.js')).buildEventsJsonSchema()
+            : (await import('../ir/index.js')).imageJsonSchema();
         io.out(`${JSON.stringify(schema, null, 2)}\n`);
         return EXIT.ok;
       }

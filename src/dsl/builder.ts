@@ -505,9 +505,21 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
     return this.artifact('qcow2', output, disk(opts));
   }
 
-  /** A Packer source: a cloud image, a VM, or an existing host (`null`). */
-  cloudImage(builder: StepOf<'cloudImage'>['builder'], name: string, settings: Record<string, string | number | boolean> = {}): this {
-    return this.add<'cloudImage'>({ kind: 'cloudImage', builder, name, settings: sortKeys(settings), provides: [fact('artifact', name)] });
+  /**
+   * A Packer source: a cloud image, a VM, or an existing host (`null`).
+   * `opts.disk` (qemu): the VM boots the bootable raw/qcow2 artifact of that
+   * output, the disk `imgc build` made, instead of a downloaded cloud image.
+   */
+  cloudImage(builder: StepOf<'cloudImage'>['builder'], name: string, settings: Record<string, string | number | boolean> = {}, opts: { disk?: string } = {}): this {
+    return this.add<'cloudImage'>({
+      kind: 'cloudImage',
+      builder,
+      name,
+      settings: sortKeys(settings),
+      ...(opts.disk !== undefined ? { disk: opts.disk } : {}),
+      provides: [fact('artifact', name)],
+      ...(opts.disk !== undefined ? { requires: [fact('artifact', opts.disk)] } : {}),
+    });
   }
 }
 

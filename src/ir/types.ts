@@ -242,6 +242,7 @@ export type CloudImageStep = {
     provides: Fact[];
     requires: Fact[];
     removes: Fact[];
+    disk?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };

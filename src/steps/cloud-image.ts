@@ -12,6 +12,8 @@ const schema = z
     builder: z.enum(['qemu', 'amazon-ebs', 'null']),
     name: Name,
     settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    /** qemu: the output of a bootable raw/qcow2 artifact the VM boots from (imgc's own disk), instead of a downloaded cloud image. */
+    disk: z.string().min(1).optional(),
   })
   .strict();
 type CloudImageStep = z.infer<typeof schema>;

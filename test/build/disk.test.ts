@@ -1,13 +1,16 @@
 // In-process parts of bootable disks and boot verification: the partition
 // layout and its identifiers, the runtime checks a definition promises (and
 // the script the node runs, through shellcheck), and the SBOM's reading of
-// dpkg's status.
+// dpkg's status; and that the same root gives the same disk bytes under
+// SOURCE_DATE_EPOCH, however and whenever its files were written.
 import { execa } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bootable, containerd, debian12, image, kubernetes, kubernetesNetworking } from 'imgc';
-import { derivedUuid, diskLayout, kernelCmdline, sfdiskScript } from '../../src/build/disk.js';
+import { derivedUuid, diskLayout, kernelCmdline, makeBootableDisk, makeExt4, sfdiskScript } from '../../src/build/disk.js';
+import { fileSha256 } from '../../src/build/cache.js';
+import { checkImage } from '../../src/check/checker.js';
 import { installedPackages } from '../../src/build/sbom.js';
 import { bootChecksOf, bootScript } from '../../src/verify/boot.js';
 import { tempDir } from '../helpers/temp.js';
@@ -39,6 +42,20 @@ describe('bootable disk layout', () => {
     expect(new Set([a.diskGuid, a.esp.partUuid, a.root.partUuid, a.root.fsUuid]).size).toBe(4);
     expect(a.esp.volumeId).toMatch(/^[0-9a-f]{8}$/);
     expect(derivedUuid('x')).toBe(derivedUuid('x'));
+  });
+
+  it("a Packer qemu source can start from the bootable disk (cloudImage's disk), which it requires", () => {
+    const withVm = (disk: string) =>
+      image('boot-vm')
+        .base(debian12({ include: ['systemd', 'kmod'] }))
+        .provision((p) => p.use(bootable()))
+        .artifact((a) => a.qcow2('disk.qcow2', { bootable: true }).cloudImage('qemu', 'vm', { headless: true }, { disk }))
+        .toIR('boot-vm.ts');
+    const ir = withVm('disk.qcow2');
+    const vm = ir.phases.flatMap((p) => p.steps).find((s) => s.kind === 'cloudImage')!;
+    expect(vm).toMatchObject({ disk: 'disk.qcow2', requires: [{ kind: 'artifact', key: 'disk.qcow2' }] });
+    expect(checkImage(ir).filter((d) => d.severity === 'error')).toEqual([]);
+    expect(checkImage(withVm('other.qcow2')).map((d) => d.code)).toContain('IMGC0001');
   });
 
   it('refuses a disk too small for the ESP and a root', () => {
@@ -92,4 +109,44 @@ describe('SBOM', () => {
       { name: 'zlib1g', version: '1:1.2.13.dfsg-1', architecture: 'amd64', source: 'zlib' },
     ]);
   });
+});
+
+describe('reproducible disks under SOURCE_DATE_EPOCH', () => {
+  const epoch = 1_700_000_000;
+  /** The same tree, written in a different order (and with a file made and removed) each time. */
+  const tree = (dir: string, reverse: boolean): string => {
+    const entries: Array<[string, string]> = [];
+    for (let d = 0; d < 12; d++) for (let f = 0; f < 40; f++) entries.push([`etc/d${d}`, `f${f}`]);
+    if (reverse) entries.reverse();
+    for (const [d, f] of entries) {
+      mkdirSync(path.join(dir, d), { recursive: true });
+      writeFileSync(path.join(dir, d, f), `${d}/${f}\n`.repeat(50 + f.length));
+      if (reverse) {
+        writeFileSync(path.join(dir, d, `${f}.tmp`), 'x');
+        rmSync(path.join(dir, d, `${f}.tmp`));
+      }
+    }
+    mkdirSync(path.join(dir, 'usr/lib/systemd/boot/efi'), { recursive: true });
+    writeFileSync(path.join(dir, 'usr/lib/systemd/boot/efi/systemd-bootx64.efi'), 'loader\n');
+    writeFileSync(path.join(dir, 'boot-vmlinuz'), 'kernel\n');
+    writeFileSync(path.join(dir, 'initrd.img'), 'initramfs\n');
+    symlinkSync('boot-vmlinuz', path.join(dir, 'vmlinuz'));
+    return dir;
+  };
+
+  it('two roots with the same files give byte-identical ext4 images and bootable disks', async () => {
+    const dir = tempDir('repro-disk');
+    const roots = [tree(path.join(dir, 'a'), false), tree(path.join(dir, 'b'), true)];
+    const sums = { ext4: [] as string[], disk: [] as string[] };
+    for (const [i, root] of roots.entries()) {
+      const ext4 = path.join(dir, `${i}.ext4`);
+      await makeExt4(root, ext4, { bytes: 64 * 1024 ** 2, offset: 0, uuid: derivedUuid('t'), run: {}, epoch });
+      sums.ext4.push(await fileSha256(ext4));
+      const disk = path.join(dir, `${i}.raw`);
+      await makeBootableDisk(root, disk, { image: 'repro', output: 'disk.raw', size: '768M', scratch: dir, run: {}, epoch });
+      sums.disk.push(await fileSha256(disk));
+    }
+    expect(sums.ext4[0]).toBe(sums.ext4[1]);
+    expect(sums.disk[0]).toBe(sums.disk[1]);
+  }, 60_000);
 });

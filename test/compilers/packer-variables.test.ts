@@ -3,10 +3,11 @@
 // breaks, Unicode) pass `packer validate` and come back byte for byte from a
 // real `packer build` (null source, shell-local provisioner that prints each
 // value in hex), and a sensitive one is on no process's command line while the
-// build runs. The target-side decoding (shell provisioner) runs in sh here.
+// build runs; the ansible provisioners' extra-vars file, written by a real
+// build, holds them exactly. The target-side decoding (shell provisioner) runs in sh here.
 import { execa } from 'execa';
 import fc from 'fast-check';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { attr, block, bool, list, str, tmpl, writeHcl, type Item } from '../../src/compilers/packer/hcl.js';
@@ -103,4 +104,35 @@ describe('packer: variable values Packer never interprets', () => {
     const v = await packer(['validate', '-var-file=values.pkrvars.json', 'vars.pkr.hcl'], dir);
     expect(v.code, v.out).toBe(0);
   }, 120_000);
+
+  it('the ansible provisioners get hostile values exactly from a mode-0600 extra-vars file a real packer build writes, none on a command line', async () => {
+    const values = [...fc.sample(value, { numRuns: 30, seed: Number(process.env['IMGC_PROPERTY_SEED'] ?? 2323) }), '', SECRET];
+    const names = values.map((_, i) => `v${i}`);
+    const ir: Image = { ...imageOf([phase('customize', [])], 'vars'), variables: names.map((name) => ({ name, type: 'string' as const, sensitive: true })) };
+    const ansible = block('provisioner', ['ansible'], [attr('playbook_file', tmpl({ expr: 'path.root' }, '/ansible/site.yml')), attr('extra_arguments', list([str('--tags'), str('customize')]))]);
+    const [write, withFile, remove] = withVariables(ir, [ansible], {});
+    // ansible-playbook is given the file, not the values.
+    expect(writeHcl([withFile!])).toMatch(/"-e",\s+"@\$\{path\.root\}\/ansible\/\.extra-vars-\$\{source\.name\}\.json"/);
+    expect(writeHcl([withFile!])).not.toContain('var.');
+    expect(writeHcl([remove!])).toContain('rm -f');
+    // The writer runs for real (null source, no communicator); then every process's command line is listed.
+    const check = block('provisioner', ['shell-local'], [attr('inline', list([str('for f in /proc/[0-9]*/cmdline; do tr "\\0" " " < "$f" 2>/dev/null || true; echo; done > cmdlines.txt')]))]);
+    const items: Item[] = [
+      ...names.map((n) => block('variable', [n], [attr('type', { kind: 'type', name: 'string' }), attr('sensitive', bool(true))])),
+      block('source', ['null', 'n'], [attr('communicator', str('none'))]),
+      block('build', [], [attr('sources', list([str('source.null.n')])), write!, check]),
+    ];
+    const dir = tempDir('packer-vars-ansible');
+    await execa('mkdir', ['-p', path.join(dir, 'ansible')]);
+    writeFileSync(path.join(dir, 'vars.pkr.hcl'), writeHcl(items));
+    writeFileSync(path.join(dir, 'values.pkrvars.json'), JSON.stringify(Object.fromEntries(names.map((n, i) => [n, values[i]]))));
+    const b = await packer(['build', '-color=false', '-var-file=values.pkrvars.json', 'vars.pkr.hcl'], dir);
+    expect(b.code, b.out).toBe(0);
+    const file = path.join(dir, 'ansible', '.extra-vars-n.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(Object.fromEntries(names.map((n, i) => [n, values[i]])));
+    const cmdlines = readFileSync(path.join(dir, 'cmdlines.txt'), 'utf8');
+    expect(cmdlines).toContain('/bin/sh');
+    expect(cmdlines).not.toContain(SECRET);
+  }, 300_000);
 });

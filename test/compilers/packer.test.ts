@@ -4,7 +4,7 @@
 // `packer fmt -check` and `packer inspect` on the written output, and the
 // template read back by HashiCorp's HCL parser (@cdktf/hcl2json).
 import { execa } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packerCompiler } from '../../src/compilers/packer/index.js';
@@ -31,7 +31,13 @@ const hookTypes = (hooks: readonly StepOf<'hook'>[]): string[] =>
   }, []).map((r) => r.type);
 
 /** What the build must run, from the IR alone: per phase its pre hooks, its steps, its post hooks. */
-const expectedProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] =>
+const expectedProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] => {
+  const list = phaseProvisioners(ir, provisioner);
+  // The ansible provisioners read the variables from a file a shell-local step writes before them and removes after.
+  return provisioner === 'ansible' && ir.variables?.length && list.length ? ['shell-local', ...list, 'shell-local'] : list;
+};
+
+const phaseProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] =>
   ir.phases.flatMap((p) =>
     provisioner === 'ansible'
       ? p.pre.length || p.post.length || hasRootWork(p)
@@ -236,31 +242,43 @@ describe('packer backend: a definition without cloudImage steps', () => {
 });
 
 describe('packer backend: variables reach ansible-playbook', () => {
-  it('as one JSON -e that Packer evaluates and ansible-playbook reads back exactly (spaces, quotes, $, ${}, %{, JSON)', async () => {
+  it('through a mode-0600 extra-vars file a real packer build writes, never on a command line, read back exactly (spaces, quotes, $, ${}, %{, {{ }}, JSON)', async () => {
     const ir = await irOf('examples/node-image.ts');
     const files = packerCompiler.compile(ir, { provisioner: 'ansible', json: true, packerVersion: '1.6' });
     const dir = writeOut(files, 'packer-ansible-vars');
     const hcl = files[`${ir.name}.pkr.hcl`] ?? '';
-    const exprs = [...hcl.matchAll(/^ +(jsonencode\(\{.*\}\)),?$/gm)].map((m) => m[1]!);
-    expect(exprs.length).toBeGreaterThan(0);
-    // No `{{ }}`: Ansible templates extra vars (-e) when they are used, as in any playbook (README, backend notes).
-    const values = { k8s_minor: `1.30 "x" $y \${v} 'q' %{w} \\ é, {"a": 1}`, join_token: 'abcdef.0123456789abcdef tail' };
-    const required = requiredVars(await parseHcl(hcl)).filter((a) => a !== '-var' && !Object.keys(values).includes(a.split('=')[0]!));
+    // ansible-playbook's arguments name the file, not a value; no provisioner's command holds a variable.
+    const parsed = await parseHcl(hcl);
+    const ansible = (parsed['build'][0]['provisioner'] as Record<string, Parsed[]>)['ansible'] ?? [];
+    expect(ansible.length).toBeGreaterThan(0);
+    for (const a of ansible) expect(a['extra_arguments'].slice(-2)).toEqual(['-e', '@${path.root}/ansible/.extra-vars-${source.name}.json']);
+    expect(hcl).not.toMatch(/extra_arguments[^\]]*var\./);
+    // The first and last provisioners write and remove the file.
+    expect(hcl.indexOf('base64encode(jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }))')).toBeLessThan(hcl.indexOf('provisioner "ansible"'));
+    expect(hcl.lastIndexOf('rm -f \\"$f\\"')).toBeGreaterThan(hcl.lastIndexOf('provisioner "ansible"'));
+
+    // A real packer build runs the step that writes the file (null source, no communicator), with values
+    // Packer's own {{ }} engine would change if they reached it.
+    const values = { k8s_minor: `1.30 "x" $y \${v} 'q' %{w} {{ .Foo }} \\ é, {"a": 1}`, join_token: 'abcdef.0123456789abcdef tail' };
+    const writer = /\n {2}# The variables for ansible-playbook[\s\S]*?\n {2}\}\n/.exec(hcl)![0];
+    const variables = [...hcl.matchAll(/^variable "[^"]+" \{\n[\s\S]*?\n\}\n/gm)].map((m) => m[0]).join('\n');
+    writeFileSync(path.join(dir, 'writer.pkr.hcl'), `${variables}\nsource "null" "vm" {\n  communicator = "none"\n}\n\nbuild {\n  sources = ["source.null.vm"]\n${writer}}\n`);
+    const required = requiredVars(parsed).filter((a) => a !== '-var' && !Object.keys(values).includes(a.split('=')[0]!));
     const vars = [...required, ...Object.entries(values).map(([k, v]) => `${k}=${v}`)].flatMap((kv) => ['-var', kv]);
-    // packer console shows a sensitive value as <sensitive> (a build passes the value): evaluate without the flag.
-    writeFileSync(path.join(dir, `${ir.name}.pkr.hcl`), hcl.replaceAll(/^ +sensitive += true\n/gm, ''));
-    const consoleRun = await execa('packer', ['console', ...vars, `${ir.name}.pkr.hcl`], { cwd: dir, input: `${exprs[0]}\n`, env: packerEnv(), extendEnv: false, reject: false });
-    expect(consoleRun.exitCode, consoleRun.stderr + consoleRun.stdout).toBe(0);
-    const extraVars = consoleRun.stdout.trim();
-    expect(JSON.parse(extraVars)).toEqual(values);
+    const built = await packer(['build', ...vars, 'writer.pkr.hcl'], dir);
+    expect(built.code, built.out).toBe(0);
+    const file = path.join(dir, 'ansible', '.extra-vars-vm.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(values);
     const ws = workspace('packer-extra-vars');
-    writeFiles(ws.out, { 'play.yml': '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: [ "{{ k8s_minor }}", "{{ join_token }}" ]\n' });
-    const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', '-e', extraVars, 'play.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: 'json' });
+    // k8s_minor's {{ }} is Ansible's to evaluate when used (README): the play reads the other.
+    writeFiles(ws.out, { 'play.yml': '- hosts: all\n  gather_facts: false\n  tasks:\n    - ansible.builtin.debug:\n        msg: "{{ join_token }}"\n' });
+    const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', '-e', `@${file}`, 'play.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: 'json' });
+    ws.remove();
     expect(r.exitCode, r.all).toBe(0);
     const out = JSON.parse(r.stdout) as { plays: { tasks: { hosts: { localhost: { msg: unknown } } }[] }[] };
-    expect(out.plays[0]!.tasks[0]!.hosts.localhost.msg).toEqual([values.k8s_minor, values.join_token]);
-    ws.remove();
-  }, 120_000);
+    expect(out.plays[0]!.tasks[0]!.hosts.localhost.msg).toBe(values.join_token);
+  }, 180_000);
 });
 
 describe('packer backend: hooks on both sides in one list', () => {
@@ -340,5 +358,61 @@ describe('packer backend: settings newer than packer 1.6.6', () => {
     const [d] = (error as { diagnostics?: { code: string; message: string }[] }).diagnostics ?? [];
     expect(d?.code).toBe('IMGC2002');
     expect(d?.message).toContain("packer 1.6.6's qemu builder has no 'cpu_model'");
+  });
+});
+
+describe("packer backend: a qemu source that boots imgc's own disk", () => {
+  /** node-image with its qemu source booting the definition's bootable disk.qcow2 (or `disk`), not a cloud image. */
+  const fromDisk = async (disk = 'disk.qcow2', builder: StepOf<'cloudImage'>['builder'] = 'qemu'): Promise<Image> => {
+    const ir = structuredClone(await irOf('examples/node-image.ts'));
+    const qemu = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage' && s.builder === 'qemu')!;
+    Object.assign(qemu, { disk, builder, settings: { headless: true } });
+    return ir;
+  };
+  const diagnosticsOf = (ir: Image): { code: string; message: string }[] => {
+    try {
+      packerCompiler.compile(ir, {});
+    } catch (e) {
+      return (e as { diagnostics?: { code: string; message: string }[] }).diagnostics ?? [];
+    }
+    return [];
+  };
+
+  it('starts from the built disk with its checksum and UEFI firmware, and packer 1.6.6 validates it (HCL and JSON)', async () => {
+    const ir = await fromDisk();
+    const modern = await parseHcl(packerCompiler.compile(ir, {})[`${ir.name}.pkr.hcl`]!);
+    const source = (modern['source']['qemu'] as Record<string, Parsed[]>)['qemu']![0]!;
+    expect(source).toMatchObject({ disk_image: true, iso_url: '${var.qemu_iso_url}', iso_checksum: '${var.qemu_iso_checksum}', format: 'qcow2', vm_name: `${ir.name}.qcow2`, qemuargs: [['-bios', '${var.qemu_firmware}']] });
+    const vars = modern['variable'] as Record<string, Parsed[]>;
+    expect(vars['qemu_iso_url']![0]!['default']).toBe('../build/disk.qcow2');
+    expect(vars['qemu_firmware']![0]!['default']).toBe('/usr/share/ovmf/OVMF.fd');
+    // No cloud image, and no cloud image's user: the checksum and the login are the user's to give.
+    expect(vars['qemu_iso_checksum']![0]).not.toHaveProperty('default');
+    expect(vars['qemu_ssh_username']![0]).not.toHaveProperty('default');
+    expect(JSON.stringify(modern)).not.toContain('cloud.debian.org');
+
+    const files = packerCompiler.compile(ir, { json: true, packerVersion: '1.6' });
+    const dir = writeOut(files, 'packer-from-disk');
+    const required = requiredVars(await parseHcl(files[`${ir.name}.pkr.hcl`]!));
+    expect(required.filter((a) => a !== '-var').map((a) => a.split('=')[0])).toEqual(expect.arrayContaining(['qemu_iso_checksum', 'qemu_ssh_username', 'qemu_ssh_password']));
+    await expectValid(dir, `${ir.name}.pkr.hcl`, required);
+    await expectValid(dir, `${ir.name}.pkr.json`, required);
+  });
+
+  it('a raw disk stays raw', async () => {
+    const source = (await parseHcl(packerCompiler.compile(await fromDisk('disk.raw'), {})[`${(await fromDisk()).name}.pkr.hcl`]!))['source']['qemu']['qemu'][0] as Parsed;
+    expect(source).toMatchObject({ format: 'raw' });
+  });
+
+  it('refuses, at the step, a disk no bootable raw/qcow2 artifact writes and a builder other than qemu (IMGC2002)', async () => {
+    for (const [ir, message] of [
+      [await fromDisk('rootfs.tar.zst'), "'rootfs.tar.zst' (artifact.2.artifact) is not a bootable disk: it is a tar"],
+      [await fromDisk('nowhere.qcow2'), "no artifact of this phase writes 'nowhere.qcow2'"],
+      [await fromDisk('disk.qcow2', 'null'), 'only the qemu builder boots a disk imgc built'],
+    ] as const) {
+      const ds = diagnosticsOf(ir);
+      expect(ds.map((d) => d.code), message).toEqual(['IMGC2002']);
+      expect(ds[0]!.message).toContain(message);
+    }
   });
 });

@@ -15,7 +15,7 @@ import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } 
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
-import { irVariables, withVariables } from './variables.js';
+import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
 
 type Provisioner = 'shell' | 'ansible';
 
@@ -34,13 +34,19 @@ const SFTP_COMMAND = '/usr/lib/openssh/sftp-server -e';
 // (--become would run them with sudo on the machine running packer).
 const INVENTORY = '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n';
 
-// shell-local's default command breaks on a path with a space; the script is
-// handed to sh as $0 instead. {{ .Vars }} and {{ .Script }} are Packer's own.
-const LOCAL_EXECUTE = ['/bin/sh', '-c', '{{ .Vars }} /bin/sh "$0"', '{{ .Script }}'];
 
 const at = (s: { id: string; loc?: { file: string; line: number } | undefined }): string => (s.loc ? `${s.id} (${s.loc.file}:${s.loc.line})` : s.id);
 
 const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, 'packer')}`;
+
+/** Why a cloudImage step cannot boot the disk it names, or undefined when it can. */
+const diskProblem = (step: StepOf<'cloudImage'>, phaseSteps: readonly Step[]): string | undefined => {
+  if (step.builder !== 'qemu') return `only the qemu builder boots a disk imgc built (this step's builder is ${step.builder})`;
+  const disk = phaseSteps.find((s): s is StepOf<'artifact'> => s.kind === 'artifact' && s.output === step.disk);
+  if (!disk) return `no artifact of this phase writes '${step.disk}'`;
+  if ((disk.format !== 'raw' && disk.format !== 'qcow2') || !disk.bootable) return `'${step.disk}' (${disk.id}) is not a bootable disk: it is ${disk.format === 'raw' || disk.format === 'qcow2' ? `a ${disk.format} without bootable: true` : `a ${disk.format}`}`;
+  return undefined;
+};
 
 /** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
 const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
@@ -48,6 +54,10 @@ const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
   for (const phase of ir.phases) {
     for (const step of phase.steps) {
       if (step.kind !== 'cloudImage') continue;
+      if (step.disk !== undefined) {
+        const problem = diskProblem(step, phase.steps);
+        if (problem) out.push(diagnostic('IMGC2002', `${step.id}.disk: ${problem}`, { loc: step.loc, stepId: step.id, hint: "give the output of a raw or qcow2 artifact made with { bootable: true } in the artifact phase, e.g. a.qcow2('disk.qcow2', { bootable: true })" }));
+      }
       for (const [key, value] of Object.entries(step.settings)) {
         if (legacy && newerThan16[step.builder]?.includes(key)) {
           out.push(
@@ -256,7 +266,8 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
 const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: boolean, legacy: boolean): Item[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
   const cloudSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
-  const sources = sourcesFor(cloudSteps, ir.name, ir.base);
+  const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
+  const sources = sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
   const own = irVariables(ir);
   const variables = [...own, ...uniqueVariables(sources).filter((v) => !own.some((o) => o.name === v.name))];
   const required = variables.filter((v) => v.default === undefined);

@@ -116,12 +116,13 @@ export type TemplatePart = string | { readonly expr: string };
 const safeExpr = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
 // …and the function calls it writes: the variables as one JSON object (see
-// jsonencodeVariables), and a variable or path.root in base64 (see base64Of).
+// jsonencodeVariables), and a variable, path.root or that object in base64 (see base64Of).
 const assignment = '[a-z][a-z0-9_]* = var\\.[a-z][a-z0-9_]*';
-const safeCall = new RegExp(`^jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)$|^base64encode\\((var\\.[a-z][a-z0-9_]*|path\\.root)\\)$`);
+const json = `jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)`;
+const safeCall = new RegExp(`^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|path\\.root|${json})\\)$`);
 
 /**
- * `base64encode(REF)` for `var.NAME` or `path.root`: a value Packer's own
+ * `base64encode(REF)` for `var.NAME`, `path.root` or jsonencodeVariables' object: a value Packer's own
  * `{{ }}` template engine, which renders provisioner strings (more than once),
  * cannot change: base64 text holds no `{{`.
  */

@@ -103,9 +103,19 @@ const assemble = (
   return { body, variables };
 };
 
-const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
-  const cloud = cloudBases[base.name];
-  const format = typeof step.settings['format'] === 'string' ? step.settings['format'] : 'qcow2';
+/** The firmware imgc's disks need: they boot by UEFI only (systemd-boot on an EFI system partition). */
+const OVMF = '/usr/share/ovmf/OVMF.fd';
+
+const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageName: string, base: Base, disk: StepOf<'artifact'> | undefined): SourceSpec => {
+  // Booting imgc's own disk: no cloud image, so no cloud image's user either.
+  const cloud = disk ? undefined : cloudBases[base.name];
+  const format = typeof step.settings['format'] === 'string' ? step.settings['format'] : (disk?.format ?? 'qcow2');
+  const firmware: VariableSpec = {
+    name: `${prefix}_firmware`,
+    type: 'string',
+    description: `UEFI firmware QEMU boots ${disk?.output} with (-bios): imgc's bootable disks are UEFI only. Debian's ovmf package has this one.`,
+    default: OVMF,
+  };
   const fields: Field[] = [
     ['disk_image', bool(true)],
     [
@@ -113,8 +123,10 @@ const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageNa
       {
         name: `${prefix}_iso_url`,
         type: 'string',
-        description: `Disk image the ${label} VM boots from${cloud ? ` (${base.name}'s generic cloud image by default)` : ''}.`,
-        ...(cloud ? { default: cloud.diskImageUrl } : {}),
+        description: disk
+          ? `The disk the ${label} VM boots: ${disk.output}, which imgc build writes (by default to out/${imageName}/build, beside this directory's out/${imageName}/packer).`
+          : `Disk image the ${label} VM boots from${cloud ? ` (${base.name}'s generic cloud image by default)` : ''}.`,
+        ...(disk ? { default: `../build/${disk.output}` } : cloud ? { default: cloud.diskImageUrl } : {}),
       },
     ],
     [
@@ -122,18 +134,21 @@ const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageNa
       {
         name: `${prefix}_iso_checksum`,
         type: 'string',
-        description: `Checksum of ${prefix}_iso_url, e.g. "sha512:…" from the SHA512SUMS beside it. A "file:" URL works for packer build but makes packer validate download it.`,
+        description: disk
+          ? `Checksum of ${prefix}_iso_url: "sha256:…" as imgc build's manifest.json records it for ${disk.output} (or "file:" its SHA256SUMS, written when the verify phase has checksums()).`
+          : `Checksum of ${prefix}_iso_url, e.g. "sha512:…" from the SHA512SUMS beside it. A "file:" URL works for packer build but makes packer validate download it.`,
       },
     ],
     ['output_directory', str(`output-${label}`)],
     ['vm_name', str(`${imageName}.${format}`)],
+    ...(disk ? ([['format', str(disk.format)]] as Field[]) : []),
     ['communicator', str('ssh')],
     [
       'ssh_username',
       {
         name: `${prefix}_ssh_username`,
         type: 'string',
-        description: 'User Packer logs in as; it needs passwordless sudo.',
+        description: disk ? `User Packer logs in as on ${disk.output}: the definition creates it (with passwordless sudo) and installs openssh-server.` : 'User Packer logs in as; it needs passwordless sudo.',
         ...(cloud ? { default: cloud.diskImageUser } : {}),
       },
     ],
@@ -142,25 +157,34 @@ const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageNa
       {
         name: `${prefix}_ssh_password`,
         type: 'string',
-        description: `Password of ${prefix}_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = "cidata" in the step's settings).`,
+        description: disk
+          ? `Password of ${prefix}_ssh_username on ${disk.output}.`
+          : `Password of ${prefix}_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = "cidata" in the step's settings).`,
         sensitive: true,
       },
     ],
     ['ssh_timeout', str('20m')],
     ['shutdown_command', str('sudo shutdown -P now')],
+    // qemuargs rather than `firmware`: packer 1.6.6's qemu builder has no `firmware`.
+    ...(disk ? ([['qemuargs', list([list([str('-bios'), ref(`var.${firmware.name}`)])])]] as Field[]) : []),
   ];
   const { body, variables } = assemble(fields, step.settings, []);
   return {
     builder: 'qemu',
     label,
-    comment: [
-      `${locText(step)}: a VM disk image built with QEMU.`,
-      'A cloud image lets Packer in only once cloud-init has set a password or key: give it a',
-      'NoCloud seed (cd_files and cd_label = "cidata" in the step\'s settings), or boot an image',
-      `that already accepts ${prefix}_ssh_username and ${prefix}_ssh_password.`,
-    ],
+    comment: disk
+      ? [
+          `${locText(step)}: a VM disk image built with QEMU, starting from imgc's own bootable disk`,
+          `${disk.output} (${disk.id}): run imgc build first, then packer build here.`,
+        ]
+      : [
+          `${locText(step)}: a VM disk image built with QEMU.`,
+          'A cloud image lets Packer in only once cloud-init has set a password or key: give it a',
+          'NoCloud seed (cd_files and cd_label = "cidata" in the step\'s settings), or boot an image',
+          `that already accepts ${prefix}_ssh_username and ${prefix}_ssh_password.`,
+        ],
     body,
-    variables,
+    variables: disk && step.settings['qemuargs'] === undefined ? [...variables, firmware] : variables,
     producesFiles: true,
   };
 };
@@ -257,8 +281,11 @@ const labelFor = (name: string, taken: Set<string>): string => {
   return label;
 };
 
-/** The sources of the template, in the artifact phase's order. */
-export const sourcesFor = (steps: readonly StepOf<'cloudImage'>[], imageName: string, base: Base): SourceSpec[] => {
+/**
+ * The sources of the template, in the artifact phase's order; `artifacts`:
+ * the phase's artifact steps, for a qemu source that boots one (`disk`).
+ */
+export const sourcesFor = (steps: readonly StepOf<'cloudImage'>[], imageName: string, base: Base, artifacts: readonly StepOf<'artifact'>[] = []): SourceSpec[] => {
   const taken = new Set<string>();
   if (steps.length === 0) {
     const label = labelFor('existing-host', taken);
@@ -274,7 +301,7 @@ export const sourcesFor = (steps: readonly StepOf<'cloudImage'>[], imageName: st
     const prefix = label.replace(/-/g, '_');
     switch (step.builder) {
       case 'qemu':
-        return qemu(step, label, prefix, imageName, base);
+        return qemu(step, label, prefix, imageName, base, artifacts.find((a) => step.disk !== undefined && a.output === step.disk));
       case 'amazon-ebs':
         return amazonEbs(step, label, prefix, imageName, base);
       case 'null':

@@ -7,11 +7,14 @@
 // inline) with its own `{{ }}` engine, more than once, so a value goes in as
 // base64 (which holds no `{{`) and is decoded where the script runs; and never
 // on a command line: the target's shell provisioner reads them from Packer's
-// env var file (use_env_var_file), shell-local from its inline script file.
+// env var file (use_env_var_file), shell-local from its inline script file,
+// ansible-playbook from an extra-vars file (`-e @FILE`, mode 0600) that a
+// shell-local step writes before the first ansible provisioner and removes
+// after the last.
 import type { Image } from '../../ir/schema.js';
 import { envName } from '../../ir/variables.js';
-import { attr, bool, list, ref, str, tmpl, type Item, type Value } from './hcl.js';
-import { base64Of, jsonencodeVariables } from './quote.js';
+import { attr, block, bool, list, str, tmpl, type Item, type Value } from './hcl.js';
+import { base64Of, jsonencodeVariables, type TemplatePart } from './quote.js';
 import type { VariableSpec } from './sources.js';
 
 const hclType = { string: 'string', number: 'number', boolean: 'bool' } as const;
@@ -48,7 +51,37 @@ const localInline = (used: readonly { name: string }[], file: string): Value =>
 
 const isAttr = (i: Item, name: string): boolean => i.kind === 'attr' && i.name === name;
 
-/** Provisioner blocks with the variables added: environment_vars (shell, shell-local) or one JSON `-e` (ansible). */
+// shell-local's default command breaks on a path with a space; the script is
+// handed to sh as $0 instead. {{ .Vars }} and {{ .Script }} are Packer's own.
+export const LOCAL_EXECUTE = ['/bin/sh', '-c', '{{ .Vars }} /bin/sh "$0"', '{{ .Script }}'];
+
+/**
+ * The ansible provisioners' extra-vars file, where packer runs: one per
+ * source, as Packer builds its sources at once. Never under the root of a
+ * path with `{{` in it: path.root goes into the shell through base64.
+ */
+const extraVarsFile = (root: TemplatePart[]): TemplatePart[] => [...root, '/ansible/.extra-vars-', { expr: 'source.name' }, '.json'];
+const rootInShell: TemplatePart[] = [`"$(printf %s '`, { expr: base64Of('path.root') }, `' | base64 -d)`];
+
+/**
+ * shell-local steps around the ansible provisioners: the first writes the
+ * variables as JSON into the extra-vars file (umask 077: only the user running
+ * packer reads it; the values reach it in the inline script, never on a
+ * command line), the second removes it.
+ */
+const extraVarsSteps = (names: readonly string[]): { write: Item; remove: Item } => {
+  const file = tmpl('f=', ...extraVarsFile(rootInShell), '"');
+  const step = (lines: Value[], comment: string): Item => block('provisioner', ['shell-local'], [attr('inline', list([file, ...lines])), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], [comment]);
+  return {
+    write: step(
+      [str('umask 077'), tmpl(`printf %s '`, { expr: base64Of(jsonencodeVariables(names)) }, `' | base64 -d > "$f.tmp" && mv -f "$f.tmp" "$f"`)],
+      "The variables for ansible-playbook (-e @FILE), in a file only packer's user reads: values stay off every command line.",
+    ),
+    remove: step([str('rm -f "$f"')], 'The variables file is removed once the last play ran.'),
+  };
+};
+
+/** Provisioner blocks with the variables added: environment_vars (shell, shell-local) or a JSON extra-vars file, written and removed around them (ansible). */
 export const withVariables = (ir: Image, provisioners: readonly Item[], embedded: Readonly<Record<string, string>>): Item[] => {
   const vars = ir.variables ?? [];
   if (!vars.length) return [...provisioners];
@@ -59,7 +92,7 @@ export const withVariables = (ir: Image, provisioners: readonly Item[], embedded
     return typeof tail === 'string' ? tail : '';
   };
   const scriptOf = (body: readonly Item[]): string => embedded[scriptFile(body).replace(/^\//, '')] ?? '';
-  return provisioners.map((p) => {
+  const out = provisioners.map((p) => {
     if (p.kind !== 'block' || p.type !== 'provisioner') return p;
     const kind = p.labels[0];
     if (kind === 'shell' || kind === 'shell-local') {
@@ -78,8 +111,8 @@ export const withVariables = (ir: Image, provisioners: readonly Item[], embedded
       return { ...p, body: [...body.slice(0, at), attr('environment_vars', env), attr('use_env_var_file', bool(true)), ...body.slice(at)] };
     }
     if (kind === 'ansible') {
-      // One JSON -e: ansible-playbook splits `-e name=value` at white space and reads every value as a string.
-      const extra = [str('-e'), ref(jsonencodeVariables(vars.map((v) => v.name)))];
+      // One JSON file: ansible-playbook splits `-e name=value` at white space and reads every value as a string.
+      const extra = [str('-e'), tmpl('@', ...extraVarsFile([{ expr: 'path.root' }]))];
       return {
         ...p,
         body: p.body.map((i) => (i.kind === 'attr' && i.name === 'extra_arguments' && i.value.kind === 'list' ? attr('extra_arguments', list([...i.value.items, ...extra])) : i)),
@@ -87,4 +120,10 @@ export const withVariables = (ir: Image, provisioners: readonly Item[], embedded
     }
     return p;
   });
+  const isAnsible = (p: Item) => p.kind === 'block' && p.labels[0] === 'ansible';
+  const first = out.findIndex(isAnsible);
+  if (first < 0) return out;
+  const last = out.length - 1 - [...out].reverse().findIndex(isAnsible);
+  const { write, remove } = extraVarsSteps(vars.map((v) => v.name));
+  return [...out.slice(0, first), write, ...out.slice(first, last + 1), remove, ...out.slice(last + 1)];
 };

@@ -118,6 +118,16 @@ source "amazon-ebs" "aws" {
 build {
   sources = ["source.qemu.qemu", "source.amazon-ebs.aws"]
 
+  # The variables for ansible-playbook (-e @FILE), in a file only packer's user reads: values stay off every command line.
+  provisioner "shell-local" {
+    inline = [
+      "f=\"$(printf %s '${base64encode(path.root)}' | base64 -d)/ansible/.extra-vars-${source.name}.json\"",
+      "umask 077",
+      "printf %s '${base64encode(jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }))}' | base64 -d > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\"",
+    ]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
+  }
+
   # customize: the playbook's customize play (hooks where packer runs, the rest in the target):
   #   customize.pre1.hook (node-image.ts:22): event to stdout
   #   customize.1.group (node-image.ts:23): group admins
@@ -137,7 +147,7 @@ build {
       "--tags",
       "customize",
       "-e",
-      jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }),
+      "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
@@ -177,7 +187,7 @@ build {
       "--tags",
       "provision",
       "-e",
-      jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }),
+      "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
@@ -186,6 +196,15 @@ build {
       "ANSIBLE_SSH_ARGS=-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedKeyTypes=+ssh-rsa",
     ]
     sftp_command = "/usr/lib/openssh/sftp-server -e"
+  }
+
+  # The variables file is removed once the last play ran.
+  provisioner "shell-local" {
+    inline = [
+      "f=\"$(printf %s '${base64encode(path.root)}' | base64 -d)/ansible/.extra-vars-${source.name}.json\"",
+      "rm -f \"$f\"",
+    ]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
   }
 
   # What each source built, for imgc verify and for people.
