@@ -48,6 +48,8 @@ export interface BuildOptions {
   compile?: (ir: Image) => CompiledFiles;
   /** The values of the sensitive variables the image uses (the IR never holds them). */
   sensitive?: SensitiveValues;
+  /** Checks the root laid down for phase 0 before any step runs (a base made of facts: a contract's); a message fails the build. */
+  checkBase?: (root: string) => string | undefined;
 }
 
 export interface PhaseSummary {
@@ -302,6 +304,8 @@ export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise
             onWait: () => display.info('waiting for another build laying down the same base'),
             onCorrupt: (message) => display.warn(message),
           });
+          const unmet = opts.checkBase?.(root);
+          if (unmet !== undefined) throw new BuildError(`${where(ir.base.loc) ? `${where(ir.base.loc)} - ` : ''}${unmet}`);
           // A base laid down just now has a checksum now: the phases after it are keyed from it.
           keys = keysFrom();
           summary.base = { source: baseSrc.describe, cached: r.cached, ms: Date.now() - t0, ...(baseSrc.key ? { key: baseSrc.key } : {}) };

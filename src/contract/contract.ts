@@ -91,3 +91,24 @@ export const contractJson = (c: Contract): string => {
   const top = JSON.stringify(head, null, 2).replace(/\n}$/, '');
   return `${top},\n  "facts": [\n${facts.map((f) => `    ${JSON.stringify(f)}`).join(',\n')}\n  ]\n}\n`;
 };
+
+/** A contract file's text, checked against the schema; the error names the first problem. */
+export const parseContract = (text: string, file: string): Contract => {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not JSON: ${(e as Error).message}`);
+  }
+  return contractFrom(raw, file);
+};
+
+/** A contract's parsed JSON (an imported .json module), checked against the schema. */
+export const contractFrom = (raw: unknown, file: string): Contract => {
+  const parsed = Contract.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new Error(`${file} is not an imgc contract: ${i.path.join('.') || 'the file'}: ${i.message} (imgc schema --contract prints what one is)`);
+  }
+  return parsed.data;
+};

@@ -61,7 +61,7 @@ export interface Expectation {
 const octal = (mode: number) => mode.toString(8).padStart(4, '0');
 
 /** Owner, group and mode of a path as a step declared them. */
-const ownership = (r: RootFacts, p: string, want: { owner?: string; group?: string; mode?: string }): string | undefined => {
+export const ownership = (r: RootFacts, p: string, want: { owner?: string; group?: string; mode?: string }): string | undefined => {
   if (want.owner === undefined && want.group === undefined && want.mode === undefined) return undefined;
   const m = r.view.meta(p);
   if (!m) return `${p} does not exist`;
