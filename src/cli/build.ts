@@ -129,7 +129,7 @@ const sensitiveValues = (ir: Image, cliVars: readonly string[]): SensitiveValues
 };
 
 /** Where to extract an image for verification: beside it, unless /tmp has room. */
-const scratchFor = (image: string): string => {
+export const scratchFor = (image: string): string => {
   const t = tmpdir();
   return freeBytes(t) > 8 * 1024 ** 3 ? t : path.dirname(path.resolve(image));
 };

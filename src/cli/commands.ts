@@ -104,6 +104,19 @@ export const commands: readonly Command[] = [
     notes: 'diff exits 1 when a fact of OLD is gone or changed in NEW (what was built on OLD may break), else 0.',
   },
   {
+    name: 'probe',
+    args: '',
+    summary: 'write the contract of a real root or image: what it has (users, groups, packages, paths, services, commands, sysctls, modules)',
+    flags: [
+      { name: 'root', type: 'string', value: 'DIR', complete: 'dir', help: 'a root directory' },
+      { name: 'image', type: 'string', value: 'FILE', complete: 'file', help: 'a disk (.raw, .qcow2) or tarball (.tar, .tar.zst, .tar.gz), read as files, never mounted' },
+      { name: 'phase', type: 'string', value: 'PHASE', help: 'the phase after which the root is (default base): check --against checks the phases after it' },
+      { name: 'expect', type: 'string', value: 'CONTRACT', complete: 'file', help: "also look for this contract's facts the bounded listing leaves out" },
+      { name: 'out', type: 'string', short: 'o', value: 'FILE', complete: 'file', help: 'write the contract there (and its typed module beside a .json) instead of stdout' },
+    ],
+    notes: 'imgc contract diff EXPECTED PROBE exits 1 when the root lacks a fact of EXPECTED or has it with other details.',
+  },
+  {
     name: 'schema',
     args: '',
     summary: "print the IR's JSON Schema (or the contract's)",

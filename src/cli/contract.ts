@@ -13,7 +13,7 @@ import { colorWanted } from './color.js';
 import { EXIT, UsageError } from './exit.js';
 import { writeFileAtomically } from './write.js';
 
-interface Io {
+export interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
   isTTY: boolean;
@@ -42,7 +42,7 @@ export const contractExport = (ir: Image, phase: string | undefined, out: string
   return writeContract(c, out, io);
 };
 
-const readContract = (file: string): { contract: Contract; text: string } => {
+export const readContract = (file: string): { contract: Contract; text: string } => {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -92,3 +92,4 @@ export const contractDiff = (args: string[], format: 'text' | 'json' | 'sarif', 
   }
   return breaks(d) ? EXIT.contract : EXIT.ok;
 };
+

@@ -27,6 +27,8 @@ export interface RootView {
   readFile(p: string): Buffer | undefined;
   readlink(p: string): string | undefined;
   readdir(p: string): string[];
+  /** Reads the exact owner and mode of many paths at once, for `meta` to answer after (an image view asks its filesystem once, not per path). */
+  preloadMeta?(paths: readonly string[]): void;
 }
 
 const typeOf = (st: import('node:fs').Stats): EntryType =>
@@ -147,6 +149,19 @@ export class ImageView extends DirView {
     readonly image: string,
   ) {
     super(dir, image);
+  }
+
+  preloadMeta(paths: readonly string[]): void {
+    const keys = [...new Set(paths.map((p) => path.posix.normalize(`/${p}`)))].filter((k) => !k.includes('"') && !k.includes('\n') && !this.cache.has(k));
+    if (!keys.length) return;
+    const r = spawnSync('debugfs', ['-f', '-', this.image], { input: keys.map((k) => `stat "${k}"\n`).join(''), encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (r.status !== 0) return;
+    // One section a path, each after the command's echo: `debugfs: stat "/etc"`.
+    for (const section of r.stdout.split(/^debugfs: /m).slice(1)) {
+      const key = /^stat "(.*)"$/m.exec(section)?.[1];
+      const m = parseDebugfsStat(section);
+      if (key !== undefined && m) this.cache.set(key, m);
+    }
   }
 
   override meta(p: string): Meta | undefined {
