@@ -2,9 +2,9 @@
 // definition (up to its phase, through its phase cache) and starts from its
 // root; fromContract starts from --from-tar and refuses a root that lacks a
 // fact of the contract before any step runs.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers/temp.js';
 import { imgc } from '../helpers/cli.js';
 import { cannotBuild, imgcRun, outDir, privateCache } from './helpers.js';
@@ -36,6 +36,11 @@ describe.skipIf(cannotBuild)('imgc build on a contract or another definition', (
       path.join(dir, 'on-contract.ts'),
       "import { fromContract, image } from 'imgc';\nexport default image('on-contract').base(fromContract('team-provision.contract.json')).provision((p) => p.file('/etc/late.conf', { owner: 'late', content: 'x' }));\n",
     );
+  });
+
+  // The other definition's root is built beside this build's output, where the temp-dir cleanup does not look.
+  afterAll(() => {
+    if (onTeam && !process.env['IMGC_KEEP_TEST_OUTPUT']) rmSync(`${onTeam}.base`, { recursive: true, force: true });
   });
 
   it('fromDefinition: builds the other definition up to its phase, then this one on its root', async () => {
