@@ -6,6 +6,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { contractJson, contractJsonSchema, contractOf, Contract } from '../src/contract/contract.js';
 import { breaks, diffContracts } from '../src/contract/diff.js';
+import { preflightOf } from '../src/contract/preflight.js';
+import { hostContract } from '../src/compilers/runtime.js';
 import type { Image } from '../src/ir/schema.js';
 import { compileImageSchema, sarifValidator } from './helpers/ajv.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
@@ -37,6 +39,21 @@ describe('imgc contract', () => {
     const validate = compileImageSchema(contractJsonSchema());
     expect(validate(JSON.parse(text)), JSON.stringify(validate.errors)).toBe(true);
     expect(Contract.safeParse(JSON.parse(text)).success).toBe(true);
+  });
+
+  it('the preflight from the contract before the runtime phase checks what the runtime preflight checks, kind for kind and label for label', () => {
+    const host = hostContract(ir);
+    const needed = new Set(host.facts.map((f) => `${f.kind}:${f.key}`));
+    const fromContract = preflightOf(contractOf(ir, 'customize'), (f) => needed.has(`${f.kind}:${f.key}`));
+    const key = (h: typeof host) => h.facts.map((f) => `${f.kind}:${f.key}:${f.label}`).sort();
+    expect(fromContract.facts.length).toBeGreaterThanOrEqual(5);
+    expect(key(fromContract)).toEqual(key(host));
+    expect(fromContract.facts.map((f) => f.kind)).toEqual(host.facts.map((f) => f.kind));
+    expect([fromContract.distro, fromContract.release]).toEqual([host.distro, host.release]);
+    // The whole contract: every checkable fact, none of the kinds a host cannot be asked about before the run.
+    const all = preflightOf(contractOf(ir, 'provision'));
+    expect(all.facts.some((f) => f.kind === 'service' && f.key === 'containerd')).toBe(true);
+    expect(all.facts.some((f) => (f.kind as string) === 'sysctl')).toBe(false);
   });
 
   it('refuses a phase the definition does not have, naming the ones it has', () => {

@@ -32,6 +32,13 @@ export const resolveBase = async (base: Base, opts: { fromTar?: string; fromDir?
     if (!existsSync(path.join(dir, 'etc')) || !existsSync(path.join(dir, 'usr'))) throw new BaseError(`--from-dir ${opts.fromDir}: not a root filesystem (no etc/ and usr/)`);
     return { kind: 'dir', key: undefined, dir, describe: `from ${opts.fromDir}` };
   }
+  if (base.origin) {
+    const what = base.origin.kind === 'contract' ? `the contract ${base.origin.file}` : `definition ${base.origin.file}`;
+    throw new BaseError(
+      `the base is ${what} (image '${base.origin.image}' after phase '${base.origin.phase}'): it holds facts, not a root. ` +
+        "Start from that image's root: --from-tar FILE or --from-dir DIR (it is checked against the facts before any step runs)",
+    );
+  }
   const mirror = hostMirror({ env: opts.env ?? process.env });
   if (base.distro !== 'debian') {
     throw new BaseError(

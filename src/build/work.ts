@@ -14,7 +14,7 @@ import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
 import { claim } from './reclaim.js';
 import type { SensitiveValues } from './secrets.js';
-import type { BuildRun, Work } from './state.js';
+import { BuildError, type BuildRun, type Work } from './state.js';
 
 /** Removes a work directory, but never while anything is mounted below it (rm would reach into /dev). */
 const removeWorkDir = (dir: string, display: Display): void => {
@@ -116,6 +116,8 @@ const layFreshBase = async (run: BuildRun, work: Work, base: BaseSource, log: St
     onWait: () => display.info('waiting for another build laying down the same base'),
     onCorrupt: (message) => display.warn(message),
   });
+  const unmet = run.opts.checkBase?.(work.root);
+  if (unmet !== undefined) throw new BuildError(`${run.where(run.ir.base.loc) ? `${run.where(run.ir.base.loc)} - ` : ''}${unmet}`);
   // A base laid down just now has a checksum now: the phases after it are keyed from it.
   work.keys = keysOf(run, work, base);
   run.summary.base = { source: base.describe, cached: r.cached, ms: Date.now() - t0, ...(base.key ? { key: base.key } : {}) };

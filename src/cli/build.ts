@@ -16,6 +16,7 @@ import { missingSensitive, missingSensitiveMessage, withValues, type SensitiveVa
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 import { verifyBoot } from '../verify/boot.js';
+import { contractBaseCheck, upToPhase } from './contract-base.js';
 
 /** Loads and checks the definition; reports diagnostics on stderr. */
 const loadChecked = async (file: string, flags: LoadFlags, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
@@ -66,14 +67,34 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit !== 0) return exit;
     const ir = loaded.ir;
+    const outDir = path.resolve((v.out as string | undefined) ?? path.join('out', ir.name, 'build'));
+    let fromTar = v['from-tar'] as string | undefined;
+    const fromDir = v['from-dir'] as string | undefined;
+    const origin = ir.base.origin;
     try {
+      if (origin?.kind === 'definition' && !fromTar && !fromDir) {
+        // The other definition's root after its phase, as a tarball beside this build's output (kept, so the next build reuses it).
+        io.err(`imgc: the base is ${origin.file} after phase '${origin.phase}': building it first\n`);
+        const other = await loadChecked(path.resolve(loaded.dir, origin.file), v, io);
+        if (!other.loaded.ir || other.exit !== 0) return other.exit;
+        const baseOut = `${outDir}.base`;
+        const built = await buildImage(
+          upToPhase(other.loaded.ir, origin.phase),
+          { target, outDir: baseOut, noCache: Boolean(v['no-cache']), definitionDir: other.loaded.dir, sensitive: sensitiveValues(other.loaded.ir, (v.var as string[] | undefined) ?? []) },
+          io,
+        );
+        if (built.exitCode !== 0) return built.exitCode;
+        fromTar = path.join(baseOut, 'rootfs.tar');
+      }
+      const checkBase = contractBaseCheck(ir, loaded.dir, fromTar ?? fromDir ?? 'of the base');
       const { exitCode } = await buildImage(
         ir,
         {
           target,
-          outDir: path.resolve((v.out as string | undefined) ?? path.join('out', ir.name, 'build')),
-          ...(v['from-tar'] ? { fromTar: v['from-tar'] as string } : {}),
-          ...(v['from-dir'] ? { fromDir: v['from-dir'] as string } : {}),
+          outDir,
+          ...(fromTar ? { fromTar } : {}),
+          ...(fromDir ? { fromDir } : {}),
+          ...(checkBase ? { checkBase } : {}),
           noCache: Boolean(v['no-cache']),
           keepRoot: Boolean(v['keep-root']),
           definitionDir: loaded.dir,
@@ -110,7 +131,7 @@ const sensitiveValues = (ir: Image, cliVars: readonly string[]): SensitiveValues
 };
 
 /** Where to extract an image for verification: beside it, unless /tmp has room. */
-const scratchFor = (image: string): string => {
+export const scratchFor = (image: string): string => {
   const t = tmpdir();
   return freeBytes(t) > 8 * 1024 ** 3 ? t : path.dirname(path.resolve(image));
 };

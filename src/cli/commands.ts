@@ -30,6 +30,12 @@ export interface Command {
   notes?: string;
 }
 
+/** What verify and probe read: a root directory, or an image read as files. */
+const rootOrImage: Flag[] = [
+  { name: 'root', type: 'string', value: 'DIR', complete: 'dir', help: 'a root directory' },
+  { name: 'image', type: 'string', value: 'FILE', complete: 'file', help: 'a disk (.raw, .qcow2) or tarball (.tar, .tar.zst, .tar.gz), read as files, never mounted' },
+];
+
 const loadFlags: Flag[] = [
   { name: 'var', type: 'string', multiple: true, value: 'NAME=VALUE', help: "a value for one of the definition's variables (repeatable)" },
   { name: 'var-file', type: 'string', multiple: true, value: 'FILE', complete: 'file', help: 'variable values from a TOML or JSON file of NAME = VALUE (repeatable)' },
@@ -104,6 +110,18 @@ export const commands: readonly Command[] = [
     notes: 'diff exits 1 when a fact of OLD is gone or changed in NEW (what was built on OLD may break), else 0.',
   },
   {
+    name: 'probe',
+    args: '',
+    summary: 'write the contract of a real root or image: what it has (users, groups, packages, paths, services, commands, sysctls, modules)',
+    flags: [
+      ...rootOrImage,
+      { name: 'phase', type: 'string', value: 'PHASE', help: 'the phase after which the root is (default base): check --against checks the phases after it' },
+      { name: 'expect', type: 'string', value: 'CONTRACT', complete: 'file', help: "also look for this contract's facts the bounded listing leaves out" },
+      { name: 'out', type: 'string', short: 'o', value: 'FILE', complete: 'file', help: 'write the contract there (and its typed module beside a .json) instead of stdout' },
+    ],
+    notes: 'imgc contract diff EXPECTED PROBE exits 1 when the root lacks a fact of EXPECTED or has it with other details.',
+  },
+  {
     name: 'schema',
     args: '',
     summary: "print the IR's JSON Schema (or the contract's)",
@@ -134,8 +152,7 @@ export const commands: readonly Command[] = [
     args: 'FILE',
     summary: 'check every fact the definition promises against a built root or image',
     flags: [
-      { name: 'root', type: 'string', value: 'DIR', complete: 'dir', help: 'a root directory' },
-      { name: 'image', type: 'string', value: 'FILE', complete: 'file', help: 'a disk (.raw, .qcow2) or tarball (.tar, .tar.zst, .tar.gz), read as files' },
+      ...rootOrImage,
       { name: 'boot', type: 'string', value: 'DISK', complete: 'file', help: 'boot a bootable disk in QEMU and check the runtime facts on the running node' },
       { name: 'boot-timeout', type: 'string', value: 'SECONDS', help: 'how long the booted node may take to reach multi-user and report (--boot)' },
       { name: 'format', type: 'string', choices: ['text', 'json'], help: 'how to print the result' },

@@ -5,50 +5,55 @@ import { checkImage } from '../check/checker.js';
 import { hasErrors, sortDiagnostics } from '../check/diagnostic.js';
 import { formatSarif, formatText } from '../check/format.js';
 import type { Checked } from './load-check.js';
-import { Contract, contractJson, contractOf } from '../contract/contract.js';
+import { contractJson, contractOf, parseContract, type Contract } from '../contract/contract.js';
 import { breaks, diffContracts, diffDiagnostics } from '../contract/diff.js';
+import { typedModule, typedModulePath } from '../contract/typed.js';
 import type { Image } from '../ir/schema.js';
 import { colorWanted } from './color.js';
 import { EXIT, UsageError } from './exit.js';
 import { writeFileAtomically } from '../host/write.js';
 
-interface Io {
+export interface Io {
   out: (s: string) => void;
   err: (s: string) => void;
   isTTY: boolean;
 }
 
-export const contractExport = (ir: Image, phase: string | undefined, out: string | undefined, io: Io): number => {
-  let text: string;
-  try {
-    text = contractJson(contractOf(ir, phase));
-  } catch (e) {
-    throw new UsageError((e as Error).message);
+/** The contract on stdout, or in `out`; a `.json` file gets its typed module beside it (src/contract/typed.ts). */
+export const writeContract = (c: Contract, out: string | undefined, io: Io): number => {
+  const text = contractJson(c);
+  if (!out) {
+    io.out(text);
+    return EXIT.ok;
   }
-  if (out) writeFileAtomically(path.resolve(out), text);
-  else io.out(text);
+  const file = path.resolve(out);
+  writeFileAtomically(file, text);
+  if (/\.json$/i.test(file)) writeFileAtomically(typedModulePath(file), typedModule(c, file));
   return EXIT.ok;
 };
 
-const readContract = (file: string): { contract: Contract; text: string } => {
+export const contractExport = (ir: Image, phase: string | undefined, out: string | undefined, io: Io): number => {
+  let c: Contract;
+  try {
+    c = contractOf(ir, phase);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  return writeContract(c, out, io);
+};
+
+export const readContract = (file: string): { contract: Contract; text: string } => {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
     throw new UsageError(`${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (e as Error).message}`);
   }
-  let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    return { contract: parseContract(text, file), text };
   } catch (e) {
-    throw new UsageError(`${file} is not JSON: ${(e as Error).message}`);
+    throw new UsageError((e as Error).message);
   }
-  const parsed = Contract.safeParse(raw);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0]!;
-    throw new UsageError(`${file} is not an imgc contract: ${i.path.join('.') || 'the file'}: ${i.message} (imgc schema --contract prints what one is)`);
-  }
-  return { contract: parsed.data, text };
 };
 
 /**
@@ -87,3 +92,4 @@ export const contractDiff = (args: string[], format: 'text' | 'json' | 'sarif', 
   }
   return breaks(d) ? EXIT.contract : EXIT.ok;
 };
+

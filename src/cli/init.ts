@@ -43,6 +43,8 @@ const tsconfig = `${JSON.stringify(
       strict: true,
       noEmit: true,
       skipLibCheck: true,
+      // A contract's typed module imports its JSON (imgc contract --out x.contract.json).
+      resolveJsonModule: true,
     },
     include: ['*.ts'],
   },

@@ -189,6 +189,9 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         if (!loaded.ir || exit !== EXIT.ok) return exit;
         return cmd.contractExport(loaded.ir, str(v, 'phase'), str(v, 'out'), io);
       }
+      case 'probe':
+        noArguments(positionals);
+        return (await import('./probe.js')).probeCommand({ root: str(v, 'root'), image: str(v, 'image'), phase: str(v, 'phase'), expect: str(v, 'expect'), out: str(v, 'out') }, io);
       case 'help': {
         if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
         io.out(positionals[1] ? commandHelp(findCommand(positionals[1])) : overviewHelp(version));

@@ -61,6 +61,10 @@ const detailsOf = (step: Step | undefined, f: Fact): Omit<ContractFact, 'kind' |
 
 const kindOrder: readonly FactKind[] = ['user', 'group', 'path', 'package', 'service', 'command', 'kernelModule', 'sysctl', 'repo', 'artifact'];
 
+/** Facts in a contract's order: by kind, then key. */
+export const sortFacts = (facts: ContractFact[]): ContractFact[] =>
+  facts.sort((a, b) => kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
 /** The phases a contract can be taken after: 'base', then the definition's. */
 export const boundaries = (ir: Image): string[] => ['base', ...ir.phases.map((p) => p.name)];
 
@@ -80,9 +84,8 @@ export const contractOf = (ir: Image, phase?: string): Contract => {
     const f = { kind: id.slice(0, colon) as FactKind, key: id.slice(colon + 1) };
     return { ...f, ...detailsOf(byId.get(from), f) };
   });
-  facts.sort((a, b) => kindOrder.indexOf(a.kind) - kindOrder.indexOf(b.kind) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const { name, distro, release, suite } = ir.base;
-  return { $schema: contractSchemaId, contract: CONTRACT_VERSION, image: ir.name, phase: at, base: { name, distro, release, suite }, facts };
+  return { $schema: contractSchemaId, contract: CONTRACT_VERSION, image: ir.name, phase: at, base: { name, distro, release, suite }, facts: sortFacts(facts) };
 };
 
 /** The contract as its file holds it: one fact a line, so that line diffs are fact diffs. */
@@ -90,4 +93,25 @@ export const contractJson = (c: Contract): string => {
   const { facts, ...head } = c;
   const top = JSON.stringify(head, null, 2).replace(/\n}$/, '');
   return `${top},\n  "facts": [\n${facts.map((f) => `    ${JSON.stringify(f)}`).join(',\n')}\n  ]\n}\n`;
+};
+
+/** A contract file's text, checked against the schema; the error names the first problem. */
+export const parseContract = (text: string, file: string): Contract => {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not JSON: ${(e as Error).message}`);
+  }
+  return contractFrom(raw, file);
+};
+
+/** A contract's parsed JSON (an imported .json module), checked against the schema. */
+export const contractFrom = (raw: unknown, file: string): Contract => {
+  const parsed = Contract.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new Error(`${file} is not an imgc contract: ${i.path.join('.') || 'the file'}: ${i.message} (imgc schema --contract prints what one is)`);
+  }
+  return parsed.data;
 };

@@ -25,6 +25,8 @@ export interface RootView {
   readFile(p: string): Buffer | undefined;
   readlink(p: string): string | undefined;
   readdir(p: string): string[];
+  /** Reads the exact owner and mode of many paths at once, for `meta` to answer after (an image view asks its filesystem once, not per path). */
+  preloadMeta?(paths: readonly string[]): void;
 }
 
 /** The root's databases as a verification reads them (once each: src/verify/expectations.ts). */
@@ -70,20 +72,22 @@ export const readGroups = (view: RootView): Map<string, GroupEntry> => {
   return out;
 };
 
-/** Package → its dpkg status words ("install ok installed"); a package is installed when the last word is `installed`. */
-export const readDpkgStatus = (view: RootView): Map<string, string> => {
-  const out = new Map<string, string>();
+/** Package → its dpkg status words and version; multi-arch: the installed copy when one architecture's is. */
+export const readDpkg = (view: RootView): Map<string, { status: string; version: string }> => {
+  const out = new Map<string, { status: string; version: string }>();
   const text = view.readFile('/var/lib/dpkg/status')?.toString('utf8') ?? '';
   for (const para of text.split(/\n\s*\n/)) {
     const pkg = /^Package:\s*(\S+)/m.exec(para)?.[1];
     const status = /^Status:\s*(.+)$/m.exec(para)?.[1]?.trim();
     if (!pkg || !status) continue;
-    // Multi-arch: installed if any architecture's copy is.
-    if (out.get(pkg)?.endsWith(' installed')) continue;
-    out.set(pkg, status);
+    if (out.get(pkg)?.status.endsWith(' installed')) continue;
+    out.set(pkg, { status, version: /^Version:\s*(\S+)/m.exec(para)?.[1] ?? '' });
   }
   return out;
 };
+
+/** Package → its dpkg status words ("install ok installed"); a package is installed when the last word is `installed`. */
+export const readDpkgStatus = (view: RootView): Map<string, string> => new Map([...readDpkg(view)].map(([k, v]) => [k, v.status]));
 
 // A held package (`hold ok installed`, apt-mark hold) is as installed as any.
 export const isInstalled = (status: string | undefined): boolean => status !== undefined && /\sinstalled$/.test(status) && /^(install|hold) /.test(status);

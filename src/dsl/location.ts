@@ -64,3 +64,19 @@ export const callerLocation = (): SourceLocation | undefined => {
   }
   return undefined;
 };
+
+/** The directory of the file that called into imgc (the definition's, or a module's of it), for paths written relative to it. */
+export const callerDir = (): string => {
+  const loc = callerLocation();
+  const base = definitionDir ?? process.cwd();
+  return loc ? path.dirname(path.resolve(base, loc.file)) : base;
+};
+
+/** A path as the IR writes it: relative to the definition's directory, with "/". */
+export const definitionRelative = (file: string): string => path.relative(definitionDir ?? process.cwd(), file).split(path.sep).join('/');
+
+// Files a definition read besides its modules (a contract named by path): the
+// loader counts them among its inputs, so its cached result follows them.
+const filesRead: string[] = [];
+export const noteFileRead = (file: string): void => void filesRead.push(file);
+export const definitionFilesRead = (): readonly string[] => filesRead;

@@ -88,6 +88,16 @@ export const Base = z
     /** Extra packages laid down with the base (debootstrap --include). */
     include: z.array(PackageName),
     provides: z.array(Fact),
+    /**
+     * Where the base's facts come from when it is not a fresh root of a distro:
+     * a contract file, or another definition's phase (src/contract/import.ts).
+     * Such a base has no root of its own: `imgc build` takes one with
+     * --from-tar/--from-dir, or builds the other definition.
+     */
+    origin: z
+      .object({ kind: z.enum(['contract', 'definition']), file: z.string().min(1), image: z.string(), phase: z.string() })
+      .strict()
+      .optional(),
     loc: SourceLocation.optional(),
   })
   .strict();

@@ -281,6 +281,12 @@ export type Base = {
     packageManager: "apt" | "dnf";
     include: string[];
     provides: Fact[];
+    origin?: {
+        kind: "contract" | "definition";
+        file: string;
+        image: string;
+        phase: string;
+    } | undefined;
     loc?: SourceLocation | undefined;
 };
 export type Variable = {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
-import { setDefinitionDir } from '../dsl/location.js';
+import { definitionFilesRead, setDefinitionDir } from '../dsl/location.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
 import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
@@ -82,7 +82,7 @@ export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
     port1.postMessage('loaded?');
   });
   port1.close();
-  return env && !modules.impure ? { ...result, inputs: { files: modules.files, env } } : result;
+  return env && !modules.impure ? { ...result, inputs: { files: [...modules.files, ...definitionFilesRead()], env } } : result;
 };
 
 const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {

@@ -51,38 +51,41 @@ export const verifyRoot = (ir: Image, root: string): VerifyResult => {
 };
 
 /**
- * Verifies a disk image without mounting it: a tarball is unpacked; qcow2 is converted to raw first,
- * then the ext4 filesystem is extracted with `debugfs -R 'rdump / DIR'`.
- * `scratch` is a directory with room for the extracted root.
+ * Reads a disk image or tarball without mounting it: a tarball is unpacked;
+ * qcow2 is converted to raw first, then the ext4 filesystem is extracted with
+ * `debugfs -R 'rdump / DIR'`. `read` gets a view of the extracted root (its
+ * directory too); everything extracted is removed afterwards. `scratch` is a
+ * directory with room for it. Verify and probe read images through this.
  */
-export const verifyImage = async (ir: Image, image: string, scratch: string): Promise<VerifyResult> => {
+export const withImageRoot = async <T>(image: string, scratch: string, read: (view: DirView, dir: string) => T | Promise<T>): Promise<T> => {
   mkdirSync(scratch, { recursive: true });
   const tmp = mkdtempSync(path.join(scratch, '.imgc-verify-'));
   try {
+    const dir = path.join(tmp, 'root');
+    mkdirSync(dir);
     if (/\.(tar|tar\.gz|tgz|tar\.zst|tzst)$/i.test(image)) {
-      const dir = path.join(tmp, 'root');
-      mkdirSync(dir);
       await unpackRoot(path.resolve(image), dir);
-      return { ...verifyView(ir, new DirView(dir, image)), target: image };
+      return await read(new DirView(dir, image), dir);
     }
     let raw = path.resolve(image);
     if (/\.qcow2$/i.test(image)) {
       raw = path.join(tmp, 'image.raw');
       await run('qemu-img', ['convert', '-f', 'qcow2', '-O', 'raw', image, raw]);
     }
-    const dir = path.join(tmp, 'root');
-    mkdirSync(dir);
     // A bootable disk: the root filesystem is its root partition (debugfs reads it at its offset).
     const offset = await rootPartitionOffset(raw);
     if (offset !== undefined) raw = `${raw}?offset=${offset}`;
     const r = await run('debugfs', ['-R', `rdump / ${dir}`, raw], { check: false });
     if (r.exitCode !== 0 || /rdump: .*(not found|Bad magic)/i.test(r.output)) throw new Error(`debugfs could not read ${image}: ${r.output.trim()}`);
-    const result = verifyView(ir, new ImageView(dir, raw));
-    return { ...result, target: image };
+    return await read(new ImageView(dir, raw), dir);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 };
+
+/** Verifies a disk image or tarball without mounting it (see {@link withImageRoot}). */
+export const verifyImage = async (ir: Image, image: string, scratch: string): Promise<VerifyResult> =>
+  withImageRoot(image, scratch, (view) => ({ ...verifyView(ir, view), target: image }));
 
 const rel = (loc: SourceLocation, dir: string, cwd: string) => path.relative(cwd, path.resolve(dir, loc.file)).split(path.sep).join('/');
 

@@ -128,6 +128,19 @@ export class ImageView extends DirView {
     super(dir, image);
   }
 
+  preloadMeta(paths: readonly string[]): void {
+    const keys = [...new Set(paths.map((p) => path.posix.normalize(`/${p}`)))].filter((k) => !k.includes('"') && !k.includes('\n') && !this.cache.has(k));
+    if (!keys.length) return;
+    const r = spawnSync('debugfs', ['-f', '-', this.image], { input: keys.map((k) => `stat "${k}"\n`).join(''), encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['pipe', 'pipe', 'pipe'] });
+    if (r.status !== 0) return;
+    // One section a path, each after the command's echo: `debugfs: stat "/etc"`.
+    for (const section of r.stdout.split(/^debugfs: /m).slice(1)) {
+      const key = /^stat "(.*)"$/m.exec(section)?.[1];
+      const m = parseDebugfsStat(section);
+      if (key !== undefined && m) this.cache.set(key, m);
+    }
+  }
+
   override meta(p: string): Meta | undefined {
     const key = path.posix.normalize(`/${p}`);
     if (this.cache.has(key)) return this.cache.get(key);

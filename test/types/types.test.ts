@@ -10,6 +10,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { tscBinary } from '../../src/load/typecheck.js';
 import { repoRoot, tempDir as makeTempDir } from '../helpers/cli.js';
+import { contractJson, type Contract } from '../../src/contract/contract.js';
+import { typedModule, typedModulePath } from '../../src/contract/typed.js';
 
 /** A temp dir that is an ES module package, as a user's project is. */
 const tempDir = (prefix: string) => {
@@ -28,6 +30,21 @@ const diagnosticsFor = (files: string[]) => {
   const program = ts.createProgram(files, { ...options, noEmit: true, rootDir: undefined });
   return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
 };
+
+/** A language service's view of `files`, as an editor has it. */
+const languageHost = (files: string[], options: ts.CompilerOptions): ts.LanguageServiceHost => ({
+  getCompilationSettings: () => options,
+  getScriptFileNames: () => files,
+  getScriptVersion: () => '1',
+  getScriptSnapshot: (f) => (ts.sys.fileExists(f) ? ts.ScriptSnapshot.fromString(ts.sys.readFile(f) ?? '') : undefined),
+  getCurrentDirectory: () => repoRoot,
+  getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+  fileExists: ts.sys.fileExists,
+  readFile: ts.sys.readFile,
+  readDirectory: ts.sys.readDirectory,
+  directoryExists: ts.sys.directoryExists,
+  getDirectories: ts.sys.getDirectories,
+});
 
 describe('type-level contracts', () => {
   it('the type tests compile (every @ts-expect-error is still an error)', () => {
@@ -53,6 +70,47 @@ describe('type-level contracts', () => {
     expect(errors[0]).toMatch(/'"kbue"' is not assignable to type .*"kube"/);
   });
 
+  it('a contract\'s typed module: a later step that needs a user the contract lacks is a type error, one it has is not, and the editor completes its users', () => {
+    const dir = tempDir('contract-types');
+    const contract: Contract = {
+      contract: 1,
+      image: 'golden',
+      phase: 'customize',
+      base: { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' },
+      facts: [
+        { kind: 'user', key: 'ops' },
+        { kind: 'user', key: 'root' },
+        { kind: 'group', key: 'admins' },
+        { kind: 'path', key: '/etc' },
+        { kind: 'package', key: 'containerd' },
+        { kind: 'service', key: 'containerd' },
+      ],
+    };
+    const json = path.join(dir, 'golden.contract.json');
+    writeFileSync(json, contractJson(contract));
+    writeFileSync(typedModulePath(json), typedModule(contract, json));
+    const file = path.join(dir, 'def.ts');
+    const text = [
+      "import { image } from 'imgc';",
+      "import golden from './golden.contract.js';",
+      'image(\'x\').base(golden).provision((p) => p',
+      "  .file('/etc/a', { owner: 'ops', group: 'admins', content: '' })",
+      "  .enableService('containerd')",
+      "  .file('/etc/b', { owner: 'kube', content: '' }));",
+    ].join('\n');
+    writeFileSync(file, text);
+    const { options } = configOf();
+    const program = ts.createProgram([file], { ...options, noEmit: true, rootDir: undefined, resolveJsonModule: true });
+    const errors = ts.getPreEmitDiagnostics(program).map((d) => [d.file?.fileName, d.file ? ts.getLineAndCharacterOfPosition(d.file, d.start ?? 0).line + 1 : 0, ts.flattenDiagnosticMessageText(d.messageText, '\n')]);
+    expect(errors).toEqual([[file, 6, expect.stringMatching(/^Type '"kube"' is not assignable to type '(?=[^']*"ops")(?=[^']*"root")("ops" \| "root" \| |"root" \| "ops" \| )undefined'\.$/)]]);
+    const editing = path.join(dir, 'editing.ts');
+    const typing = text.replace("owner: 'ops'", "owner: ''");
+    writeFileSync(editing, typing);
+    const service = ts.createLanguageService(languageHost([editing], { ...options, resolveJsonModule: true }));
+    const users = (service.getCompletionsAtPosition(editing, typing.indexOf("owner: '") + 8, {})?.entries ?? []).map((e) => e.name);
+    expect(users.sort()).toEqual(['ops', 'root']);
+  });
+
   it('a long chain of steps stays within TypeScript\'s instantiation limits', () => {
     const dir = tempDir('long');
     const file = path.join(dir, 'long.ts');
@@ -72,20 +130,7 @@ describe('type-level contracts', () => {
     ].join('\n');
     writeFileSync(file, text);
     const { options } = configOf();
-    const host: ts.LanguageServiceHost = {
-      getCompilationSettings: () => options,
-      getScriptFileNames: () => [file],
-      getScriptVersion: () => '1',
-      getScriptSnapshot: (f) => (ts.sys.fileExists(f) ? ts.ScriptSnapshot.fromString(ts.sys.readFile(f) ?? '') : undefined),
-      getCurrentDirectory: () => repoRoot,
-      getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
-      fileExists: ts.sys.fileExists,
-      readFile: ts.sys.readFile,
-      readDirectory: ts.sys.readDirectory,
-      directoryExists: ts.sys.directoryExists,
-      getDirectories: ts.sys.getDirectories,
-    };
-    const service = ts.createLanguageService(host);
+    const service = ts.createLanguageService(languageHost([file], options));
     const completeAt = (needle: string) => {
       const pos = text.indexOf(needle) + needle.length;
       return (service.getCompletionsAtPosition(file, pos, {})?.entries ?? []).map((e) => e.name);

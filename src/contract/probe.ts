@@ -1,0 +1,87 @@
+// The contract of a real root: what it has, read as files by the same reader
+// that derives the stdlib's base facts (src/build/base-facts.ts: users,
+// groups, packages with versions, bounded paths, unit files, commands on
+// PATH), plus sysctl.d and modules-load.d entries, apt sources and os-release.
+// Paths carry their owner, group and mode; packages their version. Facts of
+// an expected contract that the bounded listing leaves out (a file deep under
+// /etc) are checked one by one and added when they hold, so that
+// `imgc contract diff EXPECTED PROBE` names exactly what the root lacks.
+import { readBaseFacts } from '../build/base-facts.js';
+import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../verify/readers.js';
+import { factCheck, RootFacts } from '../verify/expectations.js';
+import type { RootView } from '../verify/rootview.js';
+import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from './contract.js';
+import { factId } from '../ir/facts.js';
+
+export interface ProbeOptions {
+  /** What the contract calls the probed root (default: what was read). */
+  name?: string;
+  /** The phase after which the root is (default 'base'): `imgc check --against` checks the phases after it. */
+  phase?: string;
+  /** Facts to look for beyond the bounded listing. */
+  expect?: readonly ContractFact[];
+}
+
+/** KEY=value lines of os-release. */
+const osRelease = (view: RootView): Record<string, string> => {
+  const text = (view.readFile('/etc/os-release') ?? view.readFile('/usr/lib/os-release'))?.toString('utf8') ?? '';
+  const out: Record<string, string> = {};
+  for (const l of text.split('\n')) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(l.trim());
+    if (m) out[m[1]!] = m[2]!.replace(/^"(.*)"$/, '$1');
+  }
+  return out;
+};
+
+const confFiles = (view: RootView, dirs: readonly string[]): string[] =>
+  dirs.flatMap((d) => view.readdir(d).filter((f) => f.endsWith('.conf')).map((f) => `${d}/${f}`));
+
+/** Owner, group and mode of a path as the root has them (names from its own passwd and group). */
+const pathDetails = (view: RootView, p: string, users: Map<number, string>, groups: Map<number, string>): Omit<ContractFact, 'kind' | 'key'> => {
+  const m = view.meta(p);
+  if (!m) return {};
+  const owner = users.get(m.uid);
+  const group = groups.get(m.gid);
+  return { ...(owner ? { owner } : {}), ...(group ? { group } : {}), mode: m.mode.toString(8).padStart(4, '0') };
+};
+
+/** The contract of the root at `dir` (on this machine), read through `view` (which knows exact modes of an image's files). */
+export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}): Contract => {
+  const base = readBaseFacts(dir);
+  const users = new Map([...readPasswd(view).values()].map((u) => [u.uid, u.name]));
+  const groups = new Map([...readGroups(view).values()].map((g) => [g.gid, g.name]));
+  view.preloadMeta?.([...base.paths, ...(opts.expect ?? []).filter((f) => f.kind === 'path').map((f) => f.key)]);
+  const facts = new Map<string, ContractFact>();
+  const add = (f: ContractFact) => facts.set(factId(f), f);
+  for (const k of base.users) add({ kind: 'user', key: k });
+  for (const k of base.groups) add({ kind: 'group', key: k });
+  for (const [k, version] of Object.entries(base.packages)) add({ kind: 'package', key: k, version });
+  for (const k of base.paths) add({ kind: 'path', key: k, ...pathDetails(view, k, users, groups) });
+  for (const k of base.services) add({ kind: 'service', key: k });
+  for (const k of base.commands) add({ kind: 'command', key: k });
+  for (const file of ['/etc/sysctl.conf', ...confFiles(view, sysctlDirs)]) for (const k of sysctlSettings(view, file).keys()) add({ kind: 'sysctl', key: k });
+  for (const file of ['/etc/modules', ...confFiles(view, modulesLoadDirs)]) for (const k of configLines(view, file)) add({ kind: 'kernelModule', key: k });
+  for (const f of view.readdir('/etc/apt/sources.list.d')) {
+    const m = /^(.+)\.(sources|list)$/.exec(f);
+    if (m) add({ kind: 'repo', key: m[1]! });
+  }
+  // What the listing leaves out: the expected facts that are there, with the root's own details (a different mode is a change, not an absence).
+  const r = new RootFacts(view);
+  const dpkg = readDpkg(view);
+  for (const f of opts.expect ?? []) {
+    if (facts.has(factId(f)) || factCheck(f)?.(r) !== undefined) continue;
+    const version = f.kind === 'package' ? dpkg.get(f.key)?.version : undefined;
+    add({ kind: f.kind, key: f.key, ...(f.kind === 'path' ? pathDetails(view, f.key, users, groups) : {}), ...(version ? { version } : {}) });
+  }
+  const os = osRelease(view);
+  const distro = os['ID'] ?? 'unknown';
+  const release = os['VERSION_ID'] ?? 'unknown';
+  return {
+    $schema: contractSchemaId,
+    contract: CONTRACT_VERSION,
+    image: opts.name ?? view.label,
+    phase: opts.phase ?? 'base',
+    base: { name: `${distro}-${release}`, distro, release, suite: os['VERSION_CODENAME'] ?? 'unknown' },
+    facts: sortFacts([...facts.values()]),
+  };
+};

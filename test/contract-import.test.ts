@@ -1,0 +1,134 @@
+// Import: a definition whose base is a contract (fromContract) or another
+// definition's phase (fromDefinition). Both layers see the facts: the
+// checker always, the types when the facts are literals (the typed module
+// written beside a contract's JSON, or the other definition's builder type).
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { contractFrom, contractJson } from '../src/contract/contract.js';
+import { imgc, repoRoot, tempDir } from './helpers/cli.js';
+
+/** A project directory (an ES module package) holding the contract of the reference example after customize, with its typed module. */
+const project = async (): Promise<string> => {
+  const dir = tempDir('import');
+  writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+  const w = await imgc(['contract', '--no-typecheck', path.join(repoRoot, 'examples/node-image.ts'), '--phase', 'customize', '--out', path.join(dir, 'golden-base.contract.json')]);
+  expect(w.exitCode, w.all).toBe(0);
+  return dir;
+};
+
+const write = (dir: string, name: string, lines: string[]) => writeFileSync(path.join(dir, name), `${lines.join('\n')}\n`);
+
+describe('fromContract', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await project();
+    write(dir, 'typed-ok.ts', [
+      "import { image } from 'imgc';",
+      "import golden from './golden-base.contract.js';",
+      "export default image('on-golden').base(golden).provision((p) => p.file('/etc/ops.conf', { owner: 'ops', group: 'admins', content: 'x' }).packages(['containerd']).enableService('containerd'));",
+    ]);
+    write(dir, 'typed-bad.ts', [
+      "import { image } from 'imgc';",
+      "import golden from './golden-base.contract.js';",
+      "export default image('on-golden').base(golden).provision((p) => p.file('/etc/kube.conf', { owner: 'kube', content: 'x' }));",
+    ]);
+    write(dir, 'by-path.ts', [
+      "import { image, fromContract } from 'imgc';",
+      "export default image('on-golden').base(fromContract('golden-base.contract.json')).provision((p) => p.file('/etc/kube.conf', { owner: 'kube', content: 'x' }));",
+    ]);
+  });
+
+  it('--out x.contract.json writes the typed module beside it: the contract\'s facts as literal types, and its digest', () => {
+    const text = readFileSync(path.join(dir, 'golden-base.contract.ts'), 'utf8');
+    expect(text).toContain("import contract from './golden-base.contract.json' with { type: 'json' };");
+    expect(text).toMatch(/^ {2}user: .*"ops" \| .*"root"/m);
+    expect(text).toMatch(/^ {2}group: .*"admins"/m);
+    expect(text).toMatch(/fromContract<ContractFacts>\(contract, \{ from: '\.\/golden-base\.contract\.json', digest: '[0-9a-f]{16}' \}\)/);
+  });
+
+  it('a definition on the typed contract checks clean when it uses what the contract has', async () => {
+    const r = await imgc(['check', path.join(dir, 'typed-ok.ts')]);
+    expect(r.exitCode, r.all).toBe(0);
+    const ir = await imgc(['ir', path.join(dir, 'typed-ok.ts')]);
+    expect(JSON.parse(ir.stdout).base.origin).toEqual({ kind: 'contract', file: 'golden-base.contract.json', image: 'k8s-node', phase: 'customize' });
+  });
+
+  it('a user the contract lacks is an error of both layers: the type-check and the contract checker', async () => {
+    const r = await imgc(['check', path.join(dir, 'typed-bad.ts')]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toMatch(/error IMGC0003: file '\/etc\/kube.conf' is owned by user 'kube', which does not exist/);
+    expect(r.stdout).toMatch(/error IMGC1001: TS2322: Type '"kube"' is not assignable to type '.*"ops"/);
+  });
+
+  it('by path: the checker alone sees the facts, and the loader follows the JSON (a changed contract is read again)', async () => {
+    const file = path.join(dir, 'by-path.ts');
+    const before = await imgc(['check', file]);
+    expect(before.exitCode).toBe(1);
+    expect(before.stdout).toContain("IMGC0003: file '/etc/kube.conf' is owned by user 'kube'");
+    expect(before.stdout).not.toContain('TS2322');
+    const json = path.join(dir, 'golden-base.contract.json');
+    const c = contractFrom(JSON.parse(readFileSync(json, 'utf8')), json);
+    const withKube = contractJson({ ...c, facts: [{ kind: 'user', key: 'kube' }, ...c.facts] });
+    writeFileSync(json, withKube);
+    const after = await imgc(['check', file]);
+    expect(after.exitCode, after.all).toBe(0);
+    // The typed module was written from the other version: it says so, and where.
+    const stale = await imgc(['check', '--no-typecheck', path.join(dir, 'typed-ok.ts')]);
+    expect(stale.exitCode).toBe(2);
+    expect(stale.stdout).toMatch(/golden-base\.contract\.ts:\d+:\d+ - error IMGC1002: DefinitionError: golden-base\.contract\.json changed since its typed module was written: write it again/);
+  });
+
+  it('a contract file that is missing or not a contract is a located definition error', async () => {
+    write(dir, 'missing.ts', ["import { image, fromContract } from 'imgc';", "export default image('x').base(fromContract('nope.contract.json'));"]);
+    const r = await imgc(['check', '--no-typecheck', path.join(dir, 'missing.ts')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toMatch(/missing\.ts:2:\d+ - error IMGC1002: DefinitionError: fromContract\('nope\.contract\.json'\): no such file/);
+  });
+});
+
+describe('fromDefinition', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = tempDir('from-definition');
+    writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+    write(dir, 'team.ts', [
+      "import { debian12, image } from 'imgc';",
+      "export default image('team').base(debian12()).customize((p) => p.group('admins').user('ops', { groups: ['admins'] })).provision((p) => p.user('late'));",
+    ]);
+  });
+
+  it('after a phase: the checker knows the facts that hold after it, not those of later phases', async () => {
+    write(dir, 'at-customize.ts', [
+      "import { fromDefinition, image } from 'imgc';",
+      "import team from './team.js';",
+      "export default image('on-team').base(fromDefinition(team, { phase: 'customize' }))",
+      "  .provision((p) => p.file('/etc/ops.conf', { owner: 'ops', content: 'x' }).file('/etc/late.conf', { owner: 'late', content: 'x' }));",
+    ]);
+    const r = await imgc(['check', path.join(dir, 'at-customize.ts')]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toMatch(/at-customize\.ts:4:\d+ - error IMGC0003: file '\/etc\/late.conf' is owned by user 'late'/);
+    expect(r.stdout).not.toMatch(/user 'ops'/);
+    const ir = JSON.parse((await imgc(['ir', path.join(dir, 'at-customize.ts')])).stdout);
+    expect(ir.base.origin).toEqual({ kind: 'definition', file: 'team.ts', image: 'team', phase: 'customize' });
+  });
+
+  it('without a phase the types carry the other definition\'s facts too', async () => {
+    write(dir, 'typed.ts', [
+      "import { fromDefinition, image } from 'imgc';",
+      "import team from './team.js';",
+      "export default image('on-team').base(fromDefinition(team)).provision((p) => p.file('/etc/late.conf', { owner: 'late', content: 'x' }).file('/etc/x.conf', { owner: 'lates', content: 'x' }));",
+    ]);
+    const r = await imgc(['check', path.join(dir, 'typed.ts')]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toMatch(/IMGC1001: TS\d+: Type '"lates"' is not assignable to type '.*"late"/);
+    expect(r.stdout).not.toMatch(/'"late"' is not assignable/);
+  });
+
+  it('a phase the other definition does not have is a located definition error naming its phases', async () => {
+    write(dir, 'no-phase.ts', ["import { fromDefinition, image } from 'imgc';", "import team from './team.js';", "export default image('x').base(fromDefinition(team, { phase: 'harden' }));"]);
+    const r = await imgc(['check', '--no-typecheck', path.join(dir, 'no-phase.ts')]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stdout).toMatch(/no-phase\.ts:3:\d+ - error IMGC1002: DefinitionError: no phase 'harden' in team; its phases: base, customize, provision/);
+  });
+});
