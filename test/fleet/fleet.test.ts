@@ -136,5 +136,5 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
     } finally {
       ws.remove();
     }
-  }, 600_000);
+  }, 1_500_000);
 });

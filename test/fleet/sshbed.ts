@@ -66,11 +66,13 @@ export interface BedHost {
   readonly pid: number;
 }
 
-// The namespace's first process: mounts the kernel filesystems the host
-// needs, then runs the root's own sshd in the chroot and waits for it.
+// The namespace's first process: brings up loopback and names the host
+// (with the root's own tools: this machine needs none of them), mounts the
+// kernel filesystems the host needs, then runs the root's own sshd in the
+// chroot and waits for it.
 const hostInit = `set -eu
-ip link set lo up
-hostname "$1"
+chroot "$2" ip link set lo up
+chroot "$2" hostname "$1"
 mount -t proc proc "$2/proc"
 mount --rbind /dev "$2/dev"
 mkdir -p "$2/run/sshd"
