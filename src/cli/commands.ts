@@ -82,6 +82,8 @@ export const commands: readonly Command[] = [
       { name: 'packer-version', type: 'string', choices: ['1.10', '1.6'], help: 'packer: 1.10 and later pin plugins (default); 1.6 has them built in' },
       { name: 'runtime', type: 'boolean', help: 'shell, ansible: phase 2 for existing hosts' },
       { name: 'decommission', type: 'boolean', help: 'shell, ansible: undo phase 2 on existing hosts' },
+      { name: 'serial', type: 'string', value: 'N|P%', help: 'ansible --runtime/--decommission: hosts per batch (default all)' },
+      { name: 'max-fail', type: 'string', value: 'PERCENT', help: 'ansible --runtime/--decommission: failed hosts of a batch, in percent, that stop the run (default 100)' },
       ...loadFlags,
       ...talkFlags,
     ],

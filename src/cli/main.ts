@@ -29,6 +29,19 @@ type Values = FlagValues & { var?: string[]; 'var-file'?: string[] };
 const str = (v: Values, name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
 const on = (v: Values, name: string): boolean => v[name] === true;
 
+/** --serial and --max-fail of `compile`: Ansible's batches and failure bound for --runtime/--decommission. */
+const fleetFlags = async (v: Values, target: string): Promise<{ serial?: string; maxFail?: number }> => {
+  const serial = str(v, 'serial');
+  const maxFail = str(v, 'max-fail');
+  if (serial === undefined && maxFail === undefined) return {};
+  if (target !== 'ansible' || !(on(v, 'runtime') || on(v, 'decommission')))
+    throw new UsageError(`--${serial !== undefined ? 'serial' : 'max-fail'} is for a fleet: --target ansible with --runtime or --decommission`);
+  const { validSerial } = await import('../compilers/ansible/fleet.js');
+  if (serial !== undefined && !validSerial(serial)) throw new UsageError(`--serial takes a number of hosts or a percentage (2, 25%), not '${serial}'`);
+  if (maxFail !== undefined && !/^(100|[1-9]?[0-9])$/.test(maxFail)) throw new UsageError(`--max-fail takes a percentage from 0 to 100, not '${maxFail}'`);
+  return { ...(serial !== undefined ? { serial } : {}), ...(maxFail !== undefined ? { maxFail: Number(maxFail) } : {}) };
+};
+
 const noArguments = (positionals: string[]) => {
   if (positionals.length > 1) throw new UsageError(`${positionals[0]} takes no arguments (got '${positionals[1]}')`);
 };
@@ -132,13 +145,14 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         const hostTargets = ['ansible', 'shell'];
         if ((on(v, 'runtime') || on(v, 'decommission')) && !hostTargets.includes(compiler.target))
           throw new UsageError(`--${on(v, 'runtime') ? 'runtime' : 'decommission'} is for existing hosts: targets ${hostTargets.join(', ')} (not '${compiler.target}')`);
+        const fleet = await fleetFlags(v, compiler.target);
         const { loaded, diagnostics, exit } = await loadChecked(file, v);
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
         if (!loaded.ir || exit !== EXIT.ok) return exit;
         let files: Record<string, string>;
         try {
           const packerVersion = str(v, 'packer-version') as '1.6' | '1.10' | undefined;
-          files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}) });
+          files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}), ...fleet });
         } catch (e) {
           if (!(e instanceof CompileError)) throw e;
           report(e.diagnostics, loaded, 'text', v, io, 'err');

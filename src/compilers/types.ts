@@ -20,6 +20,15 @@ export interface CompileOptions {
   runtime?: boolean;
   /** Shell, ansible: the inverse of the runtime phases, undoing what the host's record lists (decommission.sh / decommission.yml). */
   decommission?: boolean;
+  /**
+   * Ansible --runtime/--decommission: hosts per batch (Ansible's `serial`: a
+   * number or a percentage; default all at once) and the percentage of a
+   * batch that may fail before the run stops (`max_fail_percentage`; default
+   * 100: a failing host never stops the others). `-e imgc_serial=…` and
+   * `-e imgc_max_fail=…` override both when the playbook runs.
+   */
+  serial?: string;
+  maxFail?: number;
 }
 
 export interface Compiler {

@@ -154,7 +154,7 @@ export const ansibleCompiler: Compiler = {
     assertCompilable(ir);
     // --runtime / --decommission: playbooks for existing hosts instead of the build (./runtime.ts).
     if (opts.runtime || opts.decommission) {
-      const host = { ...(opts.runtime ? ansibleRuntime(ir) : {}), ...(opts.decommission ? ansibleDecommission(ir) : {}) };
+      const host = { ...(opts.runtime ? ansibleRuntime(ir, opts) : {}), ...(opts.decommission ? ansibleDecommission(ir) : {}) };
       return Object.fromEntries(Object.entries(host).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     }
     const compiled = ir.phases.map((p) => compilePhase(ir, p));

@@ -7,7 +7,9 @@
 import { aptSourcesPath } from '../../ir/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
-import type { CompiledFiles } from '../types.js';
+import type { CompiledFiles, CompileOptions } from '../types.js';
+import { fleetKeywords, safePhase, summaryPlay } from './fleet.js';
+import { ansiblePhaseHandlers, whereTasks } from './handlers.js';
 import { hookTasks } from './hooks.js';
 import { ansibleCfg, groupVars } from './index.js';
 import { labelName, labelText, taskName } from './names.js';
@@ -125,8 +127,8 @@ const preflightPlay = (ir: Image, plan: RuntimePlan): Node => {
     name: label(labelName(`Preflight: host contract of ${labelText(ir.name)}`)),
     hosts: word('all'),
     gather_facts: bool(false),
-    // One host missing something stops the run everywhere, before any change.
-    any_errors_fatal: bool(true),
+    // A host missing something fails here, changed nothing, and is left out of
+    // the plays below; the other hosts go on.
     tasks: seq(tasks.map(taskItem), { spaced: true }),
   });
 };
@@ -190,6 +192,17 @@ export const recorded = (token: string): string => {
   return `'${token}' in imgc_created`;
 };
 
+/** Handlers run here, before the host counts as done, rather than after the play's last task. */
+const flushTask: Task = task({ name: 'Handlers: run the notified ones now', module: 'ansible.builtin.meta', args: word('flush_handlers') });
+
+/** The last task of a phase's play: this host got through the phase (read by the summary). */
+const doneTask = (phase: string): Task =>
+  task({
+    name: labelName(`Phase ${labelText(phase)}: done on this host`),
+    module: 'ansible.builtin.set_fact',
+    args: map({ imgc_done: template(`(imgc_done | default([])) + ['${safePhase(phase)}']`) }),
+  });
+
 const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step): Task =>
   task({
     name: taskName(`Record: created ${labelText(token)}`, step.id, step.loc),
@@ -198,14 +211,15 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
     keywords: [entry('when', str(absent))],
   });
 
-export const ansibleRuntime = (ir: Image): CompiledFiles => {
+export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFiles => {
   const plan = runtimePlan(ir);
   const pm = ir.base.packageManager;
   const plays: Node[] = [preflightPlay(ir, plan)];
   let n = 0;
   for (const rp of plan.phases) {
     const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
-    const tasks: Task[] = [];
+    const handlers = ansiblePhaseHandlers(ir, rp.phase);
+    const tasks: Task[] = handlers.tasks.length ? whereTasks() : [];
     for (const rs of rp.steps) {
       const s = rs.step;
       const probes = rs.creations.flatMap((c) => [
@@ -217,9 +231,11 @@ export const ansibleRuntime = (ir: Image): CompiledFiles => {
         return { ...p, ...absentBefore(p.c, `imgc_pr_${n}`, s, pm) };
       });
       tasks.push(...before.flatMap((b) => b.tasks));
+      const notify = handlers.notify(s.id);
+      const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
       if (s.kind === 'hook') tasks.push(...hookTasks(s, rp.phase.name));
       else if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
-      else tasks.push(...stepTasks(s as RootStep, ctx));
+      else tasks.push(...notifying(stepTasks(s as RootStep, ctx)));
       tasks.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
     }
     plays.push(
@@ -227,11 +243,15 @@ export const ansibleRuntime = (ir: Image): CompiledFiles => {
         name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),
         hosts: word('all'),
         gather_facts: bool(false),
+        ...fleetKeywords(opts),
         tags: seq([unsafe(rp.phase.name)]),
-        tasks: seq(tasks.map(taskItem), { spaced: true }),
+        vars: handlers.tasks.length ? map({ imgc_handlers: word('auto') }) : undefined,
+        tasks: seq([...tasks, ...(handlers.tasks.length ? [flushTask] : []), doneTask(rp.phase.name)].map(taskItem), { spaced: true }),
+        handlers: handlers.tasks.length ? seq(handlers.tasks.map(taskItem), { spaced: true }) : undefined,
       }),
     );
   }
+  plays.push(summaryPlay(ir, plan.phases.map((p) => p.phase.name)));
   const runtimeYml = document(seq(plays.map((value) => ({ value })), { spaced: true }), [
     `${ir.name}: runtime provisioning of existing hosts (phases ${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}), written by imgc`,
     `from ${labelText(ir.source)} (imgc compile --target ansible --runtime); edit the definition, not this file.`,

@@ -11,6 +11,7 @@ import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from 
 import type { CompiledFiles } from '../types.js';
 import type { Emitted } from './emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
+import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
 import { hooksScript } from './hooks.js';
 import type { PackageManager } from './package-managers.js';
 import { literalNote, runtime as stepRuntime, where, type PhaseFile } from './phase.js';
@@ -201,6 +202,7 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
   const pre = preflight(ir, plan, used, own);
   const body: string[] = [];
   let n = 0;
+  let anyHandlers = false;
   for (const rp of plan.phases) {
     const f = opts.stems.find((s) => s.phase === rp.phase)!;
     const phase = rp.phase;
@@ -218,8 +220,10 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
       files[file] = hooksScript(ir, f, when, hooks);
       body.push('', comment(`Phase ${phase.name}: ${file} runs on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`));
     };
+    const handlers = shellPhaseHandlers(ir, phase);
+    if (handlers.plan.handlers.length) anyHandlers = true;
     driver('pre');
-    body.push('', comment(`--- phase ${phase.name}${where(phase.loc)} ---`), 'imgc_changed=0');
+    body.push('', comment(`--- phase ${phase.name}${where(phase.loc)} ---`), 'imgc_changed=0', ...handlers.init);
     for (const rs of rp.steps) {
       const s = rs.step;
       let code: Emitted;
@@ -253,9 +257,10 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
         ...[...before, ...code.lines, ...after].map((l) => `  ${l}`),
         '}',
         `imgc_run ${word(s.id)} step_${n}`,
+        ...handlers.after(s.id),
       );
     }
-    body.push(`printf 'imgc-phase %s done changed=%s\\n' ${word(phase.name)} "$imgc_changed" >&3`);
+    body.push(...handlers.run, `printf 'imgc-phase %s done changed=%s\\n' ${word(phase.name)} "$imgc_changed" >&3`);
     driver('post');
   }
   const out: string[] = [
@@ -278,7 +283,7 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
     'imgc_record_file=$imgc_record_dir/created',
   ];
   const ownCode = (Object.keys(runtimeHelpers) as (keyof typeof runtimeHelpers)[]).filter((h) => own.has(h)).map((h) => runtimeHelpers[h]);
-  out.push('', ...helperCode(used).flatMap((h) => [h, '']), ...ownCode.flatMap((h) => [h, '']), ...pre, '', ...stepRuntime, ...body);
+  out.push('', ...helperCode(used).flatMap((h) => [h, '']), ...ownCode.flatMap((h) => [h, '']), ...pre, '', ...stepRuntime, ...(anyHandlers ? ['', handlerHelpers] : []), ...body);
   files['provision.sh'] = `${out.join('\n')}\n`;
   return files;
 };

@@ -23,27 +23,72 @@ imgc_body() {
   printf '%s"%s"%s' '{"image":"test-image","phase":"customize","when":"pre","timestamp":' "$imgc_now" ',"result":"starting"}'
 }
 
-# imgc_webhook URL TIMEOUT RETRIES fail|warn: POSTs the body to URL, trying 1 + RETRIES
-# times, each for at most TIMEOUT seconds; then fails the build, or warns and goes on.
+# imgc_json_field JSON NAME: the value of the top-level string or number field NAME of a
+# flat JSON object (a Cluster API Runtime SDK response), unescaped; empty when absent.
+imgc_json_field() {
+  printf '%s' "$1" | tr '\n\r\t' '   ' | IMGC_KEY=$2 LC_ALL=C awk '
+    {
+      key = "\"" ENVIRON["IMGC_KEY"] "\"[ ]*:[ ]*"
+      if (match($0, key "\"([^\"\\\\]|\\\\.)*\"")) {
+        v = substr($0, RSTART, RLENGTH)
+        sub(/^"[^"]*"[ ]*:[ ]*"/, "", v)
+        v = substr(v, 1, length(v) - 1)
+        gsub(/\\"/, "\"", v)
+        gsub(/\\\\/, "\\", v)
+        print v
+      } else if (match($0, key "-?[0-9]+")) {
+        v = substr($0, RSTART, RLENGTH)
+        sub(/^.*:[ ]*/, "", v)
+        print v
+      }
+    }
+  '
+}
+
+# imgc_webhook URL TIMEOUT RETRIES fail|warn: POSTs the body to URL and reads the answer as
+# a Cluster API Runtime SDK hook response {status, message, retryAfterSeconds}: Failure
+# stops with its message; retryAfterSeconds > 0 waits that long and asks again, for at
+# most TIMEOUT seconds in all; a 2xx answer that is not such JSON is a Success. A request
+# that fails (no answer, not 2xx) is tried 1 + RETRIES times, each for at most TIMEOUT
+# seconds. Then it fails the run, or (warn) warns and goes on.
 imgc_webhook() {
   imgc_json=$(imgc_body)
   imgc_try=0
+  imgc_until=$(($(date +%s) + $2))
+  imgc_why=
   while :; do
-    imgc_try=$((imgc_try + 1))
-    if printf '%s' "$imgc_json" | curl -fsS --max-time "$2" -X POST -H 'Content-Type: application/json' \
-      --data-binary @- -o /dev/null --url "$1"; then
-      return 0
+    if imgc_answer=$(printf '%s' "$imgc_json" | curl -fsS --max-time "$2" -X POST -H 'Content-Type: application/json' \
+      --data-binary @- --url "$1"); then
+      imgc_status=$(imgc_json_field "$imgc_answer" status)
+      imgc_message=$(imgc_json_field "$imgc_answer" message)
+      if [ "$imgc_status" = Failure ]; then
+        imgc_why="answered Failure: ${imgc_message:-no message}"
+        break
+      fi
+      imgc_after=$(imgc_json_field "$imgc_answer" retryAfterSeconds)
+      if [ "${imgc_after:-0}" -le 0 ]; then
+        return 0
+      fi
+      if [ "$(($(date +%s) + imgc_after))" -gt "$imgc_until" ]; then
+        imgc_why="still asked to retry after $2 s${imgc_message:+: $imgc_message}"
+        break
+      fi
+      printf 'imgc: webhook %s asks to retry after %s s%s\n' "$1" "$imgc_after" "${imgc_message:+: $imgc_message}" >&2
+      sleep "$imgc_after"
+      continue
     fi
+    imgc_try=$((imgc_try + 1))
     if [ "$imgc_try" -gt "$3" ]; then
+      imgc_why="failed $imgc_try times"
       break
     fi
     sleep 1
   done
   if [ "$4" = warn ]; then
-    printf 'imgc: warning: webhook %s failed %s times; going on\n' "$1" "$imgc_try" >&2
+    printf 'imgc: warning: webhook %s %s; going on\n' "$1" "$imgc_why" >&2
     return 0
   fi
-  printf 'imgc: webhook %s failed %s times\n' "$1" "$imgc_try" >&2
+  printf 'imgc: webhook %s %s\n' "$1" "$imgc_why" >&2
   return 1
 }
 
