@@ -7,7 +7,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { commandHelp, commandNamed, commands, parseCommand } from '../src/cli/commands.js';
 import { completionScript } from '../src/cli/completion.js';
-import { imgc, tempDir } from './helpers/cli.js';
+import { imgc, imgcProcess, tempDir } from './helpers/cli.js';
 
 const cmd = (name: string) => commandNamed(name) ?? expect.fail(`no command ${name}`);
 
@@ -58,14 +58,15 @@ describe('imgc on the command line', () => {
     }
   });
 
+  // A process whose stdout is a pipe: what a user's `imgc check | less` meets.
   it('colour: a pipe gets none; --color and FORCE_COLOR turn it on, --no-color and NO_COLOR off', async () => {
     const file = 'examples/broken/owner-missing.ts';
     const esc = '\u001b[';
-    expect((await imgc(['check', '--no-typecheck', file])).stdout).not.toContain(esc);
-    expect((await imgc(['check', '--no-typecheck', '--color', file])).stdout).toContain(esc);
-    expect((await imgc(['check', '--no-typecheck', file], { env: { FORCE_COLOR: '1' } })).stdout).toContain(esc);
-    expect((await imgc(['check', '--no-typecheck', '--no-color', file], { env: { FORCE_COLOR: '1' } })).stdout).not.toContain(esc);
-    expect((await imgc(['check', '--no-typecheck', file], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).stdout).not.toContain(esc);
+    expect((await imgcProcess(['check', '--no-typecheck', file])).stdout).not.toContain(esc);
+    expect((await imgcProcess(['check', '--no-typecheck', '--color', file])).stdout).toContain(esc);
+    expect((await imgcProcess(['check', '--no-typecheck', file], { env: { FORCE_COLOR: '1' } })).stdout).toContain(esc);
+    expect((await imgcProcess(['check', '--no-typecheck', '--no-color', file], { env: { FORCE_COLOR: '1' } })).stdout).not.toContain(esc);
+    expect((await imgcProcess(['check', '--no-typecheck', file], { env: { FORCE_COLOR: '1', NO_COLOR: '1' } })).stdout).not.toContain(esc);
   });
 
   it('--var-file reads TOML or JSON, below --var and above the environment; its errors name the file and line', async () => {

@@ -1,7 +1,8 @@
+// The exit codes as a shell sees them: bin/imgc.js run as a process (the smoke tests of its plumbing).
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { imgc, tempDir } from './helpers/cli.js';
+import { imgcProcess as imgc, tempDir } from './helpers/cli.js';
 
 describe('imgc exit codes', () => {
   it('0 for a clean definition', async () => {

@@ -1,4 +1,4 @@
-// Generated from src/ir/schema.ts by test/ir/types.test.ts (UPDATE_GOLDEN=1 npm test): do not edit.
+// Generated from src/ir/schema.ts by `npm run gen` (scripts/gen.mjs): do not edit.
 // The Image IR's types written out, so type-checking a definition does not go through zod's inference.
 export type FactKind = "user" | "group" | "path" | "package" | "service" | "kernelModule" | "sysctl" | "command" | "repo" | "artifact";
 export type Fact = {
