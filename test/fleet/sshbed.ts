@@ -15,7 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheDir } from '../../src/build/cache.js';
 import { RootMounts } from '../../src/build/mounts.js';
-import { packRoot, unpackRoot } from '../../src/build/tar.js';
+import { packRoot, unpackRoot } from '../../src/host/tar.js';
 import type { Image } from '../../src/ir/schema.js';
 import { tempDir } from '../helpers/temp.js';
 import { freshRoot, inRoot, removeRoot } from '../runtime-support.js';
