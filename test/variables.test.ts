@@ -136,7 +136,9 @@ describe('variables: every backend renders references', () => {
     expect(hcl).toMatch(/variable "join_token" \{\n[^}]*sensitive {3}= true\n\}/);
     expect(hcl).toContain('"IMGC_VAR_JOIN_TOKEN=${base64encode(var.join_token)}"');
     const packerAnsible = await compile('packer', ['--provisioner', 'ansible']);
-    expect(packerAnsible('k8s-node.pkr.hcl')).toContain('"-e",\n      jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }),');
+    // Values reach ansible-playbook through a mode-0600 extra-vars file, never its command line.
+    expect(packerAnsible('k8s-node.pkr.hcl')).toContain("base64encode(jsonencode({ k8s_minor = var.k8s_minor, join_token = var.join_token }))");
+    expect(packerAnsible('k8s-node.pkr.hcl')).toContain('"@${path.root}/ansible/.extra-vars-${source.name}.json"');
     const ci = await imgc(['compile', '--no-typecheck', example, '--target', 'cloud-init', '--out', path.join(out, 'ci')]);
     expect(ci.exitCode).toBe(1);
     expect(ci.all).toMatch(/IMGC2002: cloud-init cannot take sensitive variable 'join_token'/);
