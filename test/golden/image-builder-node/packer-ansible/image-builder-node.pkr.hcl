@@ -91,6 +91,16 @@ source "qemu" "qemu" {
 build {
   sources = ["source.qemu.qemu"]
 
+  # The variables for ansible-playbook (-e @FILE), in a file only packer's user reads: values stay off every command line.
+  provisioner "shell-local" {
+    inline = [
+      "f=\"$(printf %s '${base64encode(path.root)}' | base64 -d)/ansible/.extra-vars-${source.name}.json\"",
+      "umask 077",
+      "printf %s '${base64encode(jsonencode({ image_builder_version = var.image_builder_version, k8s_minor = var.k8s_minor }))}' | base64 -d > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\"",
+    ]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
+  }
+
   # customize: the playbook's customize play (hooks where packer runs, the rest in the target):
   #   customize.1.mask (image-builder-node.ts:53): mask apt-daily.timer
   #   customize.2.mask (image-builder-node.ts:54): mask apt-daily-upgrade.timer
@@ -106,7 +116,7 @@ build {
       "--tags",
       "customize",
       "-e",
-      jsonencode({ image_builder_version = var.image_builder_version, k8s_minor = var.k8s_minor }),
+      "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
@@ -189,7 +199,7 @@ build {
       "--tags",
       "provision",
       "-e",
-      jsonencode({ image_builder_version = var.image_builder_version, k8s_minor = var.k8s_minor }),
+      "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
@@ -216,7 +226,7 @@ build {
       "--tags",
       "sysprep",
       "-e",
-      jsonencode({ image_builder_version = var.image_builder_version, k8s_minor = var.k8s_minor }),
+      "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n"
     ansible_env_vars = [
@@ -225,6 +235,15 @@ build {
       "ANSIBLE_SSH_ARGS=-o HostKeyAlgorithms=+ssh-rsa -o PubkeyAcceptedKeyTypes=+ssh-rsa",
     ]
     sftp_command = "/usr/lib/openssh/sftp-server -e"
+  }
+
+  # The variables file is removed once the last play ran.
+  provisioner "shell-local" {
+    inline = [
+      "f=\"$(printf %s '${base64encode(path.root)}' | base64 -d)/ansible/.extra-vars-${source.name}.json\"",
+      "rm -f \"$f\"",
+    ]
+    execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
   }
 
   # What each source built, for imgc verify and for people.
