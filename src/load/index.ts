@@ -63,6 +63,8 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
 const installation = (): string =>
   sha256(
     [path.dirname(path.dirname(evaluator())), ...ownDirs]
+      // ownDirs also names where source maps point (an installed imgc ships no src/).
+      .filter((dir) => existsSync(dir))
       .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f)))
       .map((f) => `${f}\0${statSync(f).size}\0${statSync(f).mtimeMs}`)
       .join('\n'),
