@@ -127,10 +127,12 @@ export interface Reclaimed {
   killed: number;
   /** Mounts that would not go: the directory was left in place. */
   stuck: string[];
+  /** The directory is still there although nothing was mounted in it (rm could not remove everything). */
+  notRemoved?: true;
 }
 
 /** Kills what runs in `dir`, unmounts everything below it (deepest first), removes it. */
-const reclaimDir = (dir: string, pid: number | undefined): Reclaimed => {
+const stopProcessesIn = (dir: string): number => {
   const killed = processesIn(dir);
   for (const p of killed) {
     try {
@@ -141,15 +143,24 @@ const reclaimDir = (dir: string, pid: number | undefined): Reclaimed => {
   }
   // SIGKILL is delivered at once, but a process in the kernel (a mount syscall) exits a moment later.
   for (let i = 0; i < 50 && killed.some(running); i++) spawnSync('sleep', ['0.1'], { env: { PATH: SYSTEM_PATH } });
+  return killed.length;
+};
+
+const reclaimDir = (dir: string, pid: number | undefined): Reclaimed => {
+  const killed = stopProcessesIn(dir);
   const mounts = mountsUnder(dir).reverse();
   const stuck: string[] = [];
   for (const mp of mounts) {
     const r = spawnSync('umount', [mp], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
     if (r.status !== 0 && spawnSync('umount', ['-l', mp], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' }).status !== 0) stuck.push(mp);
   }
+  const base = { dir, ...(pid !== undefined ? { pid } : {}), unmounted: mounts.length - stuck.length, killed, stuck };
   // rm never reaches into a mount (--one-file-system), but a directory with one left is not removed at all.
-  if (!stuck.length && mountsUnder(dir).length === 0) removeTree(dir);
-  return { dir, ...(pid !== undefined ? { pid } : {}), unmounted: mounts.length - stuck.length, killed: killed.length, stuck };
+  if (stuck.length || mountsUnder(dir).length) return base;
+  // A child of the dead build that was still writing (a dpkg, a tar) can refill the tree while rm empties it: once more after stopping it.
+  if (removeTree(dir)) return base;
+  stopProcessesIn(dir);
+  return removeTree(dir) ? base : { ...base, notRemoved: true };
 };
 
 /**
@@ -192,6 +203,7 @@ export const describeReclaimed = (r: Reclaimed, cwd: string): string => {
     .filter(Boolean)
     .join(', ');
   const name = path.relative(cwd, r.dir) || r.dir;
+  if (r.notRemoved) return `a killed build${r.pid ? ` (pid ${r.pid})` : ''} left ${name}; could not remove all of it (rm -rf failed: see what is left, e.g. immutable files); left it in place`;
   return r.stuck.length
     ? `a killed build${r.pid ? ` (pid ${r.pid})` : ''} left ${name}; could not unmount ${r.stuck.join(', ')}: left it in place`
     : `reclaimed ${name}, left by a killed build${r.pid ? ` (pid ${r.pid})` : ''}${what ? `: ${what}, removed it` : ''}`;

@@ -4,16 +4,17 @@
 // mounts are taken down.
 import { execa } from 'execa';
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
 /** The PATH the build's commands see on the host and inside the root. */
 export const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
-/** rm -rf that stays on one filesystem (a root may still hold a mount), synchronous for cleanup actions. */
-export const removeTree = (dir: string): void => {
+/** rm -rf that stays on one filesystem (a root may still hold a mount), synchronous for cleanup actions; whether `dir` is gone. */
+export const removeTree = (dir: string): boolean => {
   spawnSync('rm', ['-rf', '--one-file-system', dir], { env: { PATH: SYSTEM_PATH }, stdio: 'ignore' });
+  return !existsSync(dir);
 };
 
 /** The host's PATH with the system directories (sbin too) appended; or only those. */

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheDir } from '../../src/build/cache.js';
-import { claim, OWNER_FILE, reclaimStale, startTime, thisOwner } from '../../src/build/reclaim.js';
+import { claim, describeReclaimed, OWNER_FILE, reclaimStale, startTime, thisOwner } from '../../src/build/reclaim.js';
 import { tempDir } from '../helpers/temp.js';
 import { cannotBuild, imgcRun, mountsContaining, outDir, summaryOf } from './helpers.js';
 
@@ -69,6 +69,28 @@ describe('reclaiming what killed builds left (owner records)', () => {
     await exited;
     expect(mountsContaining(dir)).toEqual([]);
     expect(existsSync(dir)).toBe(false);
+  });
+
+  it.skipIf(!isRoot)('says a directory rm could not remove was left in place, never that it was removed', () => {
+    const parent = tempDir('reclaim-immutable');
+    const dir = path.join(parent, '.imgc-work-immutable');
+    const stuck = path.join(dir, 'root', 'etc', 'stuck');
+    mkdirSync(path.dirname(stuck), { recursive: true });
+    writeFileSync(stuck, '');
+    writeFileSync(path.join(dir, OWNER_FILE), JSON.stringify({ ...thisOwner(), pid: deadPid() }));
+    // An immutable file: even root's rm -rf fails on it.
+    const chattr = spawnSync('chattr', ['+i', stuck]);
+    if (chattr.status !== 0) return; // a filesystem without the attribute: nothing to prove here
+    try {
+      const [r] = reclaimStale({ workParent: parent, outDir: path.join(parent, 'out'), cacheDir: path.join(parent, 'cache') });
+      expect(r).toMatchObject({ dir, notRemoved: true });
+      const line = describeReclaimed(r!, parent);
+      expect(line).toContain('left it in place');
+      expect(line).not.toMatch(/removed it/);
+      expect(existsSync(stuck)).toBe(true);
+    } finally {
+      spawnSync('chattr', ['-i', stuck]);
+    }
   });
 });
 
