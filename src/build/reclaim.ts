@@ -131,7 +131,7 @@ export interface Reclaimed {
   notRemoved?: true;
 }
 
-/** Kills what runs in `dir`, unmounts everything below it (deepest first), removes it. */
+/** Kills every process that works in `dir`, and waits until they are gone; how many there were. */
 const stopProcessesIn = (dir: string): number => {
   const killed = processesIn(dir);
   for (const p of killed) {
@@ -146,7 +146,12 @@ const stopProcessesIn = (dir: string): number => {
   return killed.length;
 };
 
-const reclaimDir = (dir: string, pid: number | undefined): Reclaimed => {
+/**
+ * Kills what runs in `dir`, unmounts everything below it (deepest first),
+ * removes it. Also what a test's cleanup uses for a root its timed-out test
+ * left mounted.
+ */
+export const reclaimDir = (dir: string, pid?: number): Reclaimed => {
   const killed = stopProcessesIn(dir);
   const mounts = mountsUnder(dir).reverse();
   const stuck: string[] = [];

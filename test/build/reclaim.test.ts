@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheDir } from '../../src/build/cache.js';
 import { claim, describeReclaimed, OWNER_FILE, reclaimStale, startTime, thisOwner } from '../../src/build/reclaim.js';
-import { tempDir } from '../helpers/temp.js';
+import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { cannotBuild, imgcRun, mountsContaining, outDir, summaryOf } from './helpers.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -66,6 +66,19 @@ describe('reclaiming what killed builds left (owner records)', () => {
     const exited = new Promise((r) => orphan.once('exit', r));
     const [r] = reclaimStale({ workParent: parent, outDir: path.join(parent, 'out'), cacheDir: path.join(parent, 'cache') });
     expect(r).toMatchObject({ dir, unmounted: 1, killed: 1, stuck: [] });
+    await exited;
+    expect(mountsContaining(dir)).toEqual([]);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it.skipIf(!isRoot)("a test's cleanup takes down what its timed-out test left mounted and running in a temp dir", async () => {
+    const dir = tempDir('reclaim-timed-out');
+    const proc = path.join(dir, 'root', 'proc');
+    mkdirSync(proc, { recursive: true });
+    expect(spawnSync('mount', ['-t', 'proc', 'proc', proc]).status).toBe(0);
+    const orphan = spawn('sleep', ['300'], { cwd: path.join(dir, 'root'), stdio: 'ignore' });
+    const exited = new Promise((r) => orphan.once('exit', r));
+    removeTempDirs();
     await exited;
     expect(mountsContaining(dir)).toEqual([]);
     expect(existsSync(dir)).toBe(false);

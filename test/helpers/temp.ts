@@ -4,6 +4,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { describeReclaimed, reclaimDir } from '../../src/build/reclaim.js';
 
 const created: string[] = [];
 
@@ -21,11 +22,21 @@ export const mountsContaining = (fragment: string): string[] =>
     .map((l) => (l.split(' ')[4] ?? '').replace(/\\040/g, ' '))
     .filter((mp) => mp.includes(fragment));
 
-/** Removes the directories tempDir made, but never one with a mount still below it (rm would reach into /dev). */
+/**
+ * Removes the directories tempDir made. One with a mount still below it (a
+ * test that timed out while its root was mounted for apt) is reclaimed as a
+ * killed build's work directory is: what still runs in it is stopped, its
+ * mounts are taken down, then it is removed; never rm into a mounted /dev.
+ */
 export const removeTempDirs = (): void => {
   if (process.env['IMGC_KEEP_TEST_OUTPUT']) return;
   for (const dir of created.splice(0)) {
-    if (mountsContaining(dir + path.sep).length === 0) rmSync(dir, { recursive: true, force: true });
-    else process.stderr.write(`kept ${dir}: something is still mounted below it\n`);
+    if (mountsContaining(dir + path.sep).length === 0) {
+      rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
+    const r = reclaimDir(dir);
+    if (r.stuck.length || r.notRemoved) process.stderr.write(`kept ${dir}: ${describeReclaimed(r, dir)}\n`);
+    else process.stderr.write(`${dir}: a test left ${r.unmounted} mount(s) and ${r.killed} process(es) in it; stopped, unmounted and removed\n`);
   }
 };
