@@ -107,9 +107,10 @@ describe('imgc build: phase webhooks', () => {
         const t = Date.parse(ts);
         expect(t).toBeGreaterThanOrEqual(start);
         expect(t).toBeLessThanOrEqual(end);
-        // Sent when it says: at most a second (the precision) before it arrived.
+        // Sent when it says: never after it arrived, and not minutes before (a wrong clock
+        // or zone is hours off; a loaded machine can take seconds to start curl).
         expect(t).toBeLessThanOrEqual(g.at);
-        expect(g.at - t).toBeLessThan(5_000);
+        expect(g.at - t).toBeLessThan(60_000);
       }
       // Timestamps never go backwards in arrival order.
       const times = got.map((g) => Date.parse(g.body!['timestamp'] as string));
