@@ -78,7 +78,10 @@ export const service = {
           what: `service '${unit}' active`,
           script:
             (waitsForBootstrap.has(unit) ? `st=$(systemctl is-active ${word(unit)}); [ "$st" = activating ] && exit 0\n` : '') +
-            `st=$(systemctl is-active ${word(unit)}) || { echo "is $st, not active: $(journalctl -b -u ${word(unit)} -n 3 -o cat --no-pager 2>&1 | tr '\\n' ' ')"; exit 1; }` +
+            // The unit's own last lines say why (containerd: "failed to load TOML: …"); systemd's lines
+            // about it (-u) are restart noise for a crash loop, the fallback when the unit wrote nothing.
+            `st=$(systemctl is-active ${word(unit)}) || { why=$(journalctl -b ${word(`_SYSTEMD_UNIT=${unitName(unit)}`)} -n 3 -o cat --no-pager 2>/dev/null | tr '\\n' ' '); ` +
+            `[ -n "$why" ] || why=$(journalctl -b -u ${word(unit)} -n 3 -o cat --no-pager 2>&1 | tr '\\n' ' '); echo "is $st, not active: $why"; exit 1; }` +
             (probe ? `\nout=$(${probe} 2>&1) || { echo "active, but '${probe}' failed: $out"; exit 1; }` : ''),
         },
       ];
