@@ -74,7 +74,8 @@ const definition = (body: string): string => {
     `import { debian12, image, variable, z } from 'imgc';\n` +
       `const dir = variable('dir', z.string(), { default: '/tmp/x' });\n` +
       `const greeting = variable('greeting', z.string(), { default: 'hello' });\n` +
-      `void dir; void greeting;\n` +
+      `const token = variable('token', z.string(), { sensitive: true });\n` +
+      `void dir; void greeting; void token;\n` +
       `export default image('vars').base(debian12()).customize((p) =>\n${body}\n);\n`,
   );
   return file;
@@ -85,7 +86,7 @@ describe('variables: where they may stand', () => {
     const file = definition("  p.directory(`/srv${dir}`, { mode: '0755' }),");
     const r = await imgc(['check', '--no-typecheck', file]);
     expect(r.exitCode).toBe(1);
-    expect(r.all).toMatch(/def\.ts:6:\d+ - error IMGC0011: customize\.1\.directory\.path uses variable 'dir' where a literal is needed/);
+    expect(r.all).toMatch(/def\.ts:7:\d+ - error IMGC0011: customize\.1\.directory\.path uses variable 'dir' where a literal is needed/);
   });
 
   it('a private-use marker of no declared variable is IMGC2001', async () => {
@@ -109,6 +110,37 @@ describe('variables: where they may stand', () => {
     await execa('/bin/sh', [script], { env: { IMGC_VAR_GREETING: "it's $(id) `x`" } });
     expect(readFileSync(target, 'utf8')).toBe("it's $(id) `x`, 'world' $HOME ${x}\n");
     await execa('shellcheck', ['-s', 'sh', script]);
+  });
+});
+
+describe('variables: a raw command takes values from its environment', () => {
+  // The command's own shell expands the value: it is never on a command line (ps
+  // shows argv to every user) and never read as shell code.
+  const hostile = `s3cr"et' $(echo injected) \`x\` \${HOME}`;
+
+  it('shell: not in the argv of the command, byte for byte in what it writes', async () => {
+    const root = tempDir('vars-cmd');
+    const file = definition(`  p.command(\`tr '\\\\000' ' ' </proc/$$/cmdline >${root}/argv; printf %s "\${token}" >${root}/value\`),`);
+    const out = tempDir('vars-cmd-shell');
+    const c = await imgc(['compile', '--no-typecheck', file, '--target', 'shell', '--out', out]);
+    expect(c.exitCode, c.all).toBe(0);
+    const script = path.join(out, 'phases/01-customize.sh');
+    await execa('/bin/sh', [script], { env: { IMGC_VAR_TOKEN: hostile } });
+    expect(readFileSync(path.join(root, 'value'), 'utf8')).toBe(hostile);
+    const argv = readFileSync(path.join(root, 'argv'), 'utf8');
+    expect(argv).toMatch(/^\/bin\/sh -ec /);
+    expect(argv).not.toContain('s3cr');
+    await execa('shellcheck', ['-s', 'sh', script]);
+  });
+
+  it('ansible: the task passes it through environment, the command names it', async () => {
+    const file = definition(`  p.command(\`printf %s "\${token}" >/tmp/x\`),`);
+    const out = tempDir('vars-cmd-ansible');
+    const c = await imgc(['compile', '--no-typecheck', file, '--target', 'ansible', '--out', out]);
+    expect(c.exitCode, c.all).toBe(0);
+    const tasks = readFileSync(path.join(out, 'roles/customize/tasks/main.yml'), 'utf8');
+    expect(tasks).toContain(`cmd: !unsafe 'printf %s "\${IMGC_VAR_TOKEN}" >/tmp/x'`);
+    expect(tasks).toMatch(/environment:\n\s+IMGC_VAR_TOKEN: '\{\{ \(token\) \| string \}\}'\n\s+no_log: true/);
   });
 });
 

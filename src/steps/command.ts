@@ -10,6 +10,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { firstLine, labelText, stepTaskName } from '../emit/ansible/names.js';
 import { rawCommandNoqa } from '../emit/ansible/lint.js';
 import { fn } from '../emit/cloud-init/calls.js';
+import { envName, marker, splitMarkers } from '../core/variables.js';
 import { call, clip, gist } from './shared.js';
 import type { StepKind } from './kind.js';
 
@@ -25,6 +26,18 @@ const schema = z
   })
   .strict();
 type CommandStep = z.infer<typeof schema>;
+
+/**
+ * The command's program with each variable reference written `${IMGC_VAR_NAME}`,
+ * for the command's own shell to expand from its environment, and the
+ * variable each of those names carries: a value (a secret) never becomes part
+ * of a process's command line, and is never read as shell code.
+ */
+const program = (run: string): { text: string; env: ReadonlyMap<string, string> } => {
+  const parts = splitMarkers(run);
+  const env = new Map(parts.flatMap((p) => (typeof p === 'string' ? [] : [[envName(p.variable), p.variable] as const])));
+  return { text: parts.map((p) => (typeof p === 'string' ? p : `\${${envName(p.variable)}}`)).join(''), env };
+};
 
 export const command = {
   kind: 'command',
@@ -44,7 +57,8 @@ export const command = {
     lines: [
       ...(s.needsMounts ? ['# Needs /proc, /sys and /dev mounted in the root (the imgc runner mounts them).'] : []),
       ...(s.creates !== undefined ? [`if [ -e ${word(s.creates)} ]; then`, '  return 0', 'fi'] : []),
-      `/bin/sh -ec ${word(s.run)}`,
+      // Assignments before the command put the values in its environment, not on its command line.
+      ((p) => `${[...p.env.keys()].map((n) => `${n}="\${${n}}" `).join('')}/bin/sh -ec ${word(p.text)}`)(program(s.run)),
       ...(ctx.checks ? [] : ['imgc_dirty=1']),
     ],
     helpers: [],
@@ -62,8 +76,12 @@ export const command = {
         module: 'ansible.builtin.shell',
         comments,
         noqa: rawCommandNoqa(s.run),
-        args: map({ cmd: unsafe(s.run), executable: aWord('/bin/sh'), creates: s.creates !== undefined ? unsafe(s.creates) : undefined }),
-        keywords: [s.creates === undefined ? entry('changed_when', bool(false)) : undefined],
+        args: map({ cmd: unsafe(program(s.run).text), executable: aWord('/bin/sh'), creates: s.creates !== undefined ? unsafe(s.creates) : undefined }),
+        keywords: [
+          s.creates === undefined ? entry('changed_when', bool(false)) : undefined,
+          // Values reach the command through its environment, as in the shell target.
+          ...((env) => (env.size ? [entry('environment', map(Object.fromEntries([...env].map(([n, v]) => [n, unsafe(marker(v))]))))] : []))(program(s.run).env),
+        ],
       }),
     ];
   },
