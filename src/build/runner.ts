@@ -12,7 +12,7 @@ import type { Display } from './display.js';
 import { CommandError, run } from '../host/exec.js';
 import type { StageLog } from './logs.js';
 import type { RootMounts } from './mounts.js';
-import { runnerPackageManagers } from './package-managers.js';
+import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, type SensitiveValues } from './secrets.js';
@@ -257,8 +257,8 @@ const sensitiveExtraVars = (ctx: PhaseContext, steps: readonly Step[]): { args: 
 /** Ansible's chroot connection runs modules with the root's python3: install it if missing. */
 const ensurePython = async (ctx: PhaseContext): Promise<void> => {
   if (['usr/bin/python3', 'bin/python3'].some((p) => existsSync(path.join(ctx.root, p)))) return;
-  const pm = runnerPackageManagers[ctx.ir.base.packageManager];
-  const names = ctx.ir.base.packageManager === 'apt' ? ['python3', 'python3-apt'] : ['python3'];
+  const pm = packageManagers[ctx.ir.base.packageManager].runner;
+  const names = pm.python;
   ctx.display.info(`ansible target: installing ${names.join(', ')} into the root with ${ctx.ir.base.packageManager} (the chroot connection runs its modules with it)`);
   ctx.log.line(`imgc: installing ${names.join(' ')} for the ansible chroot connection`);
   await withPreparedRoot(ctx, true, () =>

@@ -5,7 +5,8 @@ import type { Compiler, CompiledFiles } from '../types.js';
 import { assertCompilable } from '../representable.js';
 import { buildScript } from './build.js';
 import { hooksScript } from './hooks.js';
-import { packageManagerOf, type PackageManager } from './package-managers.js';
+import { packageManagerOf } from '../package-managers.js';
+import type { ShellRendering as PackageManager } from '../../steps/package-managers.js';
 import { phaseScript, type PhaseFile } from './phase.js';
 import { shellRuntime } from './runtime.js';
 import { shellDecommission } from './decommission.js';
@@ -20,7 +21,7 @@ export const shellCompiler: Compiler = {
     // Looked up only when a step needs it, so a base without a supported
     // package manager still compiles when nothing installs packages.
     let pm: PackageManager | undefined;
-    const packageManager = (): PackageManager => (pm ??= packageManagerOf(ir.base));
+    const packageManager = (): PackageManager => (pm ??= packageManagerOf(ir.base, 'shell'));
     const width = Math.max(2, String(ir.phases.length).length);
     const phases: PhaseFile[] = ir.phases.map((phase, i) => ({
       phase,

@@ -5,7 +5,7 @@ import { helperCode, type HelperName } from './helpers.js';
 import { comment, hasExpansionChars, variablePrologue, word } from '../../emit/shell/quote.js';
 import { variablesIn } from '../../ir/variables.js';
 import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
-import type { PackageManager } from './package-managers.js';
+import type { ShellPackageManager as PackageManager } from '../../emit/shell/emitted.js';
 
 export const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}:${loc.line})` : '');
 

@@ -13,15 +13,11 @@ import type { Emitted } from './emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
 import { hooksScript } from './hooks.js';
-import type { PackageManager } from './package-managers.js';
+import { packageManagers, type ShellRendering as PackageManager } from '../../steps/package-managers.js';
 import { literalNote, runtime as stepRuntime, where, type PhaseFile } from './phase.js';
 import { comment, word, words } from './quote.js';
 import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
 
-/** How each package manager asks "is this package installed?" (the helper takes one name). */
-const installedCheck: Partial<Record<Image['base']['packageManager'], { fn: string; helper: HelperName }>> = {
-  apt: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
-};
 
 const lines = (...ls: string[]): string => ls.join('\n');
 
@@ -109,7 +105,7 @@ export const probe = (c: Creation, pm: Image['base']['packageManager']): { test:
     case 'path':
       return { test: `imgc_exists ${word(c.path)}`, helpers: [], own: ['exists'] };
     case 'package': {
-      const check = installedCheck[pm];
+      const check = packageManagers[pm].shell?.installed;
       if (!check) throw new Error(`internal: no installed-package check for ${pm}`);
       return { test: `${check.fn} ${word(c.name)}`, helpers: [check.helper], own: [] };
     }
