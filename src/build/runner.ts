@@ -16,7 +16,7 @@ import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, type SensitiveValues } from './secrets.js';
-import { variablesIn } from '../ir/variables.js';
+import { variablesIn } from '../core/variables.js';
 import type { Session } from './session.js';
 
 export interface StepRecord {

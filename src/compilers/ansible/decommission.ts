@@ -5,11 +5,11 @@ import type { Image, Step } from '../../ir/schema.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import { ansibleCfg, groupVars } from './index.js';
-import { labelName, labelText, taskName } from './names.js';
+import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { packageManagers } from '../../steps/package-managers.js';
-import { bool, label, str, template, unsafe, word } from './quote.js';
+import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { lineRegexp, probeCommand, recorded } from './runtime.js';
-import { task, taskItem, type Task } from './tasks.js';
+import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq } from './yaml.js';
 
 const when = (expr: string) => entry('when', str(expr));

@@ -4,7 +4,7 @@
 // ansible.builtin.fail with it, before any play changes anything. The steps
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
-import { aptSourcesPath } from '../../ir/apt.js';
+import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
@@ -13,10 +13,10 @@ import { fleetKeywords, safePhase, summaryPlay } from './fleet.js';
 import { ansiblePhaseHandlers, whereTasks } from './handlers.js';
 import { hookTasks } from './hooks.js';
 import { ansibleCfg, groupVars } from './index.js';
-import { labelName, labelText, taskName } from './names.js';
-import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from './quote.js';
+import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
+import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
-import { task, taskItem, type Task } from './tasks.js';
+import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq, type Node } from './yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];

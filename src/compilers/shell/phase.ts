@@ -3,8 +3,9 @@
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { comment, hasExpansionChars, variablePrologue, word } from '../../emit/shell/quote.js';
-import { variablesIn } from '../../ir/variables.js';
-import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
+import { variablesIn } from '../../core/variables.js';
+import { emitStep, isRootStep, type StepContext } from './steps.js';
+import { summary } from '../summary.js';
 import type { ShellPackageManager as PackageManager } from '../../emit/shell/emitted.js';
 
 export const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}:${loc.line})` : '');

@@ -5,18 +5,19 @@
 // Every step records what it created on the host (see ../runtime.ts), which
 // decommission.sh reads. Webhook and event hooks run on the machine driving
 // the run: hooks/NN-<phase>-{pre,post}.sh, as in the build output.
-import { aptSourcesPath } from '../../ir/apt.js';
+import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
-import type { Emitted } from './emitted.js';
+import type { Emitted } from '../../emit/shell/emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
 import { hooksScript } from './hooks.js';
 import { packageManagers, type ShellRendering as PackageManager } from '../../steps/package-managers.js';
 import { literalNote, runtime as stepRuntime, where, type PhaseFile } from './phase.js';
-import { comment, word, words } from './quote.js';
-import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
+import { comment, word, words } from '../../emit/shell/quote.js';
+import { emitStep, isRootStep, type StepContext } from './steps.js';
+import { summary } from '../summary.js';
 
 
 const lines = (...ls: string[]): string => ls.join('\n');
