@@ -12,6 +12,7 @@ import type { Display } from './display.js';
 import { CommandError, run } from '../host/exec.js';
 import type { StageLog } from './logs.js';
 import type { RootMounts } from './mounts.js';
+import { HELPERS_FILE } from '../compilers/shell/phase.js';
 import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
@@ -205,11 +206,18 @@ export const shellRunner: TargetRunner = {
     const tracker = new StepTracker(ctx);
     if (!steps.length) return tracker.outcome();
     const script = ctx.files[rel];
-    if (script === undefined) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${rel}`);
+    const helpers = ctx.files[`phases/${HELPERS_FILE}`];
+    if (script === undefined || helpers === undefined)
+      throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${script === undefined ? rel : `phases/${HELPERS_FILE}`}`);
     await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
       withMounts(ctx, stepsNeedMounts(steps), async () => {
+        // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
+        const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
         const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
-        const remove = ctx.session.defer(`remove ${placed.inRoot}`, placed.remove);
+        const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
+          placed.remove();
+          lib.remove();
+        });
         try {
           await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
             env: chrootEnv(variableEnv(ctx.ir, steps, ctx.sensitive)),
