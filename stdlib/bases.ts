@@ -5,7 +5,7 @@
 // hand until a root of one can be made here (no Ubuntu mirror is reachable),
 // as what a minbase root of Debian has that Ubuntu's has too.
 import type { Base } from '../src/ir/types.js';
-import { fact, uniqueFacts } from '../src/ir/facts.js';
+import { fact, uniqueFacts } from '../src/core/facts.js';
 import type { BaseImage } from '../src/dsl/builder.js';
 import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/dsl/catalog.js';

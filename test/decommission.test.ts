@@ -7,7 +7,7 @@ import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { shellCompiler } from '../src/compilers/shell/index.js';
 import type { Image } from '../src/ir/schema.js';
 import { irOf } from './helpers/cli.js';
-import { cannotChroot, diffListings, freshRoot, inRoot, listing, playInRoot, withAptReadyRoot, withPython } from './runtime-support.js';
+import { cannotChroot, diffListings, freshRoot, inRoot, phaseInRoot, listing, playInRoot, withAptReadyRoot, withPython } from './runtime-support.js';
 
 const fixture = 'test/fixtures/runtime/round-trip.ts';
 
@@ -54,7 +54,7 @@ const onCustomizedHost = async (
   const ir = await irOf(fixture);
   const root = await freshRoot(ir, prefix);
   await withAptReadyRoot(root, async () => {
-    const customize = await inRoot(root, shellCompiler.compile(ir, {})['phases/01-customize.sh']!);
+    const customize = await phaseInRoot(root, shellCompiler.compile(ir, {}), 'phases/01-customize.sh');
     expect(customize.exitCode, customize.stderr).toBe(0);
     await prepare(root);
     await body({ ir, root, before: listing(root), dpkgBefore: await dpkgState(root) });

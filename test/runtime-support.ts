@@ -4,7 +4,7 @@
 // sha256 of every file) to prove what changed.
 import { execa } from 'execa';
 import { createHash } from 'node:crypto';
-import { copyFileSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { layBase, resolveBase } from '../src/build/base.js';
 import { cacheDir, RootCache } from '../src/build/cache.js';
@@ -45,6 +45,22 @@ export const removeRoot = (root: string): void => {
 /** Runs `script` as `chroot ROOT /bin/sh -s` (stdin), with a clean environment. */
 export const inRoot = (root: string, script: string) =>
   execa('chroot', [root, '/bin/sh', '-s'], { input: script, env: chrootEnv(), extendEnv: false, reject: false });
+
+/**
+ * Runs the shell target's phase script `rel` of `files` in the root as imgc
+ * build and build.sh do: staged with phases/helpers.sh in /run/imgc and run as
+ * a file (it sources helpers.sh from its own directory); both removed after.
+ */
+export const phaseInRoot = async (root: string, files: Readonly<Record<string, string>>, rel: string) => {
+  const dir = path.join(root, 'run/imgc');
+  mkdirSync(dir, { recursive: true });
+  for (const f of [rel, 'phases/helpers.sh']) writeFileSync(path.join(dir, path.basename(f)), files[f]!);
+  try {
+    return await execa('chroot', [root, '/bin/sh', `/run/imgc/${path.basename(rel)}`], { env: chrootEnv(), extendEnv: false, reject: false });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
 
 const skipTop = new Set(['proc', 'sys', 'dev']);
 

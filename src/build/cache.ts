@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Base, Phase } from '../ir/schema.js';
-import type { IRVariable } from '../ir/variables.js';
+import type { IRVariable } from '../core/variables.js';
 import { sha256 } from '../util/cache.js';
 import { removeTree, type RunOptions } from '../host/exec.js';
 import { fileSha256 } from './sparse-hash.js';

@@ -5,7 +5,7 @@
 // ends at the first phase that uses a sensitive variable: that phase's root,
 // and every root after it, may hold the value, so none of them is cached.
 import type { Image, Phase } from '../ir/schema.js';
-import { variablesIn } from '../ir/variables.js';
+import { variablesIn } from '../core/variables.js';
 import { phaseKey } from './cache.js';
 import { phaseKind } from '../ir/phases.js';
 

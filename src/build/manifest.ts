@@ -3,7 +3,7 @@
 // into the output directory together (./artifacts.ts's publish).
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { factId } from '../ir/facts.js';
+import { factId } from '../core/facts.js';
 import { irToJson } from '../ir/index.js';
 import type { Fact, Image } from '../ir/schema.js';
 import { publish, REUSE_STATE, sha256sums } from './artifacts.js';

@@ -12,11 +12,12 @@ import type { Display } from './display.js';
 import { CommandError, run } from '../host/exec.js';
 import type { StageLog } from './logs.js';
 import type { RootMounts } from './mounts.js';
-import { runnerPackageManagers } from './package-managers.js';
+import { HELPERS_FILE } from '../compilers/shell/phase.js';
+import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, type SensitiveValues } from './secrets.js';
-import { variablesIn } from '../ir/variables.js';
+import { variablesIn } from '../core/variables.js';
 import type { Session } from './session.js';
 
 export interface StepRecord {
@@ -205,11 +206,18 @@ export const shellRunner: TargetRunner = {
     const tracker = new StepTracker(ctx);
     if (!steps.length) return tracker.outcome();
     const script = ctx.files[rel];
-    if (script === undefined) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${rel}`);
+    const helpers = ctx.files[`phases/${HELPERS_FILE}`];
+    if (script === undefined || helpers === undefined)
+      throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${script === undefined ? rel : `phases/${HELPERS_FILE}`}`);
     await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
       withMounts(ctx, stepsNeedMounts(steps), async () => {
+        // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
+        const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
         const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
-        const remove = ctx.session.defer(`remove ${placed.inRoot}`, placed.remove);
+        const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
+          placed.remove();
+          lib.remove();
+        });
         try {
           await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
             env: chrootEnv(variableEnv(ctx.ir, steps, ctx.sensitive)),
@@ -257,8 +265,8 @@ const sensitiveExtraVars = (ctx: PhaseContext, steps: readonly Step[]): { args: 
 /** Ansible's chroot connection runs modules with the root's python3: install it if missing. */
 const ensurePython = async (ctx: PhaseContext): Promise<void> => {
   if (['usr/bin/python3', 'bin/python3'].some((p) => existsSync(path.join(ctx.root, p)))) return;
-  const pm = runnerPackageManagers[ctx.ir.base.packageManager];
-  const names = ctx.ir.base.packageManager === 'apt' ? ['python3', 'python3-apt'] : ['python3'];
+  const pm = packageManagers[ctx.ir.base.packageManager].runner;
+  const names = pm.python;
   ctx.display.info(`ansible target: installing ${names.join(', ')} into the root with ${ctx.ir.base.packageManager} (the chroot connection runs its modules with it)`);
   ctx.log.line(`imgc: installing ${names.join(' ')} for the ansible chroot connection`);
   await withPreparedRoot(ctx, true, () =>

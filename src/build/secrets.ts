@@ -7,7 +7,7 @@
 // writes or prints (logs, the terminal, build.json); docs/build-faults.md says
 // what else keeps them out of the cache.
 import type { Image } from '../ir/schema.js';
-import { envName, hasMarker, substitute, variablesIn } from '../ir/variables.js';
+import { envName, hasMarker, substitute, variablesIn } from '../core/variables.js';
 
 /** The values of the image's sensitive variables, by name (the IR never holds them). */
 export type SensitiveValues = ReadonlyMap<string, string | number | boolean>;

@@ -3,13 +3,13 @@
 // point, with why (never provided, provided later, removed earlier) and what
 // was probably meant.
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
-import { describeFact, factId, parentDir } from '../ir/facts.js';
+import { describeFact, factId, parentDir } from '../core/facts.js';
 import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
-import { hasMarker } from '../ir/variables.js';
+import { hasMarker } from '../core/variables.js';
 import { globMatches, isGlob } from '../core/glob.js';
-import { packageName, type PackageManager } from '../ir/packages.js';
+import { packageName, type PackageManager } from '../core/packages.js';
 import { kindOf } from '../steps/index.js';
 import type { PathKind } from '../steps/kind.js';
 

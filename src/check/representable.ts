@@ -6,7 +6,7 @@
 // to run on them.
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { hasMarker } from '../ir/variables.js';
+import { hasMarker } from '../core/variables.js';
 import { variableDiagnostics } from './variables.js';
 
 // eslint-disable-next-line no-control-regex
@@ -17,7 +17,7 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 /**
  * Whether every backend carries `s` as a literal: no refused control
  * character, no lone surrogate, no variable-marker character (U+E000/U+E001
- * stand only in references, see src/ir/variables.ts).
+ * stand only in references, see src/core/variables.ts).
  */
 export const isPlainText = (s: string): boolean => !forbidden.test(s) && !loneSurrogate.test(s) && !hasMarker(s);
 

@@ -4,7 +4,7 @@
 // IR too), so nothing downstream meets a value the schema refuses.
 import { Image, type SourceLocation, type Step } from '../ir/schema.js';
 import { diagnostic, type Diagnostic } from './diagnostic.js';
-import { hasMarker } from '../ir/variables.js';
+import { hasMarker } from '../core/variables.js';
 import { isAllowed } from './variables.js';
 
 export type Validated = { ir: Image; diagnostics: [] } | { ir?: undefined; diagnostics: Diagnostic[] };

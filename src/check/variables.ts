@@ -1,11 +1,11 @@
-// Where variable references may stand. A marker (src/ir/variables.ts) is
+// Where variable references may stand. A marker (src/core/variables.ts) is
 // rendered by each backend as a run-time reference, which only makes sense in
 // a value the target reads as text: a file's content, a command, a script
 // hook, an apt repository's or webhook's URL, a cloud image setting. Anywhere
 // else (names, paths, fact keys) the image's shape would depend on the value:
 // IMGC0011. A marker that names no declared variable is refused (IMGC2001).
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
-import { hasMarker, MARK_CLOSE, MARK_OPEN, referencedIn, splitMarkers } from '../ir/variables.js';
+import { hasMarker, MARK_CLOSE, MARK_OPEN, referencedIn, splitMarkers } from '../core/variables.js';
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import { allKinds } from '../steps/index.js';
 

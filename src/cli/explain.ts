@@ -1,5 +1,5 @@
 import { describeStep } from '../check/checker.js';
-import { describeFact } from '../ir/facts.js';
+import { describeFact } from '../core/facts.js';
 import type { Fact, Image } from '../ir/schema.js';
 
 const facts = (label: string, fs: readonly Fact[]) => (fs.length ? [`      ${label} ${fs.map(describeFact).join(', ')}`] : []);

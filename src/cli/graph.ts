@@ -5,7 +5,7 @@
 // arrows do not move anything: layout engines otherwise rank a step by who
 // feeds it, which reverses steps and sets later phases beside earlier ones.
 import { describeStep, factFlow, type FactEdge } from '../check/checker.js';
-import { describeFact } from '../ir/facts.js';
+import { describeFact } from '../core/facts.js';
 import type { Image } from '../ir/schema.js';
 
 export interface GraphOptions {

@@ -12,9 +12,9 @@
 //   record (recordFile) when the step actually created it there. Decommission
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
-import { packageName } from '../ir/packages.js';
+import { packageName } from '../core/packages.js';
 import { factFlow, runOrder } from '../check/checker.js';
-import { describeFact, factId } from '../ir/facts.js';
+import { describeFact, factId } from '../core/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';
 

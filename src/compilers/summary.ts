@@ -4,7 +4,5 @@
 import type { Step } from '../ir/schema.js';
 import { commentOf, type CommentTarget } from '../steps/index.js';
 
-export { gist } from '../steps/shared.js';
-
 /** A few words on what a step does, for the comment above it. */
 export const summary = (s: Step, target?: CommentTarget): string => commentOf(s, target);

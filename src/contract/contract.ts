@@ -4,7 +4,7 @@
 // versions in review reads as what changed.
 import { factsAfter, runOrder } from '../check/checker.js';
 import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
-import { parsePackageSpec } from '../ir/packages.js';
+import { parsePackageSpec } from '../core/packages.js';
 import { phaseKind } from '../ir/phases.js';
 import { z } from '../util/zod.js';
 

@@ -4,7 +4,7 @@
 // point at the fact's line in the old contract, so the usual formatters (text
 // with a code frame, JSON, SARIF) report them.
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
-import { describeFact, factId } from '../ir/facts.js';
+import { describeFact, factId } from '../core/facts.js';
 import type { ContractFact, Contract } from './contract.js';
 
 export interface ContractChange {

@@ -3,10 +3,10 @@
 // to verify, to the build's check of a base root, to the probe and to a host's
 // preflight), plus the details a contract adds: owner, group and mode of a
 // path, the version of a package.
-import { describeFact } from '../ir/facts.js';
+import { describeFact } from '../core/facts.js';
 import { factCheck, RootFacts, type Check } from '../verify/expectations.js';
 import { ownershipProblem } from '../steps/shared.js';
-import { readDpkg } from '../verify/readers.js';
+import { readDpkg } from '../core/root.js';
 import type { RootView } from '../verify/rootview.js';
 import type { ContractFact } from './contract.js';
 

@@ -4,7 +4,7 @@
 // runs. So a contract that was exported, probed or diffed is also what the
 // preflight checks, fact for fact.
 import { contractKinds, type ContractKind, type HostContract } from '../compilers/runtime.js';
-import { describeFact } from '../ir/facts.js';
+import { describeFact } from '../core/facts.js';
 import type { Contract, ContractFact } from './contract.js';
 
 const checkable = (f: ContractFact): f is ContractFact & { kind: ContractKind } => (contractKinds as readonly string[]).includes(f.kind);

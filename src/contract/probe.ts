@@ -7,11 +7,11 @@
 // /etc) are checked one by one and added when they hold, so that
 // `imgc contract diff EXPECTED PROBE` names exactly what the root lacks.
 import { readBaseFacts } from '../build/base-facts.js';
-import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../verify/readers.js';
+import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../core/root.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from './contract.js';
-import { factId } from '../ir/facts.js';
+import { factId } from '../core/facts.js';
 
 export interface ProbeOptions {
   /** What the contract calls the probed root (default: what was read). */

@@ -1,6 +1,7 @@
 // The apt source file every backend writes for an apt repository step: one
 // definition of its path, its key's path and its deb822 text; and apt's two
 // source formats read back (verify, the build's mirror).
+import type { RootView } from './root.js';
 
 /** The fields of an apt repository step the apt files are made of. */
 export interface AptSourceFields {
@@ -111,3 +112,14 @@ export const parseOneLineSources = (text: string, from = '<sources.list>'): AptS
   return out;
 };
 
+/** apt sources of the root: `sources.list.d/<name>.sources` (deb822) or `.list`. */
+export const readRepo = (view: RootView, name: string): { file: string; sources: AptSource[] } | undefined => {
+  for (const [file, parse] of [
+    [`/etc/apt/sources.list.d/${name}.sources`, parseDeb822Sources],
+    [`/etc/apt/sources.list.d/${name}.list`, parseOneLineSources],
+  ] as const) {
+    const text = view.readFile(file)?.toString('utf8');
+    if (text !== undefined) return { file, sources: parse(text, file) };
+  }
+  return undefined;
+};

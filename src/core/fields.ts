@@ -20,7 +20,7 @@ export const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'pa
 /**
  * A package name, optionally qualified by architecture and pinned to a
  * version: apt's `name[:arch][=version]`, the version possibly ending in `*`
- * (see src/ir/packages.ts).
+ * (see src/core/packages.ts).
  */
 export const PackageSpec = z
   .string()

@@ -4,14 +4,14 @@
 // step links to the previous one, so building is O(n) and nothing is mutated.
 import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/types.js';
 import { IR_VERSION } from '../ir/schema.js';
-import { aptSourcesPath } from '../ir/apt.js';
-import { hasMarker } from '../ir/variables.js';
+import { aptSourcesPath } from '../core/apt.js';
+import { hasMarker } from '../core/variables.js';
 import { bootFiles } from '../ir/boot.js';
-import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
+import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
 import { kinds } from '../steps/index.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
-import type { PackageManager } from '../ir/packages.js';
+import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */

@@ -1,6 +1,6 @@
 import type { Fact } from '../ir/types.js';
-import { fact } from '../ir/facts.js';
-import { packageName, type PackageManager } from '../ir/packages.js';
+import { fact } from '../core/facts.js';
+import { packageName, type PackageManager } from '../core/packages.js';
 import type { PackageCatalog } from './types.js';
 
 /** The facts installing package `spec` (a name, or a pinned one: `kubelet=1.30.2-1.1`) provides, per the base's catalog. */

@@ -54,7 +54,7 @@ export interface PackageFacts {
 }
 export type PackageCatalog = { readonly [name: string]: PackageFacts };
 
-/** The package name of an apt spec: `kubelet=1.30.2-1.1` and `kubelet:amd64` name `kubelet` (see src/ir/packages.ts). */
+/** The package name of an apt spec: `kubelet=1.30.2-1.1` and `kubelet:amd64` name `kubelet` (see src/core/packages.ts). */
 export type PackageNameOf<N extends string> = N extends `${infer A}=${string}` ? PackageNameOf<A> : N extends `${infer A}:${string}` ? A : N;
 
 /** What catalog C says installing packages P provides, of kind K. */

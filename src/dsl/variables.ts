@@ -1,9 +1,9 @@
 // `variable(name, schema, opts)`: a typed value the definition leaves open,
 // given by imgc.toml's [vars], IMGC_VAR_<NAME> or --var at compile time (and,
 // when sensitive, only at run time). In strings it stands as an opaque marker
-// (src/ir/variables.ts) that each backend renders as its native reference.
+// (src/core/variables.ts) that each backend renders as its native reference.
 import type { z } from 'zod';
-import { marker, variableName } from '../ir/variables.js';
+import { marker, variableName } from '../core/variables.js';
 import { DefinitionError } from './builder.js';
 
 export type VariableType = 'string' | 'number' | 'boolean';

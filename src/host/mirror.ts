@@ -5,8 +5,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDeb822Sources, parseOneLineSources, type AptSource } from '../core/apt.js';
 
-export { parseDeb822Sources, parseOneLineSources, type AptSource };
-
 /** What a build needs: the main archive, and its updates/security companions if the host has them. */
 export interface AptMirror {
   /** The Debian main archive (e.g. an http URI ending in /debian). */

@@ -1,5 +1,5 @@
 export * from './schema.js';
-export * from './facts.js';
+export { fact, factId, describeFact, parentDir, uniqueFacts } from '../core/facts.js';
 export { imageJsonSchema } from './json-schema.js';
 
 /** Canonical JSON of the IR: what `imgc ir` prints and golden tests compare. */

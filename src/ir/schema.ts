@@ -11,7 +11,6 @@ export const IR_VERSION = 1;
 
 export const FactKind = core.FactKind;
 export type FactKind = z.infer<typeof FactKind>;
-export { factKinds } from '../core/facts.js';
 
 export const Fact = core.Fact;
 export type Fact = z.infer<typeof Fact>;

@@ -6,7 +6,7 @@
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { declaredVariables, type Variable } from '../dsl/variables.js';
 import type { Image } from '../ir/schema.js';
-import { usedVariables } from '../ir/variables.js';
+import { usedVariables } from '../core/variables.js';
 
 export interface GivenValue {
   name: string;

@@ -4,12 +4,9 @@
 import { z } from '../util/zod.js';
 import { fact } from '../core/facts.js';
 import { PackageName, stepBase } from '../core/fields.js';
-import { words } from '../emit/shell/quote.js';
-import { unsafe, word } from '../emit/ansible/quote.js';
-import { map } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { stepTaskName } from '../emit/ansible/names.js';
-import { fn } from '../emit/cloud-init/calls.js';
+import { packageManagers } from './package-managers.js';
 import type { StepInput, StepKind } from './kind.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('hold'), names: z.array(PackageName).min(1), held: z.boolean() }).strict();
@@ -34,19 +31,13 @@ export const hold = {
   comment: (s) => `${s.held ? 'hold' : 'release'} ${list(s)} at ${s.held ? 'its' : 'any'} version`,
   inRoot: true,
 
-  shell: (s) => ({ lines: [`imgc_${verb(s)} ${words(s.names)}`], helpers: [verb(s)] }),
-  ansible: (s, ctx) =>
-    ctx.base.packageManager !== 'apt'
-      ? aptOnly
-      : s.names.map((n) =>
-          task({
-            name: stepTaskName(`${s.held ? 'Hold' : 'Release'} ${n}`, s),
-            module: 'ansible.builtin.dpkg_selections',
-            args: map({ name: unsafe(n), selection: word(s.held ? 'hold' : 'install') }),
-          }),
-        ),
+  shell: (s, ctx) => ctx.pm.hold(s.names, s.held),
+  ansible: (s, ctx) => {
+    const hold = packageManagers[ctx.base.packageManager].ansible.hold;
+    return hold ? s.names.map((n) => task({ name: stepTaskName(`${s.held ? 'Hold' : 'Release'} ${n}`, s), ...hold(n, s.held) })) : aptOnly;
+  },
   cloudInit: {
-    run: (s) => [{ argv: [fn(verb(s)), ...s.names], helpers: [verb(s)] }],
+    run: (s, ctx) => [ctx.packageManager().hold(s.names, s.held)],
   },
   packer: { comment: (s) => `${verb(s)} ${list(s)}` },
 

@@ -6,7 +6,7 @@ import { packageName } from '../core/packages.js';
 import { isInstalled } from '../core/root.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
-import { packageManagers } from '../emit/ansible/packages.js';
+import { packageManagers } from './package-managers.js';
 import { str } from '../emit/cloud-init/quote.js';
 import type { StepKind } from './kind.js';
 
@@ -26,7 +26,7 @@ export const packages = {
 
   shell: (s, ctx) => (s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names)),
   ansible: (s, ctx) => {
-    const pm = packageManagers[ctx.base.packageManager];
+    const pm = packageManagers[ctx.base.packageManager].ansible;
     const list = labelText(s.names.join(', '));
     if (s.action === 'remove') return [task({ name: stepTaskName(`Remove ${list}`, s), module: pm.module, args: pm.remove(s.names) })];
     const refresh = ctx.refresh;

@@ -14,7 +14,7 @@ import { execa } from 'execa';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
-import { word } from '../compilers/shell/quote.js';
+import { word } from '../emit/shell/quote.js';
 import { phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
 import { rootPartitionOffset } from '../host/gpt.js';

@@ -3,7 +3,7 @@
 // more (a file's exact content and mode, a user's shell and groups, a sysctl's
 // value in its file). A later step about the same thing replaces an earlier
 // one; a fact a later step removes is no longer promised.
-import { describeFact } from '../ir/facts.js';
+import { describeFact } from '../core/facts.js';
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
 import { phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
@@ -14,12 +14,12 @@ import {
   readDpkgStatus,
   readGroups,
   readPasswd,
-  readRepo,
   sysctlAnywhere,
   unitFile,
   type GroupEntry,
   type PasswdEntry,
-} from './readers.js';
+} from '../core/root.js';
+import { readRepo } from '../core/apt.js';
 import type { RootView } from './rootview.js';
 
 /** The root's databases, read once per verification. */

@@ -13,7 +13,7 @@ import { phaseKind } from '../../src/ir/phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent } from '../../src/build/progress.js';
 import type { Base, Image, Phase, StepOf } from '../../src/ir/schema.js';
 import { parseDebugfsStat, DirView } from '../../src/verify/rootview.js';
-import { activeSwapLines, enablementLinks, findCommand, readDpkgStatus, isInstalled, sysctlSettings } from '../../src/verify/readers.js';
+import { activeSwapLines, enablementLinks, findCommand, readDpkgStatus, isInstalled, sysctlSettings } from '../../src/core/root.js';
 import { irOf } from '../helpers/cli.js';
 
 const phase = (over: Partial<Phase> = {}): Phase => ({

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { isPlainText } from '../../src/check/representable.js';
 import { describe, expect, it } from 'vitest';
 import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
-import { lintFirstWord, rawCommandNoqa } from '../../src/compilers/ansible/lint.js';
+import { lintFirstWord, rawCommandNoqa } from '../../src/emit/ansible/lint.js';
 import { hostile, imageOf, phase, run, workspace, writeFiles, type StepInput } from './ansible-support.js';
 
 // The words ansible-lint's command-instead-of-module and deprecated-command-syntax rules name, and some they do not.

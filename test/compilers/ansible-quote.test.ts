@@ -10,9 +10,9 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bool, comment, defuse, label, unsafe, word } from '../../src/compilers/ansible/quote.js';
+import { bool, comment, defuse, label, unsafe, word } from '../../src/emit/ansible/quote.js';
 import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
-import { marker } from '../../src/ir/variables.js';
+import { marker } from '../../src/core/variables.js';
 import { hostile, parseYaml, run, workspace, writeFiles } from './ansible-support.js';
 
 const RUNS = 10_000;

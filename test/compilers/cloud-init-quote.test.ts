@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cloudInitCompiler } from '../../src/compilers/cloud-init/index.js';
-import { str } from '../../src/compilers/cloud-init/quote.js';
+import { str } from '../../src/emit/cloud-init/quote.js';
 import { document, entries, map, seq } from '../../src/compilers/cloud-init/yaml.js';
 import type { Image } from '../../src/ir/schema.js';
 import { fact, hostile, imageOf, parseYaml, phase, python, step, workspace } from './cloud-init-support.js';

@@ -194,7 +194,7 @@ describe.each(compilable)('cloud-init backend: %s', (file) => {
     const cfg = view();
     expect(cfg.groups).toEqual(['admins']);
     expect(cfg.users).toEqual(['default', { name: 'ops', groups: ['admins', 'sudo'], homedir: '/home/ops', shell: '/bin/bash', lock_passwd: true }]);
-    // write_files cannot check a sudoers file before it takes its place (src/compilers/validators.ts).
+    // write_files cannot check a sudoers file before it takes its place (src/emit/validators.ts).
     expect(cfg.write_files).toBeUndefined();
     expect(cfg.runcmd).toContainEqual(['imgc_checked', 'imgc_check_sudoers', 'imgc_file', '/etc/sudoers.d/admins', '0440', '', '', '%admins ALL=(ALL:ALL) NOPASSWD: ALL\n']);
     expect(cfg.bootcmd?.[1]).toEqual(['imgc_once', 'customize.pre1.hook', 'imgc_event', 'stdout', `{"image":"${ir.name}","phase":"customize","when":"pre","timestamp":`, ',"result":"starting"}']);

@@ -14,7 +14,7 @@ import { attr, block, bool, list, str, tmpl, writeHcl, type Item } from '../../s
 import { localProvisioner } from '../../src/compilers/packer/index.js';
 import { executeAsRootWithVars, withVariables } from '../../src/compilers/packer/variables.js';
 import type { Image } from '../../src/ir/schema.js';
-import { envName } from '../../src/ir/variables.js';
+import { envName } from '../../src/core/variables.js';
 import { tempDir } from '../helpers/cli.js';
 import { imageOf, phase } from './ansible-support.js';
 import { packer } from './packer-support.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
-import { comment, word, words } from '../../src/compilers/shell/quote.js';
+import { comment, word, words } from '../../src/emit/shell/quote.js';
 import { tempDir } from '../helpers/cli.js';
 import { hostile, imageOf, outcomes, parseProgress, phase, runSh, step, writeFiles } from './shell-support.js';
 

@@ -12,7 +12,7 @@ import { helperCode } from '../../src/compilers/shell/helpers.js';
 import { hooksScript } from '../../src/compilers/shell/hooks.js';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
 import { CompileError } from '../../src/compilers/types.js';
-import { word } from '../../src/compilers/shell/quote.js';
+import { word } from '../../src/emit/shell/quote.js';
 import type { Image } from '../../src/ir/schema.js';
 import { tempDir } from '../helpers/cli.js';
 import { imageOf, outcomes, parseProgress, phase, runSh, step, writeFiles } from './shell-support.js';

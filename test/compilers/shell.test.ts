@@ -43,9 +43,10 @@ describe.each(goodExamples())('shell backend: %s', (file) => {
       if (p.pre.length) expected.push(`hooks/${stem}-pre.sh`);
       if (p.post.length) expected.push(`hooks/${stem}-post.sh`);
     });
+    expected.push('phases/helpers.sh');
     expect(Object.keys(files).sort()).toEqual(expected.sort());
     for (const [rel, text] of Object.entries(files)) {
-      expect(text.startsWith('#!/bin/sh\n'), rel).toBe(true);
+      expect(text.startsWith(rel === 'phases/helpers.sh' ? '# shellcheck shell=sh\n' : '#!/bin/sh\n'), rel).toBe(true);
       expect(text.endsWith('\n'), rel).toBe(true);
       expect(text, `${rel} never uses echo`).not.toMatch(/^\s*echo\b|[;&|]\s*echo\b/m);
       expect(text, `${rel} has no heredoc`).not.toMatch(/<<-?\s*\S/);
@@ -66,9 +67,20 @@ describe.each(goodExamples())('shell backend: %s', (file) => {
     });
   });
 
+  it('writes the runtime and each helper function once, in phases/helpers.sh, which every phase script with steps sources', () => {
+    const defs = Object.entries(files).flatMap(([rel, text]) => [...text.matchAll(/^(imgc_[a-z_]+)\(\) \{$/gm)].map((m) => `${rel}: ${m[1]}`));
+    const inPhases = defs.filter((d) => d.startsWith('phases/') && !d.startsWith('phases/helpers.sh'));
+    expect(inPhases).toEqual([]);
+    const helpers = defs.filter((d) => d.startsWith('phases/helpers.sh'));
+    expect(helpers).toContain('phases/helpers.sh: imgc_run');
+    expect(new Set(helpers).size).toBe(helpers.length);
+    for (const [rel, text] of Object.entries(files))
+      if (/^phases\/\d+-/.test(rel) && /^imgc_run /m.test(text)) expect(text, rel).toContain('\n. "$imgc_here/helpers.sh"\n');
+  });
+
   it('passes shellcheck -s sh at severity style, on the written files', async () => {
     const scripts = Object.keys(files).filter((f) => f.endsWith('.sh'));
-    const r = await execa('shellcheck', ['-s', 'sh', '-S', 'style', '-f', 'gcc', ...scripts], { cwd: dir, reject: false });
+    const r = await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', '-S', 'style', '-f', 'gcc', ...scripts], { cwd: dir, reject: false });
     expect(r.stdout + r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
   });
@@ -126,7 +138,7 @@ describe('shell backend: every step kind and hook type', () => {
     const dir = tempDir('shell-every-kind');
     writeFiles(dir, files);
     const scripts = Object.keys(files).filter((f) => f.endsWith('.sh'));
-    const r = await execa('shellcheck', ['-s', 'sh', '-S', 'style', '-f', 'gcc', ...scripts], { cwd: dir, reject: false });
+    const r = await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', '-S', 'style', '-f', 'gcc', ...scripts], { cwd: dir, reject: false });
     expect(r.stdout + r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
   });

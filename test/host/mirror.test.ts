@@ -4,7 +4,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { tempDir } from '../helpers/temp.js';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hostMirror, MirrorError, parseDeb822Sources, parseOneLineSources, readAptSources, rootSourcesList } from '../../src/host/mirror.js';
+import { parseDeb822Sources, parseOneLineSources } from '../../src/core/apt.js';
+import { hostMirror, MirrorError, readAptSources, rootSourcesList } from '../../src/host/mirror.js';
 
 // Host names here are placeholders in the reserved .example domain.
 const etcApt = (files: Record<string, string>): string => {

@@ -12,7 +12,7 @@ import { validateImage } from '../../src/check/validate.js';
 import { image } from '../../src/index.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { cannotChroot, freshRoot, inRoot, removeRoot } from '../runtime-support.js';
+import { cannotChroot, freshRoot, phaseInRoot, removeRoot } from '../runtime-support.js';
 import { parseProgress, outcomes } from '../compilers/shell-support.js';
 import { outputTests } from './support.js';
 
@@ -52,7 +52,7 @@ describe('clean: remove and truncate', () => {
 
 describe.skipIf(cannotChroot)('clean: the shell rendering in a real Debian root', () => {
   let root: string;
-  const script = compilers.shell.compile(ir, {})['phases/01-sysprep.sh']!;
+  const files = compilers.shell.compile(ir, {});
   beforeAll(async () => {
     root = await freshRoot(ir, 'clean-root');
     // What a used root has: an old machine-id, logs, temporary files.
@@ -69,7 +69,7 @@ describe.skipIf(cannotChroot)('clean: the shell rendering in a real Debian root'
   it('does what it says the first time, nothing the second, and verify agrees', async () => {
     const before = verifyRoot(ir, root).failures.map((f) => f.what);
     expect(before).toEqual(expect.arrayContaining(['/etc/machine-id empty', '/etc/machine-id.old removed']));
-    const first = await inRoot(root, script);
+    const first = await phaseInRoot(root, files, 'phases/01-sysprep.sh');
     expect(first.exitCode, first.stderr).toBe(0);
     const o = outcomes(parseProgress(`${first.stdout}\n`));
     expect([...o]).toEqual([['sysprep.1.clean', 'changed'], ['sysprep.2.clean', 'changed']]);
@@ -81,7 +81,7 @@ describe.skipIf(cannotChroot)('clean: the shell rendering in a real Debian root'
       '0 644',
     ]);
     expect(verifyRoot(ir, root).failures).toEqual([]);
-    const second = await inRoot(root, script);
+    const second = await phaseInRoot(root, files, 'phases/01-sysprep.sh');
     expect(second.exitCode, second.stderr).toBe(0);
     const o2 = outcomes(parseProgress(`${second.stdout}\n`));
     expect([...o2]).toEqual([['sysprep.1.clean', 'unchanged'], ['sysprep.2.clean', 'unchanged']]);

@@ -8,7 +8,7 @@ import { compilers } from '../../src/compilers/index.js';
 import { image } from '../../src/index.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { cannotChroot, freshRoot, inRoot, removeRoot } from '../runtime-support.js';
+import { cannotChroot, freshRoot, phaseInRoot, removeRoot } from '../runtime-support.js';
 import { outcomes, parseProgress } from '../compilers/shell-support.js';
 import { outputTests } from './support.js';
 
@@ -33,7 +33,7 @@ describe('hold: hold and unhold', () => {
 
 describe.skipIf(cannotChroot)('hold: the shell rendering in a real Debian root', () => {
   let root: string;
-  const script = compilers.shell.compile(ir, {})['phases/01-provision.sh']!;
+  const files = compilers.shell.compile(ir, {});
   beforeAll(async () => {
     root = await freshRoot(ir, 'hold-root');
     await execa('chroot', [root, 'apt-mark', 'hold', 'procps']);
@@ -42,12 +42,12 @@ describe.skipIf(cannotChroot)('hold: the shell rendering in a real Debian root',
 
   it('holds and releases the first time, changes nothing the second, and verify agrees', async () => {
     expect(verifyRoot(ir, root).failures.map((f) => f.what)).toEqual(["package 'sudo' held", "package 'kmod' held", "package 'procps' not held"]);
-    const first = await inRoot(root, script);
+    const first = await phaseInRoot(root, files, 'phases/01-provision.sh');
     expect(first.exitCode, first.stderr).toBe(0);
     expect([...outcomes(parseProgress(`${first.stdout}\n`))].map(([, o]) => o)).toEqual(['changed', 'changed']);
     expect((await execa('chroot', [root, 'apt-mark', 'showhold'])).stdout.split('\n').sort()).toEqual(['kmod', 'sudo']);
     expect(verifyRoot(ir, root).failures).toEqual([]);
-    const second = await inRoot(root, script);
+    const second = await phaseInRoot(root, files, 'phases/01-provision.sh');
     expect([...outcomes(parseProgress(`${second.stdout}\n`))].map(([, o]) => o)).toEqual(['unchanged', 'unchanged']);
   });
 });

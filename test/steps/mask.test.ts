@@ -9,7 +9,7 @@ import { compilers } from '../../src/compilers/index.js';
 import { image } from '../../src/index.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { cannotChroot, freshRoot, inRoot, removeRoot } from '../runtime-support.js';
+import { cannotChroot, freshRoot, phaseInRoot, removeRoot } from '../runtime-support.js';
 import { outcomes, parseProgress } from '../compilers/shell-support.js';
 import { outputTests } from './support.js';
 
@@ -37,7 +37,7 @@ describe('mask: maskService and unmaskService', () => {
 
 describe.skipIf(cannotChroot)('mask: the shell rendering in a real Debian root', () => {
   let root: string;
-  const script = compilers.shell.compile(ir, {})['phases/01-provision.sh']!;
+  const files = compilers.shell.compile(ir, {});
   beforeAll(async () => {
     root = await freshRoot(ir, 'mask-root');
     // Masked before: the unmask has something to do.
@@ -47,12 +47,12 @@ describe.skipIf(cannotChroot)('mask: the shell rendering in a real Debian root',
 
   it('masks and unmasks the first time, changes nothing the second, and verify agrees', async () => {
     expect(verifyRoot(ir, root).failures.map((f) => f.what)).toEqual(expect.arrayContaining(["service 'apt-daily.timer' masked", "service 'unattended-upgrades' masked"]));
-    const first = await inRoot(root, script);
+    const first = await phaseInRoot(root, files, 'phases/01-provision.sh');
     expect(first.exitCode, first.stderr).toBe(0);
     expect([...outcomes(parseProgress(`${first.stdout}\n`))].map(([, o]) => o)).toEqual(['changed', 'changed', 'changed', 'changed']);
     expect(readlinkSync(path.join(root, 'etc/systemd/system/apt-daily.timer'))).toBe('/dev/null');
     expect(verifyRoot(ir, root).failures).toEqual([]);
-    const second = await inRoot(root, script);
+    const second = await phaseInRoot(root, files, 'phases/01-provision.sh');
     expect(second.exitCode, second.stderr).toBe(0);
     expect([...outcomes(parseProgress(`${second.stdout}\n`))].map(([, o]) => o)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
   });

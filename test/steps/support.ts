@@ -30,7 +30,7 @@ export const outputTests = (ir: Image, name: string): void => {
     const dir = tempDir(`${name}-shell`);
     const files = compilers.shell.compile(ir, {});
     write(dir, files);
-    const r = await execa('shellcheck', ['-s', 'sh', '-S', 'style', ...Object.keys(files).filter((f) => f.endsWith('.sh'))], { cwd: dir, reject: false });
+    const r = await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', '-S', 'style', ...Object.keys(files).filter((f) => f.endsWith('.sh'))], { cwd: dir, reject: false });
     expect(r.stdout + r.stderr).toBe('');
   });
 

@@ -5,11 +5,11 @@ import type { Image, Step } from '../../ir/schema.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import { ansibleCfg, groupVars } from './index.js';
-import { labelName, labelText, taskName } from './names.js';
-import { packageManagers } from './packages.js';
-import { bool, label, str, template, unsafe, word } from './quote.js';
+import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
+import { packageManagers } from '../../steps/package-managers.js';
+import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { lineRegexp, probeCommand, recorded } from './runtime.js';
-import { task, taskItem, type Task } from './tasks.js';
+import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq } from './yaml.js';
 
 const when = (expr: string) => entry('when', str(expr));
@@ -34,13 +34,12 @@ const undoTasks = (c: Creation, step: Step, ir: Image, n: number): Task[] => {
         }),
       ];
     case 'package': {
-      const pm = packageManagers[ir.base.packageManager];
-      const args = pm.remove([c.name]);
+      const pm = packageManagers[ir.base.packageManager].ansible;
       return [
         task({
           name: name(`purge ${labelText(c.name)}`),
           module: pm.module,
-          args: ir.base.packageManager === 'apt' ? map([...args.entries, entry('purge', bool(true))]) : args,
+          args: pm.purge([c.name]),
           keywords: [when(rec)],
         }),
       ];
@@ -117,12 +116,13 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
     tasks.push(...undoTasks(creation, step, ir, i + 1));
     const next = order[i + 1];
     if (purged.length && (next === undefined || next.creation.kind !== 'package' || next.step.id !== step.id)) {
-      if (ir.base.packageManager === 'apt')
+      const { module, autoremove } = packageManagers[ir.base.packageManager].ansible;
+      if (autoremove)
         tasks.push(
           task({
             name: taskName('Undo: autoremove what only the purged packages needed', step.id, step.loc),
-            module: 'ansible.builtin.apt',
-            args: map({ autoremove: bool(true), purge: bool(true) }),
+            module,
+            args: autoremove,
             keywords: [when(purged.map((t) => `(${recorded(t)})`).join(' or '))],
           }),
         );

@@ -6,9 +6,9 @@
 // what its preflight found missing, how far it got, what needs a reboot.
 import type { Image } from '../../ir/schema.js';
 import type { CompileOptions } from '../types.js';
-import { labelName, labelText } from './names.js';
-import { bool, label, template, word } from './quote.js';
-import { task, taskItem } from './tasks.js';
+import { labelName, labelText } from '../../emit/ansible/names.js';
+import { bool, label, template, word } from '../../emit/ansible/quote.js';
+import { task, taskItem } from '../../emit/ansible/tasks.js';
 import { entry, map, seq, type Node } from './yaml.js';
 
 /** Checked by the CLI; a definition's or flag's value reaches the playbook as a Jinja literal. */

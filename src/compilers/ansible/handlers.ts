@@ -6,9 +6,9 @@
 // booted systemd host only (not a chroot), always wherever the play runs.
 import type { Image, Phase } from '../../ir/schema.js';
 import { handlerCommand, handlerName, needsSystemd, phaseHandlers, type Handler, type PhaseHandlers } from '../handlers.js';
-import { labelText } from './names.js';
-import { bool, str, template, unsafe, word } from './quote.js';
-import { task, type Task } from './tasks.js';
+import { labelText } from '../../emit/ansible/names.js';
+import { bool, str, template, unsafe, word } from '../../emit/ansible/quote.js';
+import { task, type Task } from '../../emit/ansible/tasks.js';
 import { entry, map, seq, type Entry } from './yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];

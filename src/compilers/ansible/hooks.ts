@@ -2,11 +2,11 @@
 // run on the machine driving the build (delegate_to: localhost, once per play)
 // and send the same JSON body: image, phase, when, timestamp, result.
 import type { StepOf } from '../../ir/schema.js';
-import { firstLine, labelText, taskName } from './names.js';
-import { bool, int, mode, str, template, unsafe, word } from './quote.js';
-import { task, type Task } from './tasks.js';
+import { firstLine, labelText, taskName } from '../../emit/ansible/names.js';
+import { bool, int, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
+import { task, type Task } from '../../emit/ansible/tasks.js';
 import { entry, map, seq, type Entry } from './yaml.js';
-import { rawCommandNoqa } from './lint.js';
+import { rawCommandNoqa } from '../../emit/ansible/lint.js';
 
 /** The one templated value the backend emits on purpose: the time the hook runs, UTC, ISO-8601. */
 const TIMESTAMP = template("now(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ')");

@@ -4,18 +4,19 @@
 // ansible.builtin.fail with it, before any play changes anything. The steps
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
-import { aptSourcesPath } from '../../ir/apt.js';
+import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
+import { packageManagers } from '../../steps/package-managers.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase, summaryPlay } from './fleet.js';
 import { ansiblePhaseHandlers, whereTasks } from './handlers.js';
 import { hookTasks } from './hooks.js';
 import { ansibleCfg, groupVars } from './index.js';
-import { labelName, labelText, taskName } from './names.js';
-import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from './quote.js';
+import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
+import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
-import { task, taskItem, type Task } from './tasks.js';
+import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq, type Node } from './yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
@@ -34,15 +35,6 @@ export const probeCommand = (name: string, argv: Node[], reg: string, comments?:
 const statTask = (name: string, path: string, reg: string): Task =>
   task({ name, module: 'ansible.builtin.stat', args: map({ path: unsafe(path), get_checksum: bool(false) }), keywords: [entry('register', word(reg))] });
 
-/** The registered result of a package query, per package manager: [argv, "is installed" expression of `reg`]. */
-const packageQuery: Record<Image['base']['packageManager'], (name: string) => Node[]> = {
-  apt: (n) => [word('dpkg-query'), str('-W'), str('-f=${Status}'), unsafe(n)],
-  dnf: (n) => [word('rpm'), str('-q'), str('--quiet'), unsafe(n)],
-};
-const packageInstalled: Record<Image['base']['packageManager'], (reg: string) => string> = {
-  apt: (reg) => `${reg}.stdout == 'install ok installed'`,
-  dnf: (reg) => `${reg}.rc == 0`,
-};
 
 /** A check of one fact: the task(s) and the expression that is true when the fact holds. */
 const check = (f: { kind: string; key: string }, reg: string, pm: Image['base']['packageManager'], what: string): { tasks: Task[]; holds: string } => {
@@ -50,8 +42,10 @@ const check = (f: { kind: string; key: string }, reg: string, pm: Image['base'][
     case 'user':
     case 'group':
       return { tasks: [probeCommand(what, [word('getent'), word(f.kind === 'user' ? 'passwd' : 'group'), unsafe(f.key)], reg)], holds: `${reg}.rc == 0` };
-    case 'package':
-      return { tasks: [probeCommand(what, packageQuery[pm](f.key), reg)], holds: packageInstalled[pm](reg) };
+    case 'package': {
+      const { query } = packageManagers[pm].ansible;
+      return { tasks: [probeCommand(what, query.argv(f.key), reg)], holds: query.installed(reg) };
+    }
     case 'path':
       return { tasks: [statTask(what, f.key, reg)], holds: `${reg}.stat.exists` };
     case 'repo':

@@ -8,7 +8,8 @@ import { kindOf } from '../../steps/index.js';
 import { substituteVariables } from './variables.js';
 import type { CompiledFiles, Compiler } from '../types.js';
 import { helperScript } from './helpers.js';
-import { packageManagerOf, type PackageManager } from './package-managers.js';
+import { packageManagerOf } from '../package-managers.js';
+import type { CloudInitRendering as PackageManager } from '../../steps/package-managers.js';
 import { plan, type Item } from './plan.js';
 import { bool, str } from '../../emit/cloud-init/quote.js';
 import { emit, emptyEmission, type Emission } from './steps.js';
@@ -110,7 +111,7 @@ export const cloudInitCompiler: Compiler = {
     const groups = new Set(ir.base.provides.filter((f) => f.kind === 'group').map((f) => f.key));
     const out = emptyEmission();
     for (const p of placed) {
-      emit(p, { ir, packageManager: () => (pm ??= packageManagerOf(ir.base)), groupExists: (g) => groups.has(g) }, out);
+      emit(p, { ir, packageManager: () => (pm ??= packageManagerOf(ir.base, 'cloudInit')), groupExists: (g) => groups.has(g) }, out);
       for (const f of p.step.removes) if (f.kind === 'group') groups.delete(f.key);
       for (const f of p.step.provides) if (f.kind === 'group') groups.add(f.key);
     }

@@ -2,7 +2,7 @@
 // (bootcmd) entries `[imgc_helper, ARG…]`. Values go through quote.ts.
 import type { Image, SourceLocation } from '../../ir/schema.js';
 import { fn, type HelperName } from './helpers.js';
-import type { Call } from './package-managers.js';
+import type { Call } from '../../emit/cloud-init/calls.js';
 import type { Hook, Placed, RootStep, Stage } from './plan.js';
 import { json, str } from '../../emit/cloud-init/quote.js';
 import { seq, type Item, type Node } from '../../emit/cloud-init/yaml.js';

@@ -4,7 +4,7 @@
 // file), so an image that uses one is refused for this target.
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Image } from '../../ir/schema.js';
-import { substitute } from '../../ir/variables.js';
+import { substitute } from '../../core/variables.js';
 import { CompileError } from '../types.js';
 
 const mapStrings = (value: unknown, f: (s: string) => string): unknown =>

@@ -4,6 +4,7 @@
 // themselves are the shell backend's scripts (or the Ansible backend's
 // playbook), embedded unchanged under shell/ (ansible/) and referenced from
 // the template through ${path.root}.
+import { HELPERS_FILE } from '../shell/phase.js';
 import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
 import type { Image, Phase, Step, StepOf } from '../../ir/schema.js';
 import { ansibleCompiler } from '../ansible/index.js';
@@ -118,8 +119,12 @@ const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).
 export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
 
-const targetProvisioner = (file: string, lines: readonly string[]): Item =>
-  block('provisioner', ['shell'], [attr('script', rootPath(file)), attr('execute_command', str(EXECUTE_AS_ROOT))], lines);
+/** `remoteFolder`: where packer uploads the script (a phase script sources helpers.sh from there). */
+const targetProvisioner = (file: string, lines: readonly string[], remoteFolder?: string): Item =>
+  block('provisioner', ['shell'], [attr('script', rootPath(file)), ...(remoteFolder ? [attr('remote_folder', str(remoteFolder))] : []), attr('execute_command', str(EXECUTE_AS_ROOT))], lines);
+
+/** Where the phase scripts and their helpers.sh go in the target. */
+const REMOTE_FOLDER = '/tmp';
 
 interface ShellPlan {
   readonly provisioners: Item[];
@@ -161,12 +166,24 @@ const hookProvisioners = (ir: Image, opts: CompileOptions, shell: CompiledFiles,
 
 const shellPlan = (ir: Image, opts: CompileOptions, shell: CompiledFiles): ShellPlan => {
   const plan: ShellPlan = { provisioners: [], extraFiles: {} };
+  let uploaded = false;
   for (const phase of ir.phases) {
     hookProvisioners(ir, opts, shell, phase, 'pre', plan);
     const steps = rootSteps(phase);
     const script = phaseFile(shell, shellScript(phase.name));
     // A phase with nothing for the root (artifacts, verify checks) is skipped.
-    if (steps.length && script) plan.provisioners.push(targetProvisioner(`shell/${script}`, [`${phase.name}: in the target, as root:`, ...steps.map(stepLine)]));
+    if (steps.length && script) {
+      const helpers = `phases/${HELPERS_FILE}`;
+      if (!uploaded && shell[helpers] !== undefined) {
+        uploaded = true;
+        plan.provisioners.push(
+          block('provisioner', ['file'], [attr('source', rootPath(`shell/${helpers}`)), attr('destination', str(`${REMOTE_FOLDER}/${HELPERS_FILE}`))], [
+            `The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.`,
+          ]),
+        );
+      }
+      plan.provisioners.push(targetProvisioner(`shell/${script}`, [`${phase.name}: in the target, as root:`, ...steps.map(stepLine)], REMOTE_FOLDER));
+    }
     hookProvisioners(ir, opts, shell, phase, 'post', plan);
   }
   return plan;

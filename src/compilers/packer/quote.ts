@@ -13,7 +13,7 @@
 // - every string HCL (and cty, Packer's value model) produces is normalized to
 //   Unicode NFC, so a value that is not in NFC cannot come out as written;
 // - a lone UTF-16 surrogate has no UTF-8 encoding.
-import { displayMarkers, hasMarker, splitMarkers } from '../../ir/variables.js';
+import { displayMarkers, hasMarker, splitMarkers } from '../../core/variables.js';
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -103,7 +103,7 @@ export const hclString = (s: string): string => {
 };
 
 /**
- * A string with variable references (src/ir/variables.ts) as template parts:
+ * A string with variable references (src/core/variables.ts) as template parts:
  * each reference is `${var.NAME}`, the variable block of the same name.
  */
 const variableParts = (s: string): TemplatePart[] => splitMarkers(s).map((p) => (typeof p === 'string' ? p : { expr: `var.${p.variable}` }));
@@ -128,7 +128,7 @@ const safeCall = new RegExp(`^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|pa
  */
 export const base64Of = (ref: string): string => checkExpr(`base64encode(${ref})`);
 
-/** `jsonencode({ name = var.name, … })` for variable names (src/ir/variables.ts `variableName`). */
+/** `jsonencode({ name = var.name, … })` for variable names (src/core/variables.ts `variableName`). */
 export const jsonencodeVariables = (names: readonly string[]): string => checkExpr(`jsonencode({ ${names.map((n) => `${n} = var.${n}`).join(', ')} })`);
 
 const checkExpr = (expr: string): string => {

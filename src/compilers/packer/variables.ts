@@ -12,7 +12,7 @@
 // shell-local step writes before the first ansible provisioner and removes
 // after the last.
 import type { Image } from '../../ir/schema.js';
-import { envName } from '../../ir/variables.js';
+import { envName } from '../../core/variables.js';
 import { attr, block, bool, list, str, tmpl, type Item, type Value } from './hcl.js';
 import { base64Of, jsonencodeVariables, type TemplatePart } from './quote.js';
 import type { VariableSpec } from './sources.js';

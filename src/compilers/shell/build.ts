@@ -5,7 +5,9 @@ import type { PhaseFile } from './phase.js';
 import { where } from './phase.js';
 import { comment, word } from '../../emit/shell/quote.js';
 
-export const buildScript = (ir: Image, phases: readonly PhaseFile[]): string => {
+/** `helpers`: whether phases/helpers.sh exists, staged in the root beside each phase script. */
+export const buildScript = (ir: Image, phases: readonly PhaseFile[], helpers: boolean): string => {
+  const staged = helpers ? ' "$IMGC_ROOT/run/imgc/helpers.sh"' : '';
   const names = phases.map((f) => f.phase.name);
   const out: string[] = [
     '#!/bin/sh',
@@ -76,7 +78,7 @@ export const buildScript = (ir: Image, phases: readonly PhaseFile[]): string => 
     'imgc_staged=',
     'imgc_cleanup() {',
     '  if [ -n "$imgc_staged" ]; then',
-    '    rm -f -- "$imgc_staged"',
+    `    rm -f -- "$imgc_staged"${staged}`,
     '    rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :',
     '  fi',
     '  if [ -n "$imgc_policy" ]; then',
@@ -115,9 +117,10 @@ export const buildScript = (ir: Image, phases: readonly PhaseFile[]): string => 
     '  fi',
     '  mkdir -p -- "$IMGC_ROOT/run/imgc"',
     '  imgc_staged=$IMGC_ROOT/run/imgc/$1.sh',
+    ...(helpers ? ['  cp -- "$imgc_here/phases/helpers.sh" "$IMGC_ROOT/run/imgc/helpers.sh"'] : []),
     '  cp -- "$imgc_here/phases/$1.sh" "$imgc_staged"',
     '  chroot "$IMGC_ROOT" /bin/sh "/run/imgc/$1.sh"',
-    '  rm -f -- "$imgc_staged"',
+    `  rm -f -- "$imgc_staged"${staged}`,
     '  imgc_staged=',
     '  rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :',
     '}',

@@ -7,8 +7,8 @@ import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.j
 import type { CompiledFiles } from '../types.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { runtime as stepRuntime, where } from './phase.js';
-import { comment, word, words } from './quote.js';
-import { summary } from './steps.js';
+import { comment, word, words } from '../../emit/shell/quote.js';
+import { summary } from '../summary.js';
 import { recordNote, runtimeHelpers } from './runtime.js';
 
 const lines = (...ls: string[]): string => ls.join('\n');

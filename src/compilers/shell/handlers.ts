@@ -7,7 +7,7 @@
 // own); never leaves every change to the next boot.
 import type { Image, Phase } from '../../ir/schema.js';
 import { handlerCommand, handlerName, needsSystemd, phaseHandlers, type Handler, type PhaseHandlers } from '../handlers.js';
-import { comment, word, words } from './quote.js';
+import { comment, word, words } from '../../emit/shell/quote.js';
 
 const lines = (...ls: string[]): string => ls.join('\n');
 

@@ -7,7 +7,7 @@
 // when it changed something; helper variables are globals prefixed imgc_
 // (POSIX sh has no `local`).
 
-import { validatorBody } from '../validators.js';
+import { validatorBody } from '../../emit/validators.js';
 import type { HelperName } from '../../emit/shell/emitted.js';
 
 export type { HelperName };

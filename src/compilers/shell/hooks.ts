@@ -4,9 +4,9 @@
 import type { Image, StepOf } from '../../ir/schema.js';
 import type { PhaseFile } from './phase.js';
 import { literalNote, where } from './phase.js';
-import { comment, json, variablePrologue, word, words } from './quote.js';
-import { variablesIn } from '../../ir/variables.js';
-import { summary } from './steps.js';
+import { comment, json, variablePrologue, word, words } from '../../emit/shell/quote.js';
+import { variablesIn } from '../../core/variables.js';
+import { summary } from '../summary.js';
 
 type Hook = StepOf<'hook'>;
 

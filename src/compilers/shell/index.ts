@@ -5,9 +5,12 @@ import type { Compiler, CompiledFiles } from '../types.js';
 import { assertCompilable } from '../representable.js';
 import { buildScript } from './build.js';
 import { hooksScript } from './hooks.js';
-import { packageManagerOf, type PackageManager } from './package-managers.js';
-import { phaseScript, type PhaseFile } from './phase.js';
+import { packageManagerOf } from '../package-managers.js';
+import type { ShellRendering as PackageManager } from '../../steps/package-managers.js';
+import { HELPERS_FILE, helpersScript, phaseScript, type PhaseFile } from './phase.js';
+import type { HelperName } from '../../emit/shell/emitted.js';
 import { shellRuntime } from './runtime.js';
+import { isRootStep } from './steps.js';
 import { shellDecommission } from './decommission.js';
 
 export const shellCompiler: Compiler = {
@@ -20,7 +23,7 @@ export const shellCompiler: Compiler = {
     // Looked up only when a step needs it, so a base without a supported
     // package manager still compiles when nothing installs packages.
     let pm: PackageManager | undefined;
-    const packageManager = (): PackageManager => (pm ??= packageManagerOf(ir.base));
+    const packageManager = (): PackageManager => (pm ??= packageManagerOf(ir.base, 'shell'));
     const width = Math.max(2, String(ir.phases.length).length);
     const phases: PhaseFile[] = ir.phases.map((phase, i) => ({
       phase,
@@ -30,12 +33,19 @@ export const shellCompiler: Compiler = {
     // --runtime / --decommission: files for existing hosts instead of the build (./runtime.ts).
     if (opts.runtime || opts.decommission)
       return { ...(opts.runtime ? shellRuntime(ir, { pm: packageManager, stems: phases }) : {}), ...(opts.decommission ? shellDecommission(ir) : {}) };
-    const files: CompiledFiles = { 'build.sh': buildScript(ir, phases) };
+    const files: CompiledFiles = {};
+    const helpers = new Set<HelperName>();
+    let runs = false;
     for (const f of phases) {
-      files[`phases/${f.stem}.sh`] = phaseScript(ir, f, packageManager);
+      const script = phaseScript(ir, f, packageManager);
+      files[`phases/${f.stem}.sh`] = script.text;
+      script.helpers.forEach((h) => helpers.add(h));
+      runs ||= f.phase.steps.some(isRootStep);
       if (f.phase.pre.length) files[`hooks/${f.stem}-pre.sh`] = hooksScript(ir, f, 'pre', f.phase.pre);
       if (f.phase.post.length) files[`hooks/${f.stem}-post.sh`] = hooksScript(ir, f, 'post', f.phase.post);
     }
-    return files;
+    // Written once for every phase that runs steps; build.sh stages it beside them.
+    if (runs) files[`phases/${HELPERS_FILE}`] = helpersScript(ir, helpers);
+    return { 'build.sh': buildScript(ir, phases, runs), ...files };
   },
 };

@@ -5,23 +5,20 @@
 // Every step records what it created on the host (see ../runtime.ts), which
 // decommission.sh reads. Webhook and event hooks run on the machine driving
 // the run: hooks/NN-<phase>-{pre,post}.sh, as in the build output.
-import { aptSourcesPath } from '../../ir/apt.js';
+import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
-import type { Emitted } from './emitted.js';
+import type { Emitted } from '../../emit/shell/emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
 import { hooksScript } from './hooks.js';
-import type { PackageManager } from './package-managers.js';
+import { packageManagers, type ShellRendering as PackageManager } from '../../steps/package-managers.js';
 import { literalNote, runtime as stepRuntime, where, type PhaseFile } from './phase.js';
-import { comment, word, words } from './quote.js';
-import { emitStep, isRootStep, summary, type StepContext } from './steps.js';
+import { comment, word, words } from '../../emit/shell/quote.js';
+import { emitStep, isRootStep, type StepContext } from './steps.js';
+import { summary } from '../summary.js';
 
-/** How each package manager asks "is this package installed?" (the helper takes one name). */
-const installedCheck: Partial<Record<Image['base']['packageManager'], { fn: string; helper: HelperName }>> = {
-  apt: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
-};
 
 const lines = (...ls: string[]): string => ls.join('\n');
 
@@ -109,7 +106,7 @@ export const probe = (c: Creation, pm: Image['base']['packageManager']): { test:
     case 'path':
       return { test: `imgc_exists ${word(c.path)}`, helpers: [], own: ['exists'] };
     case 'package': {
-      const check = installedCheck[pm];
+      const check = packageManagers[pm].shell?.installed;
       if (!check) throw new Error(`internal: no installed-package check for ${pm}`);
       return { test: `${check.fn} ${word(c.name)}`, helpers: [check.helper], own: [] };
     }

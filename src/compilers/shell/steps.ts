@@ -7,8 +7,6 @@ import { kindOf } from '../../steps/index.js';
 import type { ShellContext } from '../../steps/kind.js';
 import { rendered, rendering } from '../renderings.js';
 
-export { checkHelper, normalMode } from '../../steps/shared.js';
-
 /** A step a phase script runs (its kind is `inRoot`). */
 export type RootStep = Step;
 
@@ -17,6 +15,3 @@ export const isRootStep = (s: Step): boolean => kindOf(s).inRoot;
 export type StepContext = ShellContext;
 
 export const emitStep = (s: RootStep, ctx: StepContext): Emitted => rendered(rendering(kindOf(s).shell, s, 'shell')(s, ctx), s, 'shell');
-
-/** What a step does, in the shared wording (the shell backend's comments use it as is). */
-export { summary } from '../summary.js';

@@ -121,7 +121,7 @@ const scalarText = (s: string, at: ScalarPosition): string => {
 /**
  * User data: a `!unsafe` scalar that Ansible never templates and every YAML
  * parser reads back exactly. Text with variable references (see
- * src/ir/variables.ts) is instead the one Jinja expression of user data:
+ * src/core/variables.ts) is instead the one Jinja expression of user data:
  * `"{{ 'literal' ~ name ~ 'literal' }}"`, its literal parts Jinja string
  * literals (see `jinjaString`), so nothing of the user's text is evaluated.
  */

@@ -29,11 +29,12 @@ export interface Call {
 /** The shell function a helper defines. */
 export const fn = (h: HelperName): string => `imgc_${h.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`;
 
-/** How runcmd entries drive a package manager (src/compilers/cloud-init/package-managers.ts). */
+/** How runcmd entries drive a package manager (src/steps/package-managers.ts). */
 export interface CloudInitPackageManager {
   install(names: readonly string[]): Call;
   remove(names: readonly string[]): Call;
   /** After an apt source (or the like) changed: the next install refreshes the package lists. */
   readonly sourcesChanged: Call;
+  hold(names: readonly string[], held: boolean): Call;
 }
 

@@ -40,11 +40,13 @@ export interface Emitted {
   readonly helpers: HelperName[];
 }
 
-/** How a package manager's operations are written in a phase script (src/compilers/shell/package-managers.ts). */
+/** How a package manager's operations are written in a phase script (src/steps/package-managers.ts). */
 export interface ShellPackageManager {
   install(names: readonly string[]): Emitted;
   remove(names: readonly string[]): Emitted;
   /** Appended to a repository step: lets the next install see what the step changed. */
   readonly repositoryChanged: Emitted;
+  /** Holds (`held`) or releases installed packages at their version. */
+  hold(names: readonly string[], held: boolean): Emitted;
 }
 

@@ -19,7 +19,7 @@ const literalWord = (value: string): string => (bare.test(value) ? value : `'${v
 /**
  * One POSIX shell word the shell reads back as exactly `value`: bare when that
  * is safe, else single-quoted. Variable references in `value` (see
- * src/ir/variables.ts) become `"${IMGC_VAR_NAME}"` between the quoted literal
+ * src/core/variables.ts) become `"${IMGC_VAR_NAME}"` between the quoted literal
  * parts: the word reads back as the text with each variable's value in place.
  */
 export const word = (value: string): string =>

@@ -87,6 +87,12 @@ source "qemu" "qemu" {
 build {
   sources = ["source.qemu.qemu"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # customize: in the target, as root:
   #   customize.1.mask (image-builder-node.ts:53): mask apt-daily.timer
   #   customize.2.mask (image-builder-node.ts:54): mask apt-daily-upgrade.timer
@@ -98,6 +104,7 @@ build {
   #   customize.8.packages (image-builder-node.ts:61): install udev
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
@@ -174,6 +181,7 @@ build {
       "IMGC_VAR_K8S_MINOR=${base64encode(var.k8s_minor)}",
     ]
     use_env_var_file = true
+    remote_folder    = "/tmp"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_IMAGE_BUILDER_VERSION IMGC_VAR_K8S_MINOR; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_IMAGE_BUILDER_VERSION IMGC_VAR_K8S_MINOR; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 
@@ -189,6 +197,7 @@ build {
   #   sysprep.9.file (image-builder-node.ts:179): file /etc/default/grub.d/50-cloudimg-settings.cfg
   provisioner "shell" {
     script          = "${path.root}/shell/phases/03-sysprep.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -109,6 +109,12 @@ build {
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
   }
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # customize: in the target, as root:
   #   customize.1.group (node-image.ts:23): group admins
   #   customize.2.user (node-image.ts:24): user ops
@@ -122,6 +128,7 @@ build {
   #   customize.10.file (node-image.ts:34): file /etc/systemd/journald.conf.d/50-imgc.conf
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
@@ -157,6 +164,7 @@ build {
   #   provision.15.file (node-image.ts:45): file /etc/fstab
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -121,6 +121,12 @@ build {
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
   }
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # customize: in the target, as root:
   #   customize.1.group (node-image.ts:23): group admins
   #   customize.2.user (node-image.ts:24): user ops
@@ -134,6 +140,7 @@ build {
   #   customize.10.file (node-image.ts:34): file /etc/systemd/journald.conf.d/50-imgc.conf
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
@@ -179,6 +186,7 @@ build {
       "IMGC_VAR_JOIN_TOKEN=${base64encode(var.join_token)}",
     ]
     use_env_var_file = true
+    remote_folder    = "/tmp"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_K8S_MINOR IMGC_VAR_JOIN_TOKEN; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_K8S_MINOR IMGC_VAR_JOIN_TOKEN; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 

@@ -53,11 +53,18 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # sysprep: in the target, as root:
   #   sysprep.1.clean (test/steps/clean.test.ts:31): remove /etc/machine-id.old, /var/tmp/imgc-clean/*, /var/cache/debconf/*-old
   #   sysprep.2.clean (test/steps/clean.test.ts:35): empty /etc/machine-id, /etc/imgc-*.log, /var/log/*.log
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-sysprep.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

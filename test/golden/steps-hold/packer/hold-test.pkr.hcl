@@ -53,11 +53,18 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # provision: in the target, as root:
   #   provision.1.hold (test/steps/hold.test.ts:33): hold sudo, kmod
   #   provision.2.hold (test/steps/hold.test.ts:33): unhold procps
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-provision.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

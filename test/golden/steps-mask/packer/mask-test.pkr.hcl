@@ -53,6 +53,12 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # provision: in the target, as root:
   #   provision.1.mask (test/steps/mask.test.ts:36): mask apt-daily.timer
   #   provision.2.mask (test/steps/mask.test.ts:36): mask unattended-upgrades.service
@@ -60,6 +66,7 @@ build {
   #   provision.4.mask (test/steps/mask.test.ts:36): unmask systemd-networkd.service
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-provision.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -15,65 +15,13 @@ umask 022
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export PATH
 
-# --- runtime ---------------------------------------------------------------
-
-# Progress lines go to fd 3, a copy of stdout; the steps run with stdout on stderr.
-exec 3>&1
-imgc_step=
-imgc_dirty=0
-imgc_changed=0
-imgc_tmp=
-
-imgc_exit() {
-  imgc_rc=$?
-  if [ -n "$imgc_tmp" ]; then
-    rm -f -- "$imgc_tmp"
-  fi
-  if [ "$imgc_rc" -ne 0 ] && [ -n "$imgc_step" ]; then
-    printf 'imgc-step %s failed\n' "$imgc_step" >&3
-    printf 'imgc: step %s failed (exit status %s)\n' "$imgc_step" "$imgc_rc" >&2
-  fi
-  exit "$imgc_rc"
-}
-trap imgc_exit EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# imgc_run ID FUNCTION: runs one step, stdin from /dev/null, and reports it.
-imgc_run() {
-  imgc_step=$1
-  imgc_dirty=0
-  printf 'imgc-step %s start\n' "$1" >&3
-  "$2" </dev/null 3>&- >&2
-  if [ "$imgc_dirty" -eq 1 ]; then
-    imgc_changed=$((imgc_changed + 1))
-    printf 'imgc-step %s changed\n' "$1" >&3
-  else
-    printf 'imgc-step %s unchanged\n' "$1" >&3
-  fi
-  imgc_step=
-}
-
-# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).
-imgc_hold() {
-  for imgc_p in "$@"; do
-    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then
-      apt-mark hold "$imgc_p" >/dev/null
-      imgc_dirty=1
-    fi
-  done
-}
-
-# imgc_unhold PACKAGE...: no PACKAGE is held.
-imgc_unhold() {
-  for imgc_p in "$@"; do
-    if apt-mark showhold | grep -qxF -- "$imgc_p"; then
-      apt-mark unhold "$imgc_p" >/dev/null
-      imgc_dirty=1
-    fi
-  done
-}
+# The runtime and helpers: helpers.sh beside this script.
+case $0 in
+  */*) imgc_here=${0%/*} ;;
+  *) imgc_here=. ;;
+esac
+# shellcheck source=helpers.sh
+. "$imgc_here/helpers.sh"
 
 # --- steps -----------------------------------------------------------------
 

@@ -1,2 +1,0 @@
-// Moved to src/emit/validators.ts; kept so code written before the move still compiles.
-export * from '../emit/validators.js';

@@ -1,2 +1,0 @@
-// Moved to src/core/packages.ts (step kinds use it); re-exported for existing importers.
-export * from '../core/packages.js';
