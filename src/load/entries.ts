@@ -23,10 +23,15 @@ export const ownDirs = [srcRoot, path.dirname(stdlibEntry), ...mappedSources].ma
 /** The name of the error ./hooks.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
 export const syntaxErrorName = 'TypeScriptSyntaxError';
 
-/** A native tool's binary, from the platform package npm installed beside the package of `packageJson` (TypeScript's, esbuild's). */
-export const platformBinary = (packageJson: string, file: string): string | undefined => {
+/**
+ * A native tool's binary, `file` inside the platform package `pkg` that npm installed beside the package of
+ * `packageJson` (TypeScript's, esbuild's). Found from the package's package.json: a package's `exports` may
+ * name nothing else (TypeScript 7's platform packages export only ./package.json).
+ */
+export const platformBinary = (packageJson: string, pkg: string, file: string): string | undefined => {
   try {
-    return createRequire(packageJson).resolve(file);
+    const exe = path.join(path.dirname(createRequire(packageJson).resolve(`${pkg}/package.json`)), file);
+    return existsSync(exe) ? exe : undefined;
   } catch {
     return undefined; // an unsupported platform: the package's own launcher says so
   }
