@@ -23,11 +23,7 @@ export const ownDirs = [srcRoot, path.dirname(stdlibEntry), ...mappedSources].ma
 /** The name of the error ./hooks.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
 export const syntaxErrorName = 'TypeScriptSyntaxError';
 
-/**
- * A native tool's binary, `file` inside the platform package `pkg` that npm installed beside the package of
- * `packageJson` (TypeScript's, esbuild's). Found from the package's package.json: a package's `exports` may
- * name nothing else (TypeScript 7's platform packages export only ./package.json).
- */
+/** A native tool's binary, `file` in the platform package `pkg` npm installed beside the package of `packageJson`; found by its package.json, the one file its `exports` may name. */
 export const platformBinary = (packageJson: string, pkg: string, file: string): string | undefined => {
   try {
     const exe = path.join(path.dirname(createRequire(packageJson).resolve(`${pkg}/package.json`)), file);

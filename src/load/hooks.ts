@@ -51,7 +51,6 @@ export const initialize = (d: HookData): void => {
 
 const isUsers = (url: string) => url.startsWith('file:') && !url.includes('/node_modules/') && !ownDirs.some((d) => fileURLToPath(url).startsWith(d));
 
-
 type Resolved = { url: string; format?: string | null; shortCircuit?: boolean };
 type Next<C, R> = (specifier: string, context: C) => Promise<R>;
 

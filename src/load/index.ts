@@ -59,24 +59,16 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
 };
 
-/**
- * imgc's own code as the evaluation process runs it (the built src/ and stdlib/ beside ./evaluate.js), by
- * its files' sizes and times: a result made by other code is not reused. Each file once, stat'ed once: this
- * runs on every check.
- */
-const installation = (): string => {
-  const built = path.dirname(path.dirname(evaluator()));
-  return sha256(
+/** imgc's code as the evaluation process runs it (built src/ and stdlib/), by its files' sizes and times: a result made by other code is not reused. */
+const installation = (built = path.dirname(path.dirname(evaluator()))): string =>
+  sha256(
     [built, path.join(path.dirname(built), 'stdlib')]
       .filter((dir) => existsSync(dir))
       .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f)))
-      .map((f) => {
-        const st = statSync(f);
-        return `${f}\0${st.size}\0${st.mtimeMs}`;
-      })
+      .map((f) => [f, statSync(f)] as const)
+      .map(([f, st]) => `${f}\0${st.size}\0${st.mtimeMs}`)
       .join('\n'),
   );
-};
 
 interface CachedLoad {
   inputs: HashedInput[];
