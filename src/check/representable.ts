@@ -6,7 +6,7 @@
 // to run on them.
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { hasMarker } from '../core/variables.js';
+import { MARK_CLOSE, MARK_OPEN } from '../core/variables.js';
 import { variableDiagnostics } from './variables.js';
 
 // eslint-disable-next-line no-control-regex
@@ -14,12 +14,15 @@ const forbidden = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+// The three in one pattern: every string of the IR is tested.
+const notPlain = new RegExp(`${forbidden.source}|${loneSurrogate.source}|[${MARK_OPEN}${MARK_CLOSE}]`);
+
 /**
  * Whether every backend carries `s` as a literal: no refused control
  * character, no lone surrogate, no variable-marker character (U+E000/U+E001
  * stand only in references, see src/core/variables.ts).
  */
-export const isPlainText = (s: string): boolean => !forbidden.test(s) && !loneSurrogate.test(s) && !hasMarker(s);
+export const isPlainText = (s: string): boolean => !notPlain.test(s);
 
 const hex = (c: string) => c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
 
@@ -39,8 +42,22 @@ const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: 
   }
 };
 
+/**
+ * Whether every string in `value`, keys included, is plain text: then neither the walk below nor the
+ * variable references' check has anything to report, and the IR of a large definition is walked once,
+ * without naming every field on the way.
+ */
+const allPlain = (value: unknown): boolean => {
+  if (typeof value === 'string') return isPlainText(value);
+  if (typeof value !== 'object' || value === null) return true;
+  if (Array.isArray(value)) return value.every(allPlain);
+  for (const k of Object.keys(value)) if (!isPlainText(k) || !allPlain((value as Record<string, unknown>)[k])) return false;
+  return true;
+};
+
 /** A diagnostic for every unrepresentable string in the IR, and every misplaced or undeclared variable reference. */
 export const unrepresentable = (ir: Image): Diagnostic[] => {
+  if (allPlain(ir)) return [];
   const out: Diagnostic[] = [];
   walk(ir, '', undefined, out);
   out.push(...variableDiagnostics(ir));

@@ -28,8 +28,10 @@ type StepInput<K extends StepKind> = Omit<StepOf<K>, 'id' | 'loc' | 'provides' |
   removes?: Fact[];
 };
 
+// A step as its method was called, made into IR (with its id) once, by toIR.
 interface Link {
-  readonly step: Omit<Step, 'id'>;
+  readonly input: StepInput<StepKind>;
+  readonly loc: SourceLocation | undefined;
   readonly prev: Link | undefined;
 }
 
@@ -39,15 +41,16 @@ const toArray = <T>(link: Link | undefined, pick: (l: Link) => T): T[] => {
   return out.reverse();
 };
 
-const record = <K extends StepKind>(input: StepInput<K>, loc: SourceLocation | undefined): Omit<Step, 'id'> => {
+const record = ({ input, loc }: Link, id: string): Step => {
   const { provides = [], requires = [], removes = [], ...rest } = input;
   return {
+    id,
     ...rest,
     ...(loc ? { loc } : {}),
     provides: uniqueFacts(provides),
     requires: uniqueFacts(requires),
     removes: uniqueFacts(removes),
-  } as Omit<Step, 'id'>;
+  } as Step;
 };
 
 /** Declared facts of an escape-hatch step (raw command, script hook). */
@@ -93,7 +96,7 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
 
   /** @internal Records a step; the public methods narrow the returned type. */
   protected add<K extends StepKind>(input: StepInput<K>): this {
-    return this.derive({ step: record(input, callerLocation()), prev: this.last }, this.hooks);
+    return this.derive({ input, loc: callerLocation(), prev: this.last }, this.hooks);
   }
 
   /** A hook run before the phase's first step. */
@@ -116,15 +119,12 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
       requires: declared(opts.requires),
       removes: declared(opts.removes),
     };
-    return this.derive(this.last, { step: record(input, callerLocation()), prev: this.hooks });
+    return this.derive(this.last, { input, loc: callerLocation(), prev: this.hooks });
   }
 
-  /** @internal */
-  collect(): { steps: Omit<Step, 'id'>[]; hooks: Omit<StepOf<'hook'>, 'id'>[] } {
-    return {
-      steps: toArray(this.last, (l) => l.step),
-      hooks: toArray(this.hooks, (l) => l.step) as Omit<StepOf<'hook'>, 'id'>[],
-    };
+  /** @internal The phase's steps and hooks, in the order written. */
+  collect(): { steps: Link[]; hooks: Link[] } {
+    return { steps: toArray(this.last, (l) => l), hooks: toArray(this.hooks, (l) => l) };
   }
 
   /** Facts the raw steps of this kind declare; `FactsOf` on the builder. */
@@ -653,14 +653,14 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   toIR(source = this.baseLoc?.file ?? 'definition.ts'): Image {
     const phases: Phase[] = this.phases.map((p) => {
       const { steps, hooks } = p.chain.collect();
-      const withId = <S extends Omit<Step, 'id'>>(s: S, i: number, prefix: string): S & { id: string } =>
-        ({ id: `${p.name}.${prefix}${i + 1}.${s.kind}`, ...s }) as S & { id: string };
+      const withId = (l: Link, i: number, prefix: string): Step => record(l, `${p.name}.${prefix}${i + 1}.${l.input.kind}`);
+      const when = (w: 'pre' | 'post') => hooks.filter((h) => (h.input as StepInput<'hook'>).when === w).map((h, i) => withId(h, i, w) as StepOf<'hook'>);
       return {
         name: p.name,
         runtime: p.runtime,
-        pre: hooks.filter((h) => h.when === 'pre').map((h, i) => withId(h, i, 'pre')),
+        pre: when('pre'),
         steps: steps.map((s, i) => withId(s, i, '')) as PhaseStep[],
-        post: hooks.filter((h) => h.when === 'post').map((h, i) => withId(h, i, 'post')),
+        post: when('post'),
         ...(p.loc ? { loc: p.loc } : {}),
       };
     });

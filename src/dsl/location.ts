@@ -2,7 +2,7 @@
 // (source-mapped by the loader) and take the first frame outside imgc itself,
 // so a stdlib module's steps point at the user's `.use(module())` line.
 import { fileURLToPath } from 'node:url';
-import { findSourceMap } from 'node:module';
+import { findSourceMap, type SourceMap } from 'node:module';
 import path from 'node:path';
 import type { SourceLocation } from '../ir/types.js';
 
@@ -17,16 +17,35 @@ const ownRoots = (() => {
 let definitionDir: string | undefined;
 export const setDefinitionDir = (dir: string | undefined): void => {
   definitionDir = dir;
+  relativeNames.clear();
 };
 
 const rawFrames = (_: Error, frames: NodeJS.CallSite[]): NodeJS.CallSite[] => frames;
 
+// Per generated file, its source map once found (a module's map is registered before any of its code runs).
+const maps = new Map<string, SourceMap>();
+const mapOf = (file: string): SourceMap | undefined => {
+  let map = maps.get(file);
+  if (!map && (map = findSourceMap(file))) maps.set(file, map);
+  return map;
+};
+
 /** Original (source-mapped) position of a generated one, when the file has a map. */
 const original = (file: string, line: number, column: number): { file: string; line: number; column: number } => {
-  const entry = findSourceMap(file)?.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
+  const entry = mapOf(file)?.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
   if (!entry || entry.originalLine === undefined || entry.originalColumn === undefined) return { file, line, column };
-  const source = entry.originalSource?.startsWith('file://') ? fileURLToPath(entry.originalSource) : (entry.originalSource ?? file);
-  return { file: source, line: entry.originalLine + 1, column: entry.originalColumn + 1 };
+  return { file: entry.originalSource ?? file, line: entry.originalLine + 1, column: entry.originalColumn + 1 };
+};
+
+// Per file name or URL, the path the IR writes: relative to the definition's directory (kept while it is set), with "/".
+const relativeNames = new Map<string, string>();
+const relativeName = (name: string): string => {
+  let rel = relativeNames.get(name);
+  if (rel === undefined) {
+    rel = definitionRelative(name.startsWith('file://') ? fileURLToPath(name) : name);
+    if (definitionDir !== undefined) relativeNames.set(name, rel);
+  }
+  return rel;
 };
 
 // Per file name: is it imgc's own code (or node's, or a dependency's)? The
@@ -58,9 +77,7 @@ export const callerLocation = (): SourceLocation | undefined => {
     const column = frame.getColumnNumber();
     if (!name || line === null || column === null || isOwnFrame(name)) continue;
     const at = original(name, line, column);
-    const file = at.file.startsWith('file://') ? fileURLToPath(at.file) : at.file;
-    const rel = path.relative(definitionDir ?? process.cwd(), file).split(path.sep).join('/');
-    return { file: rel, line: at.line, column: at.column };
+    return { file: relativeName(at.file), line: at.line, column: at.column };
   }
   return undefined;
 };

@@ -23,10 +23,11 @@ export const ownDirs = [srcRoot, path.dirname(stdlibEntry), ...mappedSources].ma
 /** The name of the error ./hooks.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
 export const syntaxErrorName = 'TypeScriptSyntaxError';
 
-/** A native tool's binary, from the platform package npm installed beside the package of `packageJson` (TypeScript's, esbuild's). */
-export const platformBinary = (packageJson: string, file: string): string | undefined => {
+/** A native tool's binary, `file` in the platform package `pkg` npm installed beside the package of `packageJson`; found by its package.json, the one file its `exports` may name. */
+export const platformBinary = (packageJson: string, pkg: string, file: string): string | undefined => {
   try {
-    return createRequire(packageJson).resolve(file);
+    const exe = path.join(path.dirname(createRequire(packageJson).resolve(`${pkg}/package.json`)), file);
+    return existsSync(exe) ? exe : undefined;
   } catch {
     return undefined; // an unsupported platform: the package's own launcher says so
   }

@@ -17,7 +17,7 @@ import { ownDirs, platformBinary, syntaxErrorName } from './entries.js';
 
 /** esbuild's own binary: its JavaScript API costs more to load than the transform itself (and starts a service for one call). */
 const esbuildPackage = createRequire(import.meta.url).resolve('esbuild/package.json');
-const esbuild = platformBinary(esbuildPackage, `@esbuild/${process.platform}-${process.arch}/bin/esbuild`) ?? path.join(path.dirname(esbuildPackage), 'bin', 'esbuild');
+const esbuild = platformBinary(esbuildPackage, `@esbuild/${process.platform}-${process.arch}`, 'bin/esbuild') ?? path.join(path.dirname(esbuildPackage), 'bin', 'esbuild');
 
 /** `text` of `file` as an ES module with an inline source map; or esbuild's first error, located. */
 const transpile = (file: string, text: string): { code: string } | { error: string; line: number; column: number } => {
@@ -50,7 +50,6 @@ export const initialize = (d: HookData): void => {
 };
 
 const isUsers = (url: string) => url.startsWith('file:') && !url.includes('/node_modules/') && !ownDirs.some((d) => fileURLToPath(url).startsWith(d));
-
 
 type Resolved = { url: string; format?: string | null; shortCircuit?: boolean };
 type Next<C, R> = (specifier: string, context: C) => Promise<R>;

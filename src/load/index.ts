@@ -9,7 +9,7 @@ import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import { spawnBounded } from './bounded.js';
-import { ownDirs, srcRoot } from './entries.js';
+import { srcRoot } from './entries.js';
 import type { EvaluationRequest, Evaluated } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';
 import { hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
@@ -59,14 +59,14 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
 };
 
-/** imgc's own code as installed, by its files' sizes and times: a result made by other code is not reused. */
-const installation = (): string =>
+/** imgc's code as the evaluation process runs it (built src/ and stdlib/), by its files' sizes and times: a result made by other code is not reused. */
+const installation = (built = path.dirname(path.dirname(evaluator()))): string =>
   sha256(
-    [path.dirname(path.dirname(evaluator())), ...ownDirs]
-      // ownDirs also names where source maps point (an installed imgc ships no src/).
+    [built, path.join(path.dirname(built), 'stdlib')]
       .filter((dir) => existsSync(dir))
       .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f)))
-      .map((f) => `${f}\0${statSync(f).size}\0${statSync(f).mtimeMs}`)
+      .map((f) => [f, statSync(f)] as const)
+      .map(([f, st]) => `${f}\0${st.size}\0${st.mtimeMs}`)
       .join('\n'),
   );
 

@@ -18,7 +18,7 @@ const tsVersion = (JSON.parse(readFileSync(tsPackage, 'utf8')) as { version: str
 
 /** The native binary itself: the package's `bin/tsc` is a Node script that starts it (and on Node 20 waits for it). */
 export const tscBinary = (): { command: string; args: string[] } => {
-  const exe = platformBinary(tsPackage, `@typescript/typescript-${process.platform}-${process.arch}/lib/tsc${process.platform === 'win32' ? '.exe' : ''}`);
+  const exe = platformBinary(tsPackage, `@typescript/typescript-${process.platform}-${process.arch}`, `lib/tsc${process.platform === 'win32' ? '.exe' : ''}`);
   return exe ? { command: exe, args: [] } : { command: process.execPath, args: [path.join(path.dirname(tsPackage), 'bin', 'tsc')] };
 };
 

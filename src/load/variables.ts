@@ -33,7 +33,8 @@ export const resolveVariables = (phases: unknown, given: readonly GivenValue[]):
     if (!declared.has(g.name) && !g.from.startsWith('IMGC_VAR_'))
       diagnostics.push(diagnostic('IMGC1008', `${g.from}: no variable '${g.name}' is declared by the definition`, { hint: `declared: ${[...declared.keys()].sort().join(', ') || '(none)'}` }));
   }
-  const variables = usedVariables(phases).flatMap((name) => {
+  // Without a declared variable no reference can be resolved (an undeclared one is IMGC2001's): the IR is not scanned.
+  const variables = (declared.size ? usedVariables(phases) : []).flatMap((name) => {
     const v = declared.get(name);
     if (!v) return []; // an undeclared marker: refused by the representability pass (IMGC2001)
     const g = given.find((x) => x.name === name);

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { imgc, imgcBin, repoRoot, tempDir } from '../helpers/cli.js';
+import { tscBinary } from '../../src/load/typecheck.js';
 
 const write = (dir: string, files: Record<string, string>) => {
   for (const [name, text] of Object.entries(files)) {
@@ -167,6 +168,13 @@ describe('a closed pipe', () => {
 });
 
 describe('the type-check', () => {
+  it('runs TypeScript\'s native compiler itself, not the Node script that starts it (a Node process less per check)', () => {
+    const tsc = tscBinary();
+    expect(tsc.args).toEqual([]);
+    expect(tsc.command).not.toBe(process.execPath);
+    expect(readFileSync(tsc.command).subarray(0, 4)).toEqual(Buffer.from('\x7fELF', 'latin1'));
+  });
+
   it('is cached by the content of every file it read: checked again when an imported file changes, not when nothing did', async () => {
     const dir = tempDir('load-tc');
     const cache = tempDir('load-tc-cache');
