@@ -5,7 +5,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const main = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
 if (!existsSync(main)) {
-  process.stderr.write('imgc: dist/ is missing; run `npm run build` (npm ci does it) first\n');
+  process.stderr.write('imgc: dist/ is missing: this imgc was not built (a checkout, or an install from a directory or git, which never builds it); run `npm run build` in the checkout, or install the tarball `npm pack` makes there\n');
   process.exit(2);
 }
 // A reader that stops early (`imgc schema | head -1`) closes the pipe: end quietly, as a Unix tool killed by SIGPIPE does.

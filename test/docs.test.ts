@@ -31,7 +31,7 @@ describe('README', () => {
   it('starts with the two commands a newcomer runs', () => {
     const readme = readFileSync(readmePath, 'utf8');
     const block = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    expect(block.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^npm ci && npx imgc /), 'npm test']);
+    expect(block.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^npm ci && npm run build && npx imgc /), 'npm test']);
     expect(readFileSync(path.join(repoRoot, '.ci/run'), 'utf8')).toMatch(/\nnpm test\n/);
   });
 });

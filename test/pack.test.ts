@@ -1,7 +1,8 @@
 // The library API from a consumer's side: pack imgc as npm would publish
 // it, install the tarball into a fresh project, type-check and run a
-// definition there.
-import { readFileSync, writeFileSync } from 'node:fs';
+// definition there. And a consumer's install never builds imgc: no tarball
+// has a build script to run, and one from a directory runs none.
+import { cpSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -74,4 +75,31 @@ describe('npm pack consumer', () => {
     expect(scaffoldCheck.exitCode, scaffoldCheck.all).toBe(0);
     // Two npm installs and four type-checks: minutes on a busy 2-core machine.
   }, 400_000);
+
+  it("a consumer's install from a directory runs no build script, linked or packed (as npm packs a git dependency)", async () => {
+    // A built checkout without node_modules: a build script (prepare) would fail here, as tsc is not installed.
+    const checkout = tempDir('checkout');
+    for (const f of ['package.json', 'LICENSE', 'README.md', 'bin', 'dist/src', 'dist/stdlib']) cpSync(path.join(repoRoot, f), path.join(checkout, f), { recursive: true });
+    const built = statSync(path.join(checkout, 'dist/src/index.js')).mtimeMs;
+    const scripts = (JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    // What npm runs when it installs a directory (a link: prepare) or packs one for a git dependency (prepare, after preinstall/install/postinstall).
+    expect(Object.keys(scripts).filter((k) => ['prepare', 'preinstall', 'install', 'postinstall'].includes(k))).toEqual([]);
+    expect(scripts['prepack']).toBe('npm run build');
+
+    for (const how of [[], ['--install-links']]) {
+      const project = tempDir('consumer-dir');
+      writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+      const install = await execa('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--foreground-scripts', ...how, checkout], { cwd: project, reject: false, all: true });
+      expect(install.exitCode, install.all).toBe(0);
+      expect(install.all, how.join(' ')).not.toMatch(/imgc@[\d.]+ (prepare|prepack|build)\b/);
+      const installed = path.join(project, 'node_modules/imgc');
+      expect(realpathSync(installed) === realpathSync(checkout), how.join(' ')).toBe(how.length === 0);
+      // Packed, it is a whole install (its dependencies too): it runs. (A link uses the checkout's node_modules, none here.)
+      if (how.length) {
+        const version = await execa(path.join(project, 'node_modules/.bin/imgc'), ['--version'], { reject: false, all: true });
+        expect(version.stdout, version.all).toContain((JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
+      }
+    }
+    expect(statSync(path.join(checkout, 'dist/src/index.js')).mtimeMs).toBe(built);
+  }, 300_000);
 });

@@ -12,6 +12,7 @@ import { chrootEnv } from '../src/build/chroot.js';
 import { mountsUnder, RootMounts } from '../src/build/mounts.js';
 import type { Image } from '../src/ir/schema.js';
 import { tempDir } from './helpers/cli.js';
+import { rootTestsOff } from './helpers/root.js';
 import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';
 
 const haveDebootstrap = (() => {
@@ -24,7 +25,7 @@ const haveDebootstrap = (() => {
 const isRoot = process.getuid?.() === 0;
 
 /** Why the chroot tests cannot run here, or undefined when they can. */
-export const cannotChroot: string | undefined = !isRoot ? 'needs root (chroot, mounts, apt in the root)' : !haveDebootstrap ? 'needs debootstrap' : undefined;
+export const cannotChroot: string | undefined = rootTestsOff ?? (!isRoot ? 'needs root (chroot, mounts, apt in the root)' : !haveDebootstrap ? 'needs debootstrap' : undefined);
 
 /** A fresh root of `ir`'s base in a temp directory (from the build cache; debootstrapped into it on first use). */
 export const freshRoot = async (ir: Image, prefix: string): Promise<string> => {

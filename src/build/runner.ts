@@ -15,7 +15,7 @@ import type { RootMounts } from './mounts.js';
 import { HELPERS_FILE } from '../compilers/shell/phase.js';
 import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
-import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
+import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, type SensitiveValues } from './secrets.js';
 import { variablesIn } from '../core/variables.js';
 import type { Session } from './session.js';
@@ -241,7 +241,25 @@ export const shellRunner: TargetRunner = {
   },
 };
 
-const ANSIBLE_REMOTE_TMP = '/tmp/.imgc-ansible';
+/**
+ * Ansible's temporary directories for one phase: the remote one (an absolute
+ * path that must exist in the root and, for hooks delegated to localhost, on
+ * this machine: one name per build under /tmp) and the controller's local
+ * one, in the work directory. Removed after the phase, on both sides.
+ */
+const ansibleTemp = (ctx: PhaseContext): { remote: string; local: string; remove: () => void } => {
+  const work = path.dirname(ctx.root);
+  const remote = `/tmp/.imgc-ansible-${path.basename(work).replace(/[^A-Za-z0-9-]/g, '')}`;
+  const local = path.join(work, `ansible-local-${ctx.stem}`);
+  ctx.log.line(`imgc: ansible temp: ${remote} (in the root and on this machine), ${local}`);
+  return {
+    remote,
+    local,
+    remove: () => {
+      for (const dir of [path.join(ctx.root, remote), remote, local]) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+};
 
 /**
  * The sensitive values `steps` use as an extra-vars file (YAML, each string
@@ -292,33 +310,47 @@ export const ansibleRunner: TargetRunner = {
     if (!playbook) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, 'the ansible target emitted no site.yml');
     await ensurePython(ctx);
     const parser = new AnsibleProgress();
+    // The callback's events as readable lines: for the log and a failure's message.
+    const recent: string[] = [];
+    const logLines = (text: string[]) => {
+      for (const l of text) ctx.log.line(l);
+      recent.push(...text);
+      recent.splice(0, Math.max(0, recent.length - 200));
+    };
+    const temp = ansibleTemp(ctx);
     await withPreparedRoot(ctx, stepsNeedNetwork(all), () =>
       withMounts(ctx, stepsNeedMounts(all), async () => {
-        const cleanupTmp = ctx.session.defer('remove ansible temp', () => rmSync(path.join(ctx.root, ANSIBLE_REMOTE_TMP), { recursive: true, force: true }));
+        const cleanupTmp = ctx.session.defer('remove ansible temp', temp.remove);
         const extra = sensitiveExtraVars(ctx, all);
         try {
-          await run('ansible-playbook', ['-i', `${ctx.root},`, '-c', 'community.general.chroot', playbook, '--tags', ctx.phase.name, ...extra.args], {
+          const args = ['-i', `${ctx.root},`, '-c', 'community.general.chroot', playbook, '--tags', ctx.phase.name, ...extra.args];
+          // Not run's `log`: the log gets the callback's events as readable lines, written by onLine.
+          ctx.log.line(`$ ansible-playbook ${args.join(' ')}`);
+          await run('ansible-playbook', args, {
             cwd: ctx.compiledDir,
             env: {
               ANSIBLE_NOCOLOR: '1',
               ANSIBLE_FORCE_COLOR: '0',
-              ANSIBLE_STDOUT_CALLBACK: 'default',
+              ANSIBLE_STDOUT_CALLBACK: ANSIBLE_JSON_CALLBACK,
               ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3',
-              ANSIBLE_REMOTE_TEMP: ANSIBLE_REMOTE_TMP,
+              ANSIBLE_REMOTE_TEMP: temp.remote,
+              ANSIBLE_LOCAL_TEMP: temp.local,
               ANSIBLE_RETRY_FILES_ENABLED: '0',
               ANSIBLE_HOST_KEY_CHECKING: '0',
               ANSIBLE_DEPRECATION_WARNINGS: '0',
             },
-            log: ctx.log,
             onLine: (line, stream) => {
-              if (stream !== 'stdout') return;
-              for (const ev of parser.feed(line)) tracker.on(ev);
+              // Lines that are not the callback's (warnings, a Python error) go to the log as they are.
+              const parsed = stream === 'stdout' ? parser.feed(line) : undefined;
+              if (!parsed) return logLines([line]);
+              for (const ev of parsed.events) tracker.on(ev);
+              logLines(parsed.text);
             },
           });
           for (const ev of parser.flush()) tracker.on(ev);
         } catch (e) {
           for (const ev of parser.flush()) tracker.on(ev);
-          throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
+          throw failure(ctx, e instanceof CommandError && e.exitCode !== undefined ? new CommandError(e.command, e.exitCode, recent.join('\n')) : e, tracker.failed ?? tracker.current, tracker.records);
         } finally {
           ctx.log.stepEnd();
           extra.remove();

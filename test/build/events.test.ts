@@ -1,8 +1,10 @@
-// `imgc build --format json`: a real small build (shell target, its phases
-// run again with --no-cache) streams JSON lines on stdout, nothing else, and
-// every event validates with ajv against the schema `imgc schema
+// `imgc build --format json`: a real small build with each target (its
+// phases run again with --no-cache) streams JSON lines on stdout, nothing
+// else, and every event validates with ajv against the schema `imgc schema
 // --build-events` publishes; a failing build's stream ends with its error.
-import { readFileSync } from 'node:fs';
+// The ansible target's steps come from Ansible's JSON callback.
+import { execa } from 'execa';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildEventsJsonSchema } from '../../src/build/events.js';
@@ -24,13 +26,13 @@ describe('the build events schema', () => {
 
 type Event = { event: string; t: number; [k: string]: unknown };
 
-describe.skipIf(cannotBuild)('imgc build --format json', () => {
-  const out = outDir('events');
+describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build --target %s --format json', (target) => {
+  const out = outDir(`events-${target}`);
   let events: Event[];
   let run: Awaited<ReturnType<typeof imgcRun>>;
 
   beforeAll(async () => {
-    run = await imgcRun(['build', 'test/build/fixtures/small-tar.ts', '--no-typecheck', '--out', out, '--no-cache', '--format', 'json']);
+    run = await imgcRun(['build', 'test/build/fixtures/small-tar.ts', '--no-typecheck', '--target', target, '--out', out, '--no-cache', '--format', 'json']);
     events = run.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Event);
   }, 1_200_000);
 
@@ -39,7 +41,7 @@ describe.skipIf(cannotBuild)('imgc build --format json', () => {
     // Every non-empty line of stdout parsed above; none is a human line.
     expect(run.stdout.trimEnd().split('\n').length).toBe(events.length);
     for (const e of events) expect(validate(e), `${JSON.stringify(e)}\n${JSON.stringify(validate.errors)}`).toBe(true);
-    expect(events[0]).toMatchObject({ event: 'build-start', image: 'imgc-test-small-tar', target: 'shell', out });
+    expect(events[0]).toMatchObject({ event: 'build-start', image: 'imgc-test-small-tar', target, out });
     expect(events.at(-1)).toMatchObject({ event: 'summary', ok: true, exitCode: 0 });
     const times = events.map((e) => e.t);
     expect([...times].sort((a, b) => a - b)).toEqual(times);
@@ -55,6 +57,35 @@ describe.skipIf(cannotBuild)('imgc build --format json', () => {
     );
     expect(ends.find((e) => e['step'] === 'provision.3.swapOff')?.['status']).toBe('unchanged');
     expect(of('step-start').map((e) => e['step'])).toEqual(ends.map((e) => e['step']));
+    expect(ends.filter((e) => e['phase'] === 'provision').map((e) => e['step'])).toEqual([
+      // The ansible target runs hooks inside its play: a step like the others.
+      ...(target === 'ansible' ? ['provision.pre1.hook'] : []),
+      'provision.1.sysctl',
+      'provision.2.kernelModule',
+      'provision.3.swapOff',
+      'provision.4.command',
+    ]);
+    expect(ends.find((e) => e['step'] === 'provision.4.command')?.['status']).toBe('changed');
+    // Live: a step's events come while ansible-playbook runs, not all at its end.
+    const phaseEnd = of('phase-end').find((e) => e['phase'] === 'customize')!;
+    expect(ends[0]!.t).toBeLessThan(phaseEnd.t - 1000);
+  });
+
+  it.runIf(target === 'ansible')("logs the callback's events as readable lines and leaves no ansible temp directory behind", async () => {
+    const log = readFileSync(path.join(out, 'logs', '01-customize.log'), 'utf8');
+    expect(log).toMatch(/^TASK \[.*customize\.2\.user.*\]$/m);
+    expect(log).toMatch(/^changed: \[/m);
+    expect(log).toMatch(/^\S+ : ok=\d+ {2}changed=7 {2}unreachable=0 {2}failed=0/m);
+    expect(log).not.toMatch(/"_event"/);
+    // Each phase's temp directories are named in its log; none is left, in the root (here its tarball) or on this machine.
+    const temps = ['01-customize', '02-provision'].flatMap((stem) =>
+      [...readFileSync(path.join(out, 'logs', `${stem}.log`), 'utf8').matchAll(/^imgc: ansible temp: (\S+) \(in the root and on this machine\), (\S+)$/gm)].flatMap((m) => [m[1]!, m[2]!]),
+    );
+    expect(temps).toHaveLength(4);
+    for (const t of temps) expect(existsSync(t), t).toBe(false);
+    const listing = (await execa('tar', ['--zstd', '-tf', path.join(out, 'other.tar.zst')])).stdout;
+    expect(listing).toMatch(/^\.\/tmp\/$/m);
+    expect(listing).not.toMatch(/imgc-ansible/);
   });
 
   it('reports the artifact with its path and checksum, the verify results, and the summary build.json holds', () => {
@@ -70,13 +101,16 @@ describe.skipIf(cannotBuild)('imgc build --format json', () => {
   });
 
   it('a failing build ends with the failed step, its phase not ok, the error and a summary that is not ok', async () => {
-    const r = await imgcRun(['build', 'test/build/fixtures/failing.ts', '--no-typecheck', '--out', outDir('events-failing'), '--no-cache', '--format', 'json']);
+    const r = await imgcRun(['build', 'test/build/fixtures/failing.ts', '--no-typecheck', '--target', target, '--out', outDir(`events-failing-${target}`), '--no-cache', '--format', 'json']);
     expect(r.exitCode, r.all).toBe(1);
     const failed = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Event);
     for (const e of failed) expect(validate(e), JSON.stringify(e)).toBe(true);
     expect(failed.find((e) => e.event === 'step-end' && e['status'] === 'failed')).toMatchObject({ phase: 'customize', step: 'customize.2.command' });
     expect(failed.find((e) => e.event === 'phase-end')).toMatchObject({ phase: 'customize', ok: false });
-    expect(failed.some((e) => e.event === 'message' && String(e['text']).includes('step customize.2.command failed (exit 3)'))).toBe(true);
+    // The shell script exits with the command's status, ansible-playbook with 2; its message shows the task's.
+    const message = failed.find((e) => e.event === 'message' && String(e['text']).includes(`step customize.2.command failed (exit ${target === 'shell' ? 3 : 2})`));
+    expect(message, JSON.stringify(failed)).toBeDefined();
+    if (target === 'ansible') expect(message!['text']).toMatch(/fatal: \[\S+\]: FAILED! \(rc 3\)/);
     expect(failed.at(-1)).toMatchObject({ event: 'summary', ok: false, exitCode: 1, error: expect.stringContaining('customize.2.command failed') });
   }, 600_000);
 });

@@ -90,33 +90,39 @@ describe('shell progress lines', () => {
 });
 
 describe('ansible progress', () => {
-  const feed = (text: string): ProgressEvent[] => {
+  // Lines as ansible.posix.jsonl writes them (fields it adds and the parser does not read left out).
+  const play = (name: string) => ({ _event: 'v2_playbook_on_play_start', play: { name } });
+  const task = (name: string) => ({ _event: 'v2_playbook_on_task_start', task: { name }, hosts: {} });
+  const handler = (name: string) => ({ _event: 'v2_playbook_on_handler_task_start', task: { name }, hosts: {} });
+  const result = (on: 'ok' | 'failed' | 'skipped' | 'unreachable', r: Record<string, unknown> = {}) => ({ _event: `v2_runner_on_${on}`, task: { name: 'x' }, hosts: { '/tmp/root': r } });
+  const stats = (s: Record<string, number>) => ({
+    _event: 'v2_playbook_on_stats',
+    stats: { '/tmp/root': { ok: 0, changed: 0, failures: 0, unreachable: 0, skipped: 0, rescued: 0, ignored: 0, ...s } },
+  });
+  const run = (events: object[]) => {
     const p = new AnsibleProgress();
-    return [...text.split('\n').flatMap((l) => p.feed(l)), ...p.flush()];
+    const parsed = events.map((e) => p.feed(JSON.stringify(e))!);
+    return { events: [...parsed.flatMap((l) => l.events), ...p.flush()], text: parsed.flatMap((l) => l.text) };
   };
+  const feed = (events: object[]): ProgressEvent[] => run(events).events;
 
   it('turns tasks into steps: several tasks of one step make one, changed if any changed', () => {
-    const out = feed(`
-PLAY [customize] ***************************************************************
-
-TASK [customize.1.group: group admins] *****************************************
-changed: [/tmp/root]
-
-TASK [customize.2.user: user ops (create)] *************************************
-ok: [/tmp/root]
-
-TASK [customize.2.user: user ops (groups)] *************************************
-changed: [/tmp/root] => (item=admins)
-
-TASK [customize.3.command | run once] ******************************************
-skipping: [/tmp/root]
-
-TASK [Directory /etc/cni (provision.12.directory, node-image.ts:44)] ***********
-ok: [/tmp/root]
-
-PLAY RECAP *********************************************************************
-/tmp/root                  : ok=3    changed=2    unreachable=0    failed=0    skipped=1    rescued=0    ignored=0
-`);
+    const out = feed([
+      play('customize'),
+      task('customize.1.group: group admins'),
+      result('ok', { changed: true }),
+      task('customize.2.user: user ops (create)'),
+      result('ok', { changed: false }),
+      task('customize.2.user: user ops (groups)'),
+      result('ok', { changed: true, results: [{ item: 'admins', changed: true }] }),
+      task('customize.3.command | run once'),
+      result('skipped', { skipped: true }),
+      task('customize | Directory /etc/cni (provision.12.directory, node-image.ts:44)'),
+      result('ok', { changed: false }),
+      task('Not a step'),
+      result('ok', { changed: true }),
+      stats({ ok: 4, changed: 2, skipped: 1 }),
+    ]);
     expect(out).toEqual([
       { type: 'start', step: 'customize.1.group' },
       { type: 'end', step: 'customize.1.group', status: 'changed' },
@@ -126,30 +132,64 @@ PLAY RECAP *********************************************************************
       { type: 'end', step: 'customize.3.command', status: 'unchanged' },
       { type: 'start', step: 'provision.12.directory' },
       { type: 'end', step: 'provision.12.directory', status: 'unchanged' },
-      { type: 'recap', ok: 3, changed: 2, unreachable: 0, failed: 0 },
+      { type: 'recap', ok: 4, changed: 2, unreachable: 0, failed: 0 },
     ]);
   });
 
-  it('reports a fatal task as a failed step, unless its error is ignored', () => {
-    const out = feed(`TASK [customize.1.command: exit 3] ****
-fatal: [/tmp/root]: FAILED! => {"changed": true, "rc": 3}
-
-TASK [customize.2.command: probe] ****
-fatal: [/tmp/root]: FAILED! => {"rc": 1}
-...ignoring
-
-PLAY RECAP ****
-/tmp/root : ok=1 changed=0 unreachable=0 failed=1 skipped=0`);
-    expect(out.filter((e) => e.type === 'end')).toEqual([
-      { type: 'end', step: 'customize.1.command', status: 'failed' },
-      { type: 'end', step: 'customize.2.command', status: 'unchanged' },
+  it('reports a failed task as a failed step, unless the host went on or the recap counts no failure (ignore_errors)', () => {
+    const ignoredThenFatal = feed([
+      task('customize.1.command: probe'),
+      result('failed', { failed: true, rc: 1 }),
+      task('customize.2.command: exit 3'),
+      result('failed', { failed: true, changed: true, rc: 3 }),
+      stats({ ok: 1, failures: 1, ignored: 1 }),
     ]);
-    expect(out.at(-1)).toEqual({ type: 'recap', ok: 1, changed: 0, unreachable: 0, failed: 1 });
+    expect(ignoredThenFatal.filter((e) => e.type === 'end')).toEqual([
+      { type: 'end', step: 'customize.1.command', status: 'unchanged' },
+      { type: 'end', step: 'customize.2.command', status: 'failed' },
+    ]);
+    expect(ignoredThenFatal.at(-1)).toEqual({ type: 'recap', ok: 1, changed: 0, unreachable: 0, failed: 1 });
+    // The last task's failure, ignored: only the recap tells.
+    expect(feed([task('verify.post1.hook: warn'), result('failed', { failed: true }), stats({ ignored: 1 })])[1]).toEqual({ type: 'end', step: 'verify.post1.hook', status: 'unchanged' });
+    // No recap (ansible-playbook died): the failure counts.
+    expect(feed([task('customize.1.command: x'), result('unreachable', { unreachable: true, msg: 'gone' })])[1]).toEqual({ type: 'end', step: 'customize.1.command', status: 'failed' });
   });
 
-  it('ignores tasks that belong to no step (handlers, fact gathering)', () => {
-    const out = feed('TASK [Gathering Facts] ****\nok: [/r]\nRUNNING HANDLER [restart ssh] ****\nchanged: [/r]\n');
-    expect(out).toEqual([]);
+  it('ignores tasks that belong to no step (handlers, fact gathering) and lines that are not the callback\'s', () => {
+    expect(feed([task('Gathering Facts'), result('ok'), handler('restart ssh (customize.1.service)'), result('ok', { changed: true })])).toEqual([]);
+    const p = new AnsibleProgress();
+    for (const l of ['[WARNING]: something', '', '{not json', '{"no_event": 1}', 'PLAY RECAP ****']) expect(p.feed(l), l).toBeUndefined();
+  });
+
+  it('writes readable log lines: tasks, results with their message and output, a censored result hidden, the recap', () => {
+    const { text } = run([
+      task('customize.1.command: x'),
+      result('ok', { changed: true, stdout_lines: ['out'], stderr_lines: [] }),
+      task('customize.2.command: secret'),
+      result('ok', { changed: true, censored: "the output has been hidden due to the fact that 'no_log: true' was specified for this result" }),
+      task('customize.3.command: fails'),
+      result('failed', { failed: true, rc: 3, msg: 'non-zero return code', stdout_lines: ['a'], stderr_lines: ['b'] }),
+      stats({ ok: 2, changed: 2, failures: 1 }),
+    ]);
+    expect(text).toEqual([
+      '',
+      'TASK [customize.1.command: x]',
+      'changed: [/tmp/root]',
+      '  stdout: out',
+      '',
+      'TASK [customize.2.command: secret]',
+      'changed: [/tmp/root]',
+      "  (the output has been hidden due to the fact that 'no_log: true' was specified for this result)",
+      '',
+      'TASK [customize.3.command: fails]',
+      'fatal: [/tmp/root]: FAILED! (rc 3)',
+      '  msg: non-zero return code',
+      '  stdout: a',
+      '  stderr: b',
+      '',
+      'PLAY RECAP',
+      '/tmp/root : ok=2  changed=2  unreachable=0  failed=1  skipped=0  rescued=0  ignored=0',
+    ]);
   });
 });
 

@@ -128,6 +128,10 @@ describe('imgc build: phase webhooks', () => {
         // imgc makes the artifacts after it (src/build/index.ts): both artifact
         // hooks fire before the tarball is written, close together.
         expect(gap).toBeLessThan(artifact.ms / 2);
+        // The webhooks ran on this machine (delegate_to: localhost) with Ansible's remote temp: gone after each phase.
+        const temps = ['01-customize', '02-provision', '03-artifact'].flatMap((stem) => /^imgc: ansible temp: (\S+) /m.exec(read(path.join(out, 'logs', `${stem}.log`)))?.[1] ?? []);
+        expect(temps).toHaveLength(3);
+        for (const t of temps) expect(existsSync(t), t).toBe(false);
       }
     },
     1_200_000,

@@ -17,6 +17,7 @@ import { cacheDir } from '../../src/build/cache.js';
 import { RootMounts } from '../../src/build/mounts.js';
 import { packRoot, unpackRoot } from '../../src/host/tar.js';
 import type { Image } from '../../src/ir/schema.js';
+import { rootTestsOff } from '../helpers/root.js';
 import { tempDir } from '../helpers/temp.js';
 import { freshRoot, inRoot, removeRoot } from '../runtime-support.js';
 
@@ -26,7 +27,7 @@ const extraPackages = ['openssh-server', 'python3'];
 
 /** Why the bed cannot run here, or undefined. */
 export const cannotBed: string | undefined =
-  process.getuid?.() !== 0 ? 'needs root (namespaces, chroot)' : !existsSync('/usr/sbin/debootstrap') ? 'needs debootstrap' : !existsSync('/usr/bin/unshare') ? 'needs unshare (util-linux)' : undefined;
+  rootTestsOff ?? (process.getuid?.() !== 0 ? 'needs root (namespaces, chroot)' : !existsSync('/usr/sbin/debootstrap') ? 'needs debootstrap' : !existsSync('/usr/bin/unshare') ? 'needs unshare (util-linux)' : undefined);
 
 /**
  * The prepared root's tarball in the build cache: the base of `ir` plus
