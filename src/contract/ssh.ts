@@ -52,6 +52,7 @@ export LC_ALL=C
 m=${q(mark)}
 P='%y %m %U %G %p\\t%l\\n'
 if [ ! -f /var/lib/dpkg/status ]; then
+  # shellcheck source=/dev/null
   id=$( (. /etc/os-release 2>/dev/null || . /usr/lib/os-release 2>/dev/null; printf '%s' "\${PRETTY_NAME:-\${ID:-}}") 2>/dev/null)
   printf '%s not-debian %s\\n' "$m" "\${id:-$(uname -s)}"
   exit 3
@@ -72,8 +73,12 @@ for d in ${listedDirs.join(' ')}; do
 done
 if [ -d /etc/systemd/system ]; then find /etc/systemd/system -mindepth 2 -printf "$P" 2>/dev/null; fi
 # The directories dpkg lists that a contract names (near the top, or under /etc and /var), and the conffiles.
-cat /var/lib/dpkg/info/*.list 2>/dev/null | grep -E '^/([^/]*(/[^/]*)?(/[^/]*)?|(etc|var)/.*)$' | xargs -r -d '\\n' sh -c 'exec find "$@" -maxdepth 0 -type d -printf "$0" 2>/dev/null' "$P"
-awk '/^Conffiles:/ { c = 1; next } /^[^ ]/ { c = 0 } c && $1 ~ /^\\// { print $1 }' /var/lib/dpkg/status | xargs -r -d '\\n' sh -c 'exec find "$@" -maxdepth 0 -printf "$0" 2>/dev/null' "$P"
+# shellcheck disable=SC2016 # find's format is the inner shell's $0
+stat_dirs() { xargs -r -d '\\n' sh -c 'exec find "$@" -maxdepth 0 -type d -printf "$0" 2>/dev/null' "$P"; }
+# shellcheck disable=SC2016
+stat_paths() { xargs -r -d '\\n' sh -c 'exec find "$@" -maxdepth 0 -printf "$0" 2>/dev/null' "$P"; }
+cat /var/lib/dpkg/info/*.list 2>/dev/null | grep -E '^/([^/]*(/[^/]*)?(/[^/]*)?|(etc|var)/.*)$' | stat_dirs
+awk '/^Conffiles:/ { c = 1; next } /^[^ ]/ { c = 0 } c && $1 ~ /^\\// { print $1 }' /var/lib/dpkg/status | stat_paths
 ${expectPaths.length ? `find ${expectPaths.map(q).join(' ')} -maxdepth 0 -printf "$P" 2>/dev/null\n` : ''}for d in ${pathDirs.join(' ')}; do
   if [ -d "$d" ] && [ ! -L "$d" ]; then
     printf '%s cmd %s\\n' "$m" "$d"

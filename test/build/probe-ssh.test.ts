@@ -6,10 +6,32 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execa } from 'execa';
 import { contractFrom, type Contract } from '../../src/contract/contract.js';
+import { parseProbeOutput, probeScript } from '../../src/contract/ssh.js';
 import type { Image } from '../../src/ir/schema.js';
 import { imgc, irOf } from '../helpers/cli.js';
 import { cannotBed, SshBed, type BedHost } from '../fleet/sshbed.js';
+
+describe('the probe script', () => {
+  it('is POSIX sh that shellcheck passes, quoting the paths it is given', async () => {
+    const r = await execa('shellcheck', ['-s', 'sh', '-'], { input: probeScript('@@m@@', ['/etc/a b', "/etc/it's"]), reject: false });
+    expect(r.stdout).toBe('');
+    expect(r.exitCode).toBe(0);
+  });
+
+  it('reads files, listed paths and commands by section; an output cut short is an error, not a smaller contract', () => {
+    const out = ['@@m@@ file /etc/passwd', 'root:x:0:0:root:/root:/bin/sh', '', '@@m@@ end', '@@m@@ meta', 'd 2775 0 8 /var/mail\t', 'l 777 0 0 /bin\tusr/bin', '@@m@@ cmd /usr/bin', 'ls', '@@m@@ done', ''].join('\n');
+    const p = parseProbeOutput(out, '@@m@@');
+    expect(p.files.get('/etc/passwd')).toBe('root:x:0:0:root:/root:/bin/sh\n');
+    expect(p.listed).toEqual([
+      { path: '/var/mail', meta: { type: 'dir', mode: 0o2775, uid: 0, gid: 8 }, link: '' },
+      { path: '/bin', meta: { type: 'symlink', mode: 0o777, uid: 0, gid: 0 }, link: 'usr/bin' },
+    ]);
+    expect(p.commands).toEqual(new Map([['/usr/bin', ['ls']]]));
+    expect(() => parseProbeOutput(out.slice(0, out.indexOf('@@m@@ cmd')), '@@m@@')).toThrow(/stopped before its end/);
+  });
+});
 
 describe.skipIf(cannotBed !== undefined)(`imgc probe --ssh${cannotBed ? ` (skipped: ${cannotBed})` : ''}`, () => {
   let bed: SshBed;
@@ -74,7 +96,6 @@ describe.skipIf(cannotBed !== undefined)(`imgc probe --ssh${cannotBed ? ` (skipp
     expect(unknown.stderr).toMatch(/^imgc probe: the host key of root@probe1 is not known or changed: .*\n {2}hint: give a known_hosts file/);
 
     const other = path.join(bed.dir, 'other_key');
-    const { execa } = await import('execa');
     await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', other]);
     const refused = await viaSsh([], other);
     expect(refused.exitCode).toBe(2);
