@@ -1,10 +1,10 @@
-// `imgc probe`: the contract of a real root, image or host (src/contract/probe.ts, src/contract/ssh.ts).
+// `imgc probe`: the contract of a real root, image or host (src/probe/probe.ts, src/probe/ssh.ts).
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Contract } from '../contract/contract.js';
-import { probeRoot } from '../contract/probe.js';
-import { probeSsh, SshProbeError } from '../contract/ssh.js';
+import { probeRoot } from '../probe/probe.js';
+import { probeSsh, SshProbeError } from '../probe/ssh.js';
 import { withImageRoot } from '../verify/index.js';
 import { DirView } from '../verify/rootview.js';
 import { scratchFor } from './build.js';

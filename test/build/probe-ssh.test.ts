@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { contractFrom, type Contract } from '../../src/contract/contract.js';
-import { parseProbeOutput, probeScript } from '../../src/contract/ssh.js';
+import { parseProbeOutput, probeScript } from '../../src/probe/ssh.js';
 import type { Image } from '../../src/ir/schema.js';
 import { imgc, irOf } from '../helpers/cli.js';
 import { cannotBed, SshBed, type BedHost } from '../fleet/sshbed.js';

@@ -2,7 +2,7 @@
 // script that prints what the root readers need (file contents of the system
 // databases, type/owner/mode of the paths they list, the executables on PATH),
 // and this side lays it out as a skeleton root in a scratch directory, so that
-// the SAME readers as `imgc probe --root` (src/contract/probe.ts) derive the
+// the SAME readers as `imgc probe --root` (src/probe/probe.ts) derive the
 // contract. The host is never written to.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +10,7 @@ import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import path from 'node:path';
 import { modulesLoadDirs, pathDirs, sysctlDirs } from '../core/root.js';
 import { DirView, type EntryType, type Meta } from '../verify/rootview.js';
-import type { Contract, ContractFact } from './contract.js';
+import type { Contract, ContractFact } from '../contract/contract.js';
 import { probeRoot, type ProbeOptions } from './probe.js';
 
 export interface SshTarget {

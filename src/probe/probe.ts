@@ -10,7 +10,7 @@ import { readBaseFacts } from '../build/base-facts.js';
 import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../verify/readers.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
-import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from './contract.js';
+import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
 import { factId } from '../ir/facts.js';
 
 export interface ProbeOptions {
