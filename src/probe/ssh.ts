@@ -150,6 +150,7 @@ export const parseProbeOutput = (out: string, mark: string): ProbeOutput => {
  */
 export class SkeletonView extends DirView {
   private readonly metas = new Map<string, Meta>();
+  private readonly links = new Map<string, string>();
 
   constructor(dir: string, label: string, out: ProbeOutput) {
     super(dir, label);
@@ -162,7 +163,13 @@ export class SkeletonView extends DirView {
       // What is directly on PATH comes from the command lists below: a link there may point outside the skeleton.
       if (this.exists(h) || (e.meta.type !== 'dir' && pathDirs.some((d) => path.posix.dirname(e.path) === d))) continue;
       if (e.meta.type === 'dir') mkdirSync(h);
-      else if (e.meta.type === 'symlink') symlinkSync(e.link, h);
+      else if (e.meta.type === 'symlink') {
+        // Made relative and kept inside the skeleton (the host's links are its own: the readers that follow links
+        // with this machine's filesystem must not be led out of it); readlink answers the host's target.
+        const target = path.posix.resolve(`/${path.relative(this.root, path.dirname(h))}`, e.link);
+        symlinkSync(path.relative(path.dirname(h), path.join(this.root, target)) || '.', h);
+        this.links.set(h, e.link);
+      }
       else writeFileSync(h, '');
     }
     for (const [p, text] of out.files) {
@@ -220,6 +227,11 @@ export class SkeletonView extends DirView {
 
   override stat(p: string): Meta | undefined {
     return this.listedAt(p, true) ?? super.stat(p);
+  }
+
+  override readlink(p: string): string | undefined {
+    const h = this.resolve(p, false);
+    return (h !== undefined ? this.links.get(h) : undefined) ?? super.readlink(p);
   }
 
   override meta(p: string): Meta | undefined {

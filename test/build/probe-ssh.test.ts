@@ -3,12 +3,13 @@
 // contract as the same root read as a directory; a host that cannot be
 // reached, refuses the key, has an unknown host key or is not Debian is a
 // clear diagnostic, never a stack dump.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { contractFrom, type Contract } from '../../src/contract/contract.js';
-import { parseProbeOutput, probeScript } from '../../src/probe/ssh.js';
+import { parseProbeOutput, probeScript, SkeletonView } from '../../src/probe/ssh.js';
+import { tmpdir } from 'node:os';
 import type { Image } from '../../src/ir/schema.js';
 import { imgc, irOf } from '../helpers/cli.js';
 import { cannotBed, SshBed, type BedHost } from '../fleet/sshbed.js';
@@ -30,6 +31,17 @@ describe('the probe script', () => {
     ]);
     expect(p.commands).toEqual(new Map([['/usr/bin', ['ls']]]));
     expect(() => parseProbeOutput(out.slice(0, out.indexOf('@@m@@ cmd')), '@@m@@')).toThrow(/stopped before its end/);
+  });
+
+  it("a host's links stay inside the skeleton: readers that follow them with this machine's filesystem never leave it", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'imgc-skeleton-'));
+    const out = ['@@m@@ meta', 'd 755 0 0 /etc\t', 'l 777 0 0 /etc/passwd\t/etc/hostname', 'l 777 0 0 /etc/up\t../../../../../etc', 'l 777 0 0 /etc/masked\t/dev/null', '@@m@@ done', ''].join('\n');
+    const v = new SkeletonView(dir, 'x', parseProbeOutput(out, '@@m@@'));
+    expect(realpathSync(path.join(dir, 'etc/up'))).toBe(realpathSync(path.join(dir, 'etc')));
+    expect(readlinkSync(path.join(dir, 'etc/passwd'))).toBe('hostname');
+    expect(v.readlink('/etc/passwd')).toBe('/etc/hostname');
+    expect(v.readlink('/etc/masked')).toBe('/dev/null');
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 
