@@ -51,7 +51,17 @@ describe('fromContract', () => {
     const r = await imgc(['check', path.join(dir, 'typed-ok.ts')]);
     expect(r.exitCode, r.all).toBe(0);
     const ir = await imgc(['ir', path.join(dir, 'typed-ok.ts')]);
-    expect(JSON.parse(ir.stdout).base.origin).toEqual({ kind: 'contract', file: 'golden-base.contract.json', image: 'k8s-node', phase: 'customize' });
+    // Which contract exactly: the digest its typed module records.
+    const digest = /digest: '([0-9a-f]{16})'/.exec(readFileSync(path.join(dir, 'golden-base.contract.ts'), 'utf8'))![1]!;
+    expect(JSON.parse(ir.stdout).base.origin).toEqual({ kind: 'contract', file: 'golden-base.contract.json', image: 'k8s-node', phase: 'customize', version: 1, digest });
+  });
+
+  it('imgc explain says where the base comes from: the contract file, its image and phase, version and digest', async () => {
+    const digest = /digest: '([0-9a-f]{16})'/.exec(readFileSync(path.join(dir, 'golden-base.contract.ts'), 'utf8'))![1]!;
+    for (const file of ['typed-ok.ts', 'by-path.ts']) {
+      const r = await imgc(['explain', '--no-typecheck', path.join(dir, file)]);
+      expect(r.stdout).toContain(`      from the contract golden-base.contract.json (image k8s-node after phase customize, contract v1, digest ${digest})\n`);
+    }
   });
 
   it('a user the contract lacks is an error of both layers: the type-check and the contract checker', async () => {
@@ -110,7 +120,9 @@ describe('fromDefinition', () => {
     expect(r.stdout).toMatch(/at-customize\.ts:4:\d+ - error IMGC0003: file '\/etc\/late.conf' is owned by user 'late'/);
     expect(r.stdout).not.toMatch(/user 'ops'/);
     const ir = JSON.parse((await imgc(['ir', path.join(dir, 'at-customize.ts')])).stdout);
-    expect(ir.base.origin).toEqual({ kind: 'definition', file: 'team.ts', image: 'team', phase: 'customize' });
+    expect(ir.base.origin).toEqual({ kind: 'definition', file: 'team.ts', image: 'team', phase: 'customize', version: 1, digest: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    const explained = await imgc(['explain', '--no-typecheck', path.join(dir, 'at-customize.ts')]);
+    expect(explained.stdout).toContain(`      from the definition team.ts (image team after phase customize, contract v1, digest ${ir.base.origin.digest})\n`);
   });
 
   it('without a phase the types carry the other definition\'s facts too', async () => {

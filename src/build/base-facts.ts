@@ -6,8 +6,9 @@
 // directly in /etc such as /etc/passwd), services (unit files)
 // and the commands on PATH. `npm run gen:bases` writes them as the stdlib's
 // data (stdlib/bases/*.ts); a test compares that data with a cached root.
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DirView } from '../verify/rootview.js';
 
 export interface BaseFacts {
   users: string[];
@@ -91,16 +92,13 @@ export const readBaseFacts = (root: string): BaseFacts => {
     .flatMap((d) => readdirSync(d))
     .filter((u) => !u.includes('@') && /\.(service|socket|timer|path|target|mount)$/.test(u))
     .map((u) => u.replace(/\.service$/, ''));
+  // Links are followed inside the root (/usr/sbin/modprobe → /bin/kmod is the root's kmod, not this machine's).
+  const view = new DirView(root);
   const commands = PATH.flatMap((d) => {
-    const abs = path.join(root, d);
     if (kindIn(root, d) !== 'dir') return [];
-    return readdirSync(abs).filter((f) => {
-      try {
-        const st = statSync(path.join(abs, f));
-        return st.isFile() && (st.mode & 0o111) !== 0;
-      } catch {
-        return false; // a dangling link, or one that points outside the root
-      }
+    return readdirSync(path.join(root, d)).filter((f) => {
+      const st = view.stat(`${d}/${f}`);
+      return st?.type === 'file' && (st.mode & 0o111) !== 0;
     });
   });
   return {

@@ -114,9 +114,14 @@ export const commands: readonly Command[] = [
   {
     name: 'probe',
     args: '',
-    summary: 'write the contract of a real root or image: what it has (users, groups, packages, paths, services, commands, sysctls, modules)',
+    summary: 'write the contract of a real root, image or host: what it has (users, groups, packages, paths, services, commands, sysctls, modules)',
     flags: [
       ...rootOrImage,
+      { name: 'ssh', type: 'string', value: 'USER@HOST', help: 'a live host, read over one ssh session with read-only commands' },
+      { name: 'port', type: 'string', value: 'N', help: "--ssh: the host's SSH port" },
+      { name: 'identity', type: 'string', value: 'FILE', complete: 'file', help: '--ssh: the private key to log in with' },
+      { name: 'known-hosts', type: 'string', value: 'FILE', complete: 'file', help: "--ssh: a known_hosts file holding the host's key (checked strictly; never asked)" },
+      { name: 'ssh-option', type: 'string', multiple: true, value: 'KEY=VALUE', help: '--ssh: another ssh -o option, e.g. ProxyJump=bastion (repeatable)' },
       { name: 'phase', type: 'string', value: 'PHASE', help: 'the phase after which the root is (default base): check --against checks the phases after it' },
       { name: 'expect', type: 'string', value: 'CONTRACT', complete: 'file', help: "also look for this contract's facts the bounded listing leaves out" },
       { name: 'out', type: 'string', short: 'o', value: 'FILE', complete: 'file', help: 'write the contract there (and its typed module beside a .json) instead of stdout' },

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseContract, type ContractFact } from '../contract/contract.js';
-import { unmetFacts } from '../contract/holds.js';
+import { unmetFacts } from '../probe/holds.js';
 import type { Image, Phase } from '../ir/schema.js';
 import { phaseKind } from '../ir/phases.js';
 import { DirView } from '../verify/rootview.js';

@@ -28,6 +28,7 @@ type Values = FlagValues & { var?: string[]; 'var-file'?: string[] };
 
 const str = (v: Values, name: string): string | undefined => (typeof v[name] === 'string' ? (v[name] as string) : undefined);
 const on = (v: Values, name: string): boolean => v[name] === true;
+const strs = (v: Values, name: string): string[] => (Array.isArray(v[name]) ? (v[name] as unknown[]).filter((x): x is string => typeof x === 'string') : []);
 
 /** --serial and --max-fail of `compile`: Ansible's batches and failure bound for --runtime/--decommission. */
 const fleetFlags = async (v: Values, target: string): Promise<{ serial?: string; maxFail?: number }> => {
@@ -205,7 +206,7 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
       }
       case 'probe':
         noArguments(positionals);
-        return (await import('./probe.js')).probeCommand({ root: str(v, 'root'), image: str(v, 'image'), phase: str(v, 'phase'), expect: str(v, 'expect'), out: str(v, 'out') }, io);
+        return (await import('./probe.js')).probeCommand({ root: str(v, 'root'), image: str(v, 'image'), ssh: str(v, 'ssh'), port: str(v, 'port'), identity: str(v, 'identity'), knownHosts: str(v, 'known-hosts'), sshOptions: strs(v, 'ssh-option'), phase: str(v, 'phase'), expect: str(v, 'expect'), out: str(v, 'out') }, io);
       case 'help': {
         if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
         io.out(positionals[1] ? commandHelp(findCommand(positionals[1])) : overviewHelp(version));

@@ -5,7 +5,9 @@
 //   runtime phases (`runtime: true`) to run there — the requirements of their
 //   steps and hooks that `factFlow` says come from the base or from a step of
 //   a phase that is not run at runtime (requirements met inside the runtime
-//   phases are not preconditions), plus the base's distro and release.
+//   phases are not preconditions), plus the base's distro and release; taken
+//   from the contract of the phase before (src/contract/preflight.ts), so the
+//   preflight asks what probe and check mean by a fact.
 // - Creations: what a runtime step may create on a host (a user, a group, a
 //   path, a package, an enabled service, a line of a sysctl/modules-load.d
 //   file). Each has a token `STEP-ID` or `STEP-ID#N`, written to the host's
@@ -14,49 +16,36 @@
 //   before — on that host, or in the base and the build phases — is touched.
 import { packageName } from '../core/packages.js';
 import { factFlow, runOrder } from '../check/checker.js';
-import { describeFact, factId } from '../core/facts.js';
+import { factId } from '../core/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';
 
-/** The kinds of facts a preflight checks on a host (sysctl and kernelModule values, artifacts: not checkable before the run). */
-export const contractKinds = ['user', 'group', 'package', 'path', 'command', 'service', 'repo'] as const;
-export type ContractKind = (typeof contractKinds)[number];
-
-export interface ContractFact {
-  readonly kind: ContractKind;
-  readonly key: string;
-  /** e.g. "user 'kube'": what the preflight prints when it is missing. */
-  readonly label: string;
-}
-
-export interface HostContract {
-  /** /etc/os-release ID and VERSION_ID the host must have. */
-  readonly distro: string;
-  readonly release: string;
-  readonly facts: readonly ContractFact[];
-}
+export { contractKinds, type ContractKind, type HostContract, type PreflightFact as ContractFact } from '../contract/preflight.js';
+import { inPreflightOrder, preflightOf, type HostContract } from '../contract/preflight.js';
+import { contractOf } from '../contract/contract.js';
 
 export const runtimePhases = (ir: Image): Phase[] => ir.phases.filter((p) => p.runtime);
 
 /** Whether the image has anything to run at runtime. */
 export const hasRuntime = (ir: Image): boolean => runtimePhases(ir).length > 0;
 
-/** The host contract of the runtime phases, in a stable order (kind order, then first use). */
+/**
+ * The host contract of the runtime phases: for each, the contract of the
+ * phase before it (src/contract), narrowed to the facts its steps need from
+ * the base or from a phase not run at runtime; in kind order, then first use.
+ */
 export const hostContract = (ir: Image): HostContract => {
-  const runtimeIds = new Set(runOrder(ir).filter((p) => ir.phases[p.phaseIndex]!.runtime).map((p) => p.step.id));
-  const seen = new Set<string>();
-  const facts: ContractFact[] = [];
+  const order = runOrder(ir);
+  const phaseOf = new Map(order.map((p) => [p.step.id, p.phaseIndex]));
+  const runtimeIds = new Set(order.filter((p) => ir.phases[p.phaseIndex]!.runtime).map((p) => p.step.id));
+  const needed = new Map<number, Fact[]>();
   for (const edge of factFlow(ir)) {
     if (!runtimeIds.has(edge.to) || runtimeIds.has(edge.from)) continue;
-    if (!(contractKinds as readonly string[]).includes(edge.fact.kind)) continue;
-    const id = factId(edge.fact);
-    if (seen.has(id)) continue;
-    seen.add(id);
-    facts.push({ kind: edge.fact.kind as ContractKind, key: edge.fact.key, label: describeFact(edge.fact) });
+    const i = phaseOf.get(edge.to)!;
+    needed.set(i, [...(needed.get(i) ?? []), edge.fact]);
   }
-  const rank = (k: ContractKind) => contractKinds.indexOf(k);
-  facts.sort((a, b) => rank(a.kind) - rank(b.kind));
-  return { distro: ir.base.distro, release: ir.base.release, facts };
+  const parts = [...needed].map(([i, facts]) => preflightOf(contractOf(ir, i === 0 ? 'base' : ir.phases[i - 1]!.name), facts));
+  return { distro: ir.base.distro, release: ir.base.release, facts: inPreflightOrder(parts.flatMap((p) => p.facts)) };
 };
 
 /** A bare unit name means a .service. */

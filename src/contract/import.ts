@@ -19,6 +19,16 @@ export const contractDigest = (c: Contract): string => sha256(contractJson(c)).s
 
 const distros = ['debian', 'ubuntu'] as const;
 
+/** Where a base's facts come from, down to the digest of the contract (`imgc explain` shows it). */
+const originOf = (kind: 'contract' | 'definition', file: string, c: Contract): NonNullable<Base['origin']> => ({
+  kind,
+  file,
+  image: c.image,
+  phase: c.phase,
+  version: c.contract,
+  digest: contractDigest(c),
+});
+
 /** The base of a definition that starts from `c`: its facts (a root's, so no artifacts), no root of its own. */
 export const contractBase = (c: Contract, origin: NonNullable<Base['origin']>, from: Partial<Pick<Base, 'variant' | 'packageManager'>> = {}): Omit<Base, 'loc'> => {
   const distro = distros.find((d) => d === c.base.distro);
@@ -74,7 +84,7 @@ export function fromContract<F extends Facts = Facts>(source: string | object, o
   if (opts.digest !== undefined && opts.digest !== contractDigest(contract)) {
     throw new DefinitionError(`${rel} changed since its typed module was written: write it again (imgc contract … --out ${rel}, or imgc probe … --out ${rel})`);
   }
-  return { ir: contractBase(contract, { kind: 'contract', file: rel, image: contract.image, phase: contract.phase }), catalog: aptCatalog as AptCatalog };
+  return { ir: contractBase(contract, originOf('contract', rel, contract)), catalog: aptCatalog as AptCatalog };
 }
 
 const wrap = <T>(f: () => T): T => {
@@ -102,7 +112,7 @@ export function fromDefinition<F extends Facts, C extends PackageCatalog>(def: I
   const contract = wrap(() => contractOf(ir, opts.phase));
   const { variant, packageManager } = ir.base;
   return {
-    ir: contractBase(contract, { kind: 'definition', file: ir.source, image: ir.name, phase: contract.phase }, { variant, packageManager }),
+    ir: contractBase(contract, originOf('definition', ir.source, contract), { variant, packageManager }),
     catalog: def.packageCatalog,
   };
 }

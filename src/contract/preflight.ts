@@ -1,25 +1,55 @@
 // The preflight of an existing host, from a contract: the host contract the
-// runtime outputs render (src/compilers/runtime.ts `HostContract`), made of
-// the contract's facts of the kinds a host can be asked about before anything
-// runs. So a contract that was exported, probed or diffed is also what the
-// preflight checks, fact for fact.
-import { contractKinds, type ContractKind, type HostContract } from '../compilers/runtime.js';
-import { describeFact } from '../core/facts.js';
+// runtime outputs render (src/compilers/runtime.ts renders it through
+// `hostContract`), made of the contract's facts of the kinds a host can be
+// asked about before anything runs. The runtime outputs' preflight is the
+// contract of the phase before the runtime phases, narrowed to what those
+// phases need; so a contract that was exported, probed or diffed is also what
+// the preflight checks, fact for fact.
+import { describeFact, factId } from '../core/facts.js';
+import type { Fact } from '../ir/schema.js';
 import type { Contract, ContractFact } from './contract.js';
+
+/** The kinds of facts a preflight checks on a host (sysctl and kernelModule values, artifacts: not checkable before the run). */
+export const contractKinds = ['user', 'group', 'package', 'path', 'command', 'service', 'repo'] as const;
+export type ContractKind = (typeof contractKinds)[number];
+
+/** One fact a preflight checks. */
+export interface PreflightFact {
+  readonly kind: ContractKind;
+  readonly key: string;
+  /** e.g. "user 'kube'": what the preflight prints when it is missing. */
+  readonly label: string;
+}
+
+export interface HostContract {
+  /** /etc/os-release ID and VERSION_ID the host must have. */
+  readonly distro: string;
+  readonly release: string;
+  readonly facts: readonly PreflightFact[];
+}
 
 const checkable = (f: ContractFact): f is ContractFact & { kind: ContractKind } => (contractKinds as readonly string[]).includes(f.kind);
 
 /**
  * The host contract of `c`: its distro and release, and each of its facts a
- * preflight can check (`only` keeps those the runtime phases need, when the
- * whole contract is more than they ask), in the preflight's kind order.
+ * preflight can check, in the preflight's kind order. With `needed` (the
+ * facts the runtime phases need, in the order they first need them), only
+ * those of them that the contract holds, in that order within a kind.
  */
-export const preflightOf = (c: Contract, only: (f: ContractFact) => boolean = () => true): HostContract => {
-  const facts = c.facts.filter(checkable).filter(only);
+export const preflightOf = (c: Contract, needed?: readonly Fact[]): HostContract => {
+  const held = new Map(c.facts.filter(checkable).map((f) => [factId(f), f]));
+  const ids = needed ? [...new Set(needed.map(factId))] : [...held.keys()];
+  const facts = ids.flatMap((id) => held.get(id) ?? []);
+  return { distro: c.base.distro, release: c.base.release, facts: inPreflightOrder(facts.map((f) => ({ kind: f.kind, key: f.key, label: describeFact(f) }))) };
+};
+
+/** The preflight's order: by kind (users before the paths they own…), the given order within a kind; each fact once. */
+export const inPreflightOrder = (facts: readonly PreflightFact[]): PreflightFact[] => {
+  const seen = new Set<string>();
+  const once = facts.filter((f) => {
+    const id = `${f.kind}:${f.key}`;
+    return seen.has(id) ? false : (seen.add(id), true);
+  });
   const rank = (k: ContractKind) => contractKinds.indexOf(k);
-  return {
-    distro: c.base.distro,
-    release: c.base.release,
-    facts: facts.map((f) => ({ kind: f.kind, key: f.key, label: describeFact(f) })).sort((a, b) => rank(a.kind) - rank(b.kind)),
-  };
+  return once.sort((a, b) => rank(a.kind) - rank(b.kind));
 };

@@ -94,7 +94,15 @@ export const Base = z
      * --from-tar/--from-dir, or builds the other definition.
      */
     origin: z
-      .object({ kind: z.enum(['contract', 'definition']), file: z.string().min(1), image: z.string(), phase: z.string() })
+      .object({
+        kind: z.enum(['contract', 'definition']),
+        file: z.string().min(1),
+        image: z.string(),
+        phase: z.string(),
+        /** Which contract exactly: its format version and the digest of its JSON (what a typed module records). */
+        version: z.number().int().optional(),
+        digest: z.string().optional(),
+      })
       .strict()
       .optional(),
     loc: SourceLocation.optional(),

@@ -286,6 +286,8 @@ export type Base = {
         file: string;
         image: string;
         phase: string;
+        version?: number | undefined;
+        digest?: string | undefined;
     } | undefined;
     loc?: SourceLocation | undefined;
 };

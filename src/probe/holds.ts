@@ -8,7 +8,7 @@ import { factCheck, RootFacts, type Check } from '../verify/expectations.js';
 import { ownershipProblem } from '../steps/shared.js';
 import { readDpkg } from '../core/root.js';
 import type { RootView } from '../verify/rootview.js';
-import type { ContractFact } from './contract.js';
+import type { ContractFact } from '../contract/contract.js';
 
 export interface FactCheck {
   fact: ContractFact;

@@ -10,7 +10,7 @@ import { readBaseFacts } from '../build/base-facts.js';
 import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../core/root.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
-import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from './contract.js';
+import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
 import { factId } from '../core/facts.js';
 
 export interface ProbeOptions {
@@ -36,9 +36,12 @@ const osRelease = (view: RootView): Record<string, string> => {
 const confFiles = (view: RootView, dirs: readonly string[]): string[] =>
   dirs.flatMap((d) => view.readdir(d).filter((f) => f.endsWith('.conf')).map((f) => `${d}/${f}`));
 
+/** Where a running system mounts its kernel filesystems: their owner and mode are the mount's, not the root's. */
+const kernelMounts = new Set(['/proc', '/sys', '/dev', '/run']);
+
 /** Owner, group and mode of a path as the root has them (names from its own passwd and group). */
 const pathDetails = (view: RootView, p: string, users: Map<number, string>, groups: Map<number, string>): Omit<ContractFact, 'kind' | 'key'> => {
-  const m = view.meta(p);
+  const m = kernelMounts.has(p) ? undefined : view.meta(p);
   if (!m) return {};
   const owner = users.get(m.uid);
   const group = groups.get(m.gid);
