@@ -243,7 +243,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
         name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),
         hosts: word('all'),
         gather_facts: bool(false),
-        ...fleetKeywords(opts),
+        ...fleetKeywords(ir, opts),
         tags: seq([unsafe(rp.phase.name)]),
         vars: handlers.tasks.length ? map({ imgc_handlers: word('auto') }) : undefined,
         tasks: seq([...tasks, ...(handlers.tasks.length ? [flushTask] : []), doneTask(rp.phase.name)].map(taskItem), { spaced: true }),
