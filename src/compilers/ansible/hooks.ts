@@ -13,24 +13,29 @@ import { rawCommandNoqa } from './lint.js';
 const TIMESTAMP = template("now(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ')");
 
 // Key order is the body's field order (to_json keeps it).
-const eventFields = (phase: string, when: 'pre' | 'post'): Record<string, Node> => ({
+const eventFields = (phase: string, when: 'pre' | 'post', failed = false): Record<string, Node> => ({
   imgc_event: map({
     image: template('imgc_image'),
     phase: unsafe(phase),
     when: word(when),
     timestamp: TIMESTAMP,
-    result: word(when === 'pre' ? 'starting' : 'ok'),
+    result: word(failed ? 'failed' : when === 'pre' ? 'starting' : 'ok'),
+    // In a rescue: what failed, as Ansible says it.
+    ...(failed ? { message: template(FAILED_MESSAGE) } : {}),
   }),
 });
-const eventVars = (phase: string, when: 'pre' | 'post'): Entry => entry('vars', map(eventFields(phase, when)))!;
+const eventVars = (phase: string, when: 'pre' | 'post', failed = false): Entry => entry('vars', map(eventFields(phase, when, failed)))!;
+
+/** In a rescue section: the failed task's name and message. */
+export const FAILED_MESSAGE = "ansible_failed_task.name ~ ': ' ~ (ansible_failed_result.msg | default('failed'))";
 
 /** The controller's webhook client: the shared helper, its body the event on stdin. */
 const webhookScript = ['imgc_body() {', '  cat', '}', '', ...webhookHelper, '', 'imgc_webhook "$@"', ''].join('\n');
 
 const onController = [entry('delegate_to', word('localhost')), entry('run_once', bool(true))];
 
-/** The tasks of one pre/post hook of `phase`. */
-export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
+/** The tasks of one pre/post hook of `phase`; `failed`: a post hook in the rescue of a phase that failed (result failed, with the message). */
+export const hookTasks = (h: StepOf<'hook'>, phase: string, failed = false): Task[] => {
   const label = (what: string) => taskName(`${h.when === 'pre' ? 'Pre' : 'Post'} hook: ${h.description !== undefined ? labelText(h.description) : what}`, h.id, h.loc);
   const a = h.action;
   switch (a.type) {
@@ -47,7 +52,7 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
       ];
     case 'webhook': {
       const warn = a.onFailure === 'warn';
-      const failed = str('(imgc_webhook.rc | default(0)) != 0');
+      const refused = str('(imgc_webhook.rc | default(0)) != 0');
       return [
         task({
           name: label(`webhook ${labelText(a.url)}`),
@@ -61,7 +66,7 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
             stdin: template('imgc_event | to_json'),
           }),
           keywords: [
-            entry('vars', map({ ...eventFields(phase, h.when), imgc_webhook_sh: unsafe(webhookScript) })),
+            entry('vars', map({ ...eventFields(phase, h.when, failed), imgc_webhook_sh: unsafe(webhookScript) })),
             ...onController,
             entry('register', word('imgc_webhook')),
             entry('changed_when', bool(false)),
@@ -73,13 +78,13 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
               name: label(`webhook ${labelText(a.url)}: warn and go on`),
               module: 'ansible.builtin.debug',
               args: map({ msg: template("'imgc: warning: ' ~ imgc_webhook.stderr ~ '; going on'") }),
-              keywords: [entry('when', failed), entry('run_once', bool(true))],
+              keywords: [entry('when', refused), entry('run_once', bool(true))],
             })
           : task({
               name: label(`webhook ${labelText(a.url)}: stop on its answer`),
               module: 'ansible.builtin.fail',
               args: map({ msg: template('imgc_webhook.stderr') }),
-              keywords: [entry('when', failed)],
+              keywords: [entry('when', refused)],
             }),
       ];
     }
@@ -90,7 +95,7 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
             name: label('event to stdout'),
             module: 'ansible.builtin.debug',
             args: map({ msg: template('imgc_event | to_json') }),
-            keywords: [eventVars(phase, h.when), entry('run_once', bool(true))],
+            keywords: [eventVars(phase, h.when, failed), entry('run_once', bool(true))],
           }),
         ];
       return [
@@ -99,7 +104,7 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
           module: 'ansible.builtin.lineinfile',
           comments: ['Appends one JSON line on the controller; a log line is not a change to the image.'],
           args: map({ path: unsafe(a.target), line: template('imgc_event | to_json'), create: bool(true), mode: mode('0644') }),
-          keywords: [eventVars(phase, h.when), ...onController, entry('changed_when', bool(false))],
+          keywords: [eventVars(phase, h.when, failed), ...onController, entry('changed_when', bool(false))],
         }),
       ];
   }
