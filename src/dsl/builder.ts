@@ -3,7 +3,7 @@
 // type parameters carry the facts known so far. Builders are persistent: a
 // step links to the previous one, so building is O(n) and nothing is mutated.
 import type { Base, Fact, HookAction, Image, Phase, PhaseStep, SourceLocation, Step, StepKind, StepOf } from '../ir/types.js';
-import { IR_VERSION } from '../ir/schema.js';
+import { Fleet, IR_VERSION } from '../ir/schema.js';
 import { aptSourcesPath } from '../core/apt.js';
 import { hasMarker } from '../core/variables.js';
 import { bootFiles } from '../ir/boot.js';
@@ -602,6 +602,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     private readonly baseImage: BaseImage<Facts, C>,
     private readonly baseLoc: SourceLocation | undefined,
     private readonly phases: readonly PhaseRecord[],
+    private readonly fleetOpts?: Fleet,
   ) {}
 
   private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions, chain: B, build: (b: B) => R): R {
@@ -613,7 +614,20 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     return new ImageBuilder(this.name, this.baseImage, this.baseLoc, [
       ...this.phases,
       { name, runtime: opts.runtime ?? name === 'provision', loc, chain: built },
-    ]) as R;
+    ], this.fleetOpts) as R;
+  }
+
+  /**
+   * How the runtime outputs go through many hosts (Ansible's `serial` and
+   * `max_fail_percentage`): `serial` hosts at a time (a number, or a
+   * percentage as '25%'); the run stops once more than `maxFailPercentage`
+   * percent of a batch failed. `imgc compile --serial/--max-fail` override them.
+   */
+  fleet(opts: { serial?: number | `${number}%`; maxFailPercentage?: number }): ImageBuilder<F, C> {
+    const serial = opts.serial === undefined ? undefined : String(opts.serial);
+    const parsed = Fleet.safeParse({ ...(serial !== undefined ? { serial } : {}), ...(opts.maxFailPercentage !== undefined ? { maxFailPercentage: opts.maxFailPercentage } : {}) });
+    if (!parsed.success) throw new DefinitionError(`fleet(): ${parsed.error.issues.map((i) => (i.path[0] === 'maxFailPercentage' ? 'maxFailPercentage is a whole percentage from 0 to 100' : i.message)).join('; ')}`);
+    return new ImageBuilder<F, C>(this.name, this.baseImage, this.baseLoc, this.phases, { ...this.fleetOpts, ...parsed.data });
   }
 
   /** A phase of your own, run in declaration order. */
@@ -670,6 +684,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
       source,
       base: { ...this.baseImage.ir, ...(this.baseLoc ? { loc: this.baseLoc } : {}) },
       phases,
+      ...(this.fleetOpts ? { fleet: this.fleetOpts } : {}),
     };
   }
 

@@ -114,6 +114,18 @@ export type Base = z.infer<typeof Base>;
 export const Variable = CoreVariable;
 export type Variable = z.infer<typeof Variable>;
 
+/** Ansible's `serial` (hosts per batch: N or P%) and `max_fail_percentage` for the runtime and decommission plays. */
+export const Fleet = z
+  .object({
+    serial: z
+      .string()
+      .regex(/^([1-9][0-9]*|([1-9][0-9]?|100)%)$/, 'serial is a number of hosts (2) or a percentage of them (25%)')
+      .optional(),
+    maxFailPercentage: z.number().int().min(0).max(100).optional(),
+  })
+  .strict();
+export type Fleet = z.infer<typeof Fleet>;
+
 export const Image = z
   .object({
     irVersion: z.literal(IR_VERSION),
@@ -124,6 +136,8 @@ export const Image = z
     phases: z.array(Phase),
     /** The variables the phases reference (omitted when none). */
     variables: z.array(Variable).optional(),
+    /** How the runtime outputs go through a fleet (src/compilers/ansible/fleet.ts); `imgc compile --serial/--max-fail` override it. */
+    fleet: Fleet.optional(),
   })
   .strict()
   .superRefine((ir, ctx) => {

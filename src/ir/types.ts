@@ -298,6 +298,10 @@ export type Variable = {
     description?: string | undefined;
     value?: string | number | boolean | undefined;
 };
+export type Fleet = {
+    serial?: string | undefined;
+    maxFailPercentage?: number | undefined;
+};
 export type Image = {
     irVersion: 1;
     name: string;
@@ -305,4 +309,5 @@ export type Image = {
     base: Base;
     phases: Phase[];
     variables?: Variable[] | undefined;
+    fleet?: Fleet | undefined;
 };

@@ -190,7 +190,8 @@ describe('ansible backend on every step kind', () => {
     const modules = tasksOf('customize').map(moduleOf);
     expect(modules).toEqual([
       'ansible.builtin.shell', // script hook
-      'ansible.builtin.uri',
+      'ansible.builtin.command', // webhook (Runtime SDK client)
+      'ansible.builtin.debug', // its warning
       'ansible.builtin.group',
       'ansible.builtin.user', // primary group given: no own group
       'ansible.builtin.group', // dev's own group
@@ -207,7 +208,8 @@ describe('ansible backend on every step kind', () => {
       'ansible.builtin.systemd_service',
       'ansible.builtin.shell',
       'ansible.builtin.shell',
-      'ansible.builtin.uri',
+      'ansible.builtin.command', // webhook
+      'ansible.builtin.fail', // stops on its answer
       'ansible.builtin.lineinfile', // event to a file
     ]);
     expect(tasksOf('post_install').map(moduleOf)).toEqual(['ansible.builtin.lineinfile', 'ansible.builtin.lineinfile', 'ansible.builtin.replace']);
@@ -228,14 +230,15 @@ describe('ansible backend on every step kind', () => {
     expect(by('customize.13.command')[0]).toMatchObject({ 'ansible.builtin.shell': { creates: '/srv/app/home', executable: '/bin/sh' } });
     expect(by('customize.13.command')[0]!['changed_when']).toBeUndefined();
     expect(by('customize.14.command')[0]!['changed_when']).toBe(false);
-    const warn = by('customize.pre2.hook')[0]!;
-    expect(warn).toMatchObject({ delegate_to: 'localhost', run_once: true, ignore_errors: true, retries: 3, until: 'imgc_webhook is succeeded' });
-    expect(warn['ansible.builtin.uri']).toMatchObject({ url: 'https://ci.example.com/hook?x={{y}}', method: 'POST', body_format: 'json', timeout: 3 });
-    const fail = by('customize.post1.hook')[0]!;
-    expect(fail['ignore_errors']).toBeUndefined();
-    expect(fail['retries']).toBeUndefined();
+    const [warn, warned] = by('customize.pre2.hook');
+    expect(warn).toMatchObject({ delegate_to: 'localhost', run_once: true, register: 'imgc_webhook', failed_when: false });
+    // URL, timeout (rounded up), retries, and the helper always fails: the next task decides.
+    expect((warn!['ansible.builtin.command'] as { argv: string[] }).argv.slice(3)).toEqual(['sh', 'https://ci.example.com/hook?x={{y}}', '3', '3', 'fail']);
+    expect(warned).toMatchObject({ 'ansible.builtin.debug': {}, when: '(imgc_webhook.rc | default(0)) != 0' });
+    const [, stop] = by('customize.post1.hook');
+    expect(stop).toMatchObject({ 'ansible.builtin.fail': { msg: '{{ imgc_webhook.stderr }}' }, when: '(imgc_webhook.rc | default(0)) != 0' });
     // The only templates are the backend's own.
-    for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(/^(imgc_image|imgc_event|imgc_event \| to_json|now\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\))$/);
+    for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(/^(imgc_image|imgc_event|imgc_event \| to_json|imgc_webhook_sh|imgc_webhook\.stderr|'imgc: warning: ' ~ imgc_webhook\.stderr ~ '; going on'|now\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\))$/);
   });
 
   it('comments out swap entries in fstab as Ansible\'s replace would, idempotently', async () => {

@@ -1,8 +1,11 @@
 // Fleets over real SSH (./sshbed.ts): the runtime outputs against several
 // hosts, each a Debian root with its own sshd in namespaces of its own.
 // node1..node4 have what phase 1 gives (user ops, /etc/demo); node5 lacks
-// user ops, so its preflight fails there and only there.
+// user ops, so its preflight fails there and only there. The phase's pre
+// webhook reaches a server on 127.0.0.1 that first answers retryAfterSeconds.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
@@ -106,6 +109,16 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
     const fleet = names.map(host);
     const files = ansibleCompiler.compile(ir, { runtime: true, decommission: true, serial: '2' });
     const ws = workspace('fleet');
+    // The controller's first answer: not yet, ask again in 2 s; then Success.
+    const asked: number[] = [];
+    const controller = createServer((req, res) => {
+      req.resume().on('end', () => {
+        asked.push(Date.now());
+        res.writeHead(200, { 'content-type': 'application/json' }).end(asked.length === 1 ? '{"status":"Success","message":"cluster busy","retryAfterSeconds":2}' : '{"status":"Success"}');
+      });
+    });
+    await new Promise<void>((resolve) => controller.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `hook_url=http://127.0.0.1:${(controller.address() as AddressInfo).port}/hook`;
     try {
       writeFiles(ws.out, files);
       writeFileSync(path.join(ws.out, 'inventory.json'), bed.inventory());
@@ -113,9 +126,12 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       const play = (book: string, ...extra: string[]) =>
         ansibleRun('ansible-playbook', ['-i', 'inventory.json', book, ...extra], ws.out, ws.home, { ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(ws.home, 'cp') });
 
-      const first = await play('runtime.yml', '-e', 'imgc_handlers=always');
+      const first = await play('runtime.yml', '-e', 'imgc_handlers=always', '-e', hookUrl);
       if (process.env['IMGC_FLEET_LOG']) writeFileSync(process.env['IMGC_FLEET_LOG'], first.all);
       expect(first.exitCode, first.all).toBe(2);
+      // Once per batch with a host left (node1-2, node3-4; node5 failed its preflight), the first asking again after the 2 s the controller said.
+      expect(asked).toHaveLength(3);
+      expect(asked[1]! - asked[0]!).toBeGreaterThanOrEqual(2000);
       // Preflight names what node5 lacks; the phase runs on the others, in batches of 2 (ceil(5 / 2) plays).
       expect(first.all).toMatch(/node5[^\n]*imgc: preflight: missing user 'ops'; nothing was changed/);
       expect(first.all.match(/PLAY \[Phase provision \(runtime\)\]/g)).toHaveLength(3);
@@ -126,7 +142,8 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       expect(await forwarding(host('node5'))).toBe('0');
       expect(changes(befores.get('node5')!, host('node5').root)).toEqual([]);
 
-      const second = await play('runtime.yml', '-e', 'imgc_handlers=always');
+      const second = await play('runtime.yml', '-e', 'imgc_handlers=always', '-e', hookUrl);
+      expect(second.exitCode, second.all).toBe(2);
       for (const n of ['node1', 'node2', 'node3', 'node4']) expect(second.all).toMatch(new RegExp(`${n}\\s+: ok=\\d+\\s+changed=0 `));
       expect(second.all).not.toContain('RUNNING HANDLER');
 
@@ -137,6 +154,7 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       expect(left).toEqual(Object.fromEntries(names.map((n) => [n, []])));
       expect(changes(befores.get('node5')!, host('node5').root)).toEqual([]);
     } finally {
+      controller.close();
       ws.remove();
     }
   }, 1_500_000);

@@ -1,5 +1,7 @@
 // Which live-host handlers a runtime step notifies (src/compilers/handlers.ts),
 // from the facts it provides; and the fleet flags of `imgc compile`.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { handlerName, phaseHandlers } from '../../src/compilers/handlers.js';
 import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
@@ -57,6 +59,27 @@ describe('imgc compile --serial / --max-fail', () => {
     const yml = ansibleCompiler.compile(ir, { runtime: true, serial: '25%', maxFail: 30 })['runtime.yml']!;
     expect(yml).toContain(`serial: "{{ imgc_serial | default('25%') }}"`);
     expect(yml).toContain('max_fail_percentage: "{{ imgc_max_fail | default(30) }}"');
+  });
+
+  it('takes its defaults from the definition\'s fleet(), which the command line overrides', async () => {
+    const ir = await irOf('test/fixtures/fleet/batches.ts');
+    expect(ir.fleet).toEqual({ serial: '50%', maxFailPercentage: 20 });
+    const yml = ansibleCompiler.compile(ir, { runtime: true })['runtime.yml']!;
+    expect(yml).toContain(`serial: "{{ imgc_serial | default('50%') }}"`);
+    expect(yml).toContain('max_fail_percentage: "{{ imgc_max_fail | default(20) }}"');
+    const out = tempDir('fleet-definition');
+    const r = await imgc(['compile', '--no-typecheck', 'test/fixtures/fleet/batches.ts', '--target', 'ansible', '--runtime', '--serial', '3', '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const flagged = readFileSync(path.join(out, 'runtime.yml'), 'utf8');
+    expect(flagged).toContain(`serial: "{{ imgc_serial | default('3') }}"`);
+    expect(flagged).toContain('max_fail_percentage: "{{ imgc_max_fail | default(20) }}"');
+  });
+
+  it('a definition\'s fleet() with values Ansible cannot take is an error naming them', async () => {
+    const r = await imgc(['check', '--no-typecheck', 'test/fixtures/fleet/batches-bad.ts']);
+    expect(r.exitCode).toBe(2);
+    expect(r.all).toContain('fleet(): serial is a number of hosts (2) or a percentage of them (25%); maxFailPercentage is a whole percentage from 0 to 100');
+    expect(r.all).toContain('batches-bad.ts:6:4 - error IMGC1002');
   });
 
   it('refuses a bad value, or one for a target or mode that has no fleet, as usage errors', async () => {

@@ -1,13 +1,19 @@
 // Webhooks answer like the Cluster API Runtime SDK's hooks: a real HTTP server
-// on 127.0.0.1 answers the shell target's hook script (run by sh, with curl)
-// with {status, message, retryAfterSeconds}.
+// on 127.0.0.1 answers with {status, message, retryAfterSeconds} the shell
+// target's hook script (run by sh, with curl) and the Ansible target's hook
+// tasks (run by ansible-playbook, on the controller).
 import { execa } from 'execa';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
-import { writeFiles } from '../compilers/ansible-support.js';
+import { hookTasks } from '../../src/compilers/ansible/hooks.js';
+import { taskItem } from '../../src/emit/ansible/tasks.js';
+import { bool, word } from '../../src/emit/ansible/quote.js';
+import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
+import type { Image, StepOf } from '../../src/ir/schema.js';
+import { run as ansibleRun, workspace, writeFiles } from '../compilers/ansible-support.js';
 import { irOf, tempDir } from '../helpers/cli.js';
 
 /** Answers, in turn, for each request; the last one repeats. */
@@ -24,11 +30,13 @@ const server = createServer((req, res) => {
 });
 let url = '';
 let hook = '';
+let ir: Image;
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  const dir = writeFiles(tempDir('webhook-sdk'), shellCompiler.compile(await irOf('test/fixtures/fleet/webhook.ts'), {}));
+  ir = await irOf('test/fixtures/fleet/webhook.ts');
+  const dir = writeFiles(tempDir('webhook-sdk'), shellCompiler.compile(ir, {}));
   hook = path.join(dir, 'hooks/01-provision-pre.sh');
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -80,4 +88,52 @@ describe('webhooks in the Runtime SDK shape (shell)', () => {
     expect(seen).toHaveLength(2);
     expect(r.stderr).toContain('failed 2 times');
   });
+});
+
+describe('webhooks in the Runtime SDK shape (ansible)', () => {
+  const ws = workspace('webhook-sdk');
+  afterAll(() => ws.remove());
+
+  /** The hook's tasks as runtime.yml and the roles have them, in a play of two hosts run on this machine; hook_url points at the server. */
+  const runTasks = async (answers: { status: number; body: string }[], onFailure: 'fail' | 'warn' = 'fail') => {
+    const h = ir.phases.find((p) => p.name === 'provision')!.pre[0] as StepOf<'hook'>;
+    const hooked = { ...h, action: { ...h.action, onFailure } } as StepOf<'hook'>;
+    const play = map({ hosts: word('all'), gather_facts: bool(false), vars: map({ imgc_image: word('webhook-sdk') }), tasks: seq([...hookTasks(hooked, 'provision').map(taskItem)]) });
+    writeFiles(ws.out, { 'play.yml': document(seq([{ value: play }])) });
+    script = answers;
+    seen.length = 0;
+    return ansibleRun('ansible-playbook', ['-i', 'node-a,node-b,', '-c', 'local', 'play.yml', '-e', `hook_url=${url}`], ws.out, ws.home);
+  };
+
+  it('retryAfterSeconds: waits that long and asks again, once for the batch; then Success goes on', async () => {
+    const r = await runTasks([
+      { status: 200, body: '{"status":"Success","message":"node not drained yet","retryAfterSeconds":2}' },
+      { status: 200, body: '{"status": "Success"}' },
+    ]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(2000);
+    expect(JSON.parse(seen[0]!.body)).toMatchObject({ image: 'webhook-sdk', phase: 'provision', when: 'pre', result: 'starting' });
+    expect(r.all).toMatch(/node-a\s+: ok=\d+\s+changed=0 +unreachable=0 +failed=0/);
+  }, 60_000);
+
+  it('Failure stops every host of the batch with the controller\'s message', async () => {
+    const r = await runTasks([{ status: 200, body: '{"status":"Failure","message":"cluster is \\"upgrading\\""}' }]);
+    expect(r.exitCode).toBe(2);
+    expect(seen).toHaveLength(1);
+    expect(r.all).toContain(`imgc: webhook ${url} answered Failure: cluster is \\"upgrading\\"`);
+    expect(r.all).toMatch(/node-b\s+: ok=\d+\s+changed=0 +unreachable=0 +failed=1/);
+  }, 60_000);
+
+  it('a retry the hook\'s timeout cannot wait for fails at once; with onFailure warn it is said and the play goes on', async () => {
+    const r = await runTasks([{ status: 200, body: '{"status":"Success","message":"not yet","retryAfterSeconds":30}' }], 'warn');
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain(`imgc: warning: imgc: webhook ${url} still asked to retry after 3 s: not yet; going on`);
+  }, 60_000);
+
+  it('a 2xx answer that is not JSON keeps its old meaning: success', async () => {
+    const r = await runTasks([{ status: 204, body: '' }]);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(seen).toHaveLength(1);
+  }, 60_000);
 });

@@ -1,7 +1,8 @@
 // Fleets: what runtime.yml and decommission.yml add for many hosts at once.
 // Ansible is the distributed engine: `serial` batches and
 // `max_fail_percentage` per play (defaults from `imgc compile --serial N
-// --max-fail P`, overridden by `-e imgc_serial=… -e imgc_max_fail=…`), and a
+// --max-fail P`, else the definition's `fleet()`; overridden at run time by
+// `-e imgc_serial=… -e imgc_max_fail=…`), and a
 // last play on the controller that prints one line per host of the inventory:
 // what its preflight found missing, how far it got, what needs a reboot.
 import type { Image } from '../../ir/schema.js';
@@ -14,10 +15,10 @@ import { entry, map, seq, type Node } from './yaml.js';
 /** Checked by the CLI; a definition's or flag's value reaches the playbook as a Jinja literal. */
 export const validSerial = (s: string): boolean => /^([1-9][0-9]*%?)$/.test(s) && (!s.endsWith('%') || Number(s.slice(0, -1)) <= 100);
 
-/** `serial` and `max_fail_percentage` of a play that changes hosts. */
-export const fleetKeywords = (opts: CompileOptions): Record<string, Node> => {
-  const serial = opts.serial ?? '100%';
-  const maxFail = opts.maxFail ?? 100;
+/** `serial` and `max_fail_percentage` of a play that changes hosts: the command line's, else the definition's (`fleet()`), else all hosts at once and 100. */
+export const fleetKeywords = (ir: Image, opts: CompileOptions): Record<string, Node> => {
+  const serial = opts.serial ?? ir.fleet?.serial ?? '100%';
+  const maxFail = opts.maxFail ?? ir.fleet?.maxFailPercentage ?? 100;
   if (!validSerial(serial)) throw new Error(`internal: serial ${serial}`);
   if (!Number.isInteger(maxFail) || maxFail < 0 || maxFail > 100) throw new Error(`internal: max fail ${maxFail}`);
   return {

@@ -3,33 +3,39 @@
 // and send the same JSON body: image, phase, when, timestamp, result.
 import type { StepOf } from '../../ir/schema.js';
 import { firstLine, labelText, taskName } from '../../emit/ansible/names.js';
-import { bool, int, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
+import { bool, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { task, type Task } from '../../emit/ansible/tasks.js';
-import { entry, map, seq, type Entry } from './yaml.js';
+import { entry, map, seq, type Entry, type Node } from './yaml.js';
+import { webhookHelper } from '../webhook-sdk.js';
 import { rawCommandNoqa } from '../../emit/ansible/lint.js';
 
 /** The one templated value the backend emits on purpose: the time the hook runs, UTC, ISO-8601. */
 const TIMESTAMP = template("now(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ')");
 
 // Key order is the body's field order (to_json keeps it).
-const eventVars = (phase: string, when: 'pre' | 'post'): Entry =>
-  entry(
-    'vars',
-    map({
-      imgc_event: map({
-        image: template('imgc_image'),
-        phase: unsafe(phase),
-        when: word(when),
-        timestamp: TIMESTAMP,
-        result: word(when === 'pre' ? 'starting' : 'ok'),
-      }),
-    }),
-  )!;
+const eventFields = (phase: string, when: 'pre' | 'post', failed = false): Record<string, Node> => ({
+  imgc_event: map({
+    image: template('imgc_image'),
+    phase: unsafe(phase),
+    when: word(when),
+    timestamp: TIMESTAMP,
+    result: word(failed ? 'failed' : when === 'pre' ? 'starting' : 'ok'),
+    // In a rescue: what failed, as Ansible says it.
+    ...(failed ? { message: template(FAILED_MESSAGE) } : {}),
+  }),
+});
+const eventVars = (phase: string, when: 'pre' | 'post', failed = false): Entry => entry('vars', map(eventFields(phase, when, failed)))!;
+
+/** In a rescue section: the failed task's name and message. */
+export const FAILED_MESSAGE = "ansible_failed_task.name ~ ': ' ~ (ansible_failed_result.msg | default('failed'))";
+
+/** The controller's webhook client: the shared helper, its body the event on stdin. */
+const webhookScript = ['imgc_body() {', '  cat', '}', '', ...webhookHelper, '', 'imgc_webhook "$@"', ''].join('\n');
 
 const onController = [entry('delegate_to', word('localhost')), entry('run_once', bool(true))];
 
-/** The tasks of one pre/post hook of `phase`. */
-export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
+/** The tasks of one pre/post hook of `phase`; `failed`: a post hook in the rescue of a phase that failed (result failed, with the message). */
+export const hookTasks = (h: StepOf<'hook'>, phase: string, failed = false): Task[] => {
   const label = (what: string) => taskName(`${h.when === 'pre' ? 'Pre' : 'Post'} hook: ${h.description !== undefined ? labelText(h.description) : what}`, h.id, h.loc);
   const a = h.action;
   switch (a.type) {
@@ -45,31 +51,41 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
         }),
       ];
     case 'webhook': {
-      const retries = a.retries > 0;
       const warn = a.onFailure === 'warn';
+      const refused = str('(imgc_webhook.rc | default(0)) != 0');
       return [
         task({
           name: label(`webhook ${labelText(a.url)}`),
-          module: 'ansible.builtin.uri',
+          module: 'ansible.builtin.command',
           comments: [
-            `POST the event as JSON; ${retries ? `${a.retries} ${a.retries === 1 ? 'retry' : 'retries'}, then ` : ''}${warn ? 'a failure is reported and the build goes on' : 'a failure stops the build'}. Skipped in check mode.`,
+            `POSTs the event as JSON and reads a Runtime SDK answer (src/compilers/webhook-sdk.ts): Failure stops, retryAfterSeconds waits, within ${a.timeoutSeconds} s in all;`,
+            `a request that fails is tried ${1 + a.retries} ${a.retries ? 'times' : 'time'}. Skipped in check mode.`,
           ],
           args: map({
-            url: unsafe(a.url),
-            method: word('POST'),
-            body_format: word('json'),
-            body: template('imgc_event'),
-            status_code: seq([200, 201, 202, 203, 204, 205, 206].map(int), { flow: true }),
-            timeout: int(Math.ceil(a.timeoutSeconds)),
+            argv: seq([word('/bin/sh'), str('-c'), template('imgc_webhook_sh'), word('sh'), unsafe(a.url), str(String(Math.ceil(a.timeoutSeconds))), str(String(a.retries)), word('fail')]),
+            stdin: template('imgc_event | to_json'),
           }),
           keywords: [
-            eventVars(phase, h.when),
+            entry('vars', map({ ...eventFields(phase, h.when, failed), imgc_webhook_sh: unsafe(webhookScript) })),
             ...onController,
-            retries || warn ? entry('register', word('imgc_webhook')) : undefined,
-            ...(retries ? [entry('until', str('imgc_webhook is succeeded')), entry('retries', int(a.retries)), entry('delay', int(2))] : []),
-            warn ? entry('ignore_errors', bool(true)) : undefined,
+            entry('register', word('imgc_webhook')),
+            entry('changed_when', bool(false)),
+            entry('failed_when', bool(false)),
           ],
         }),
+        warn
+          ? task({
+              name: label(`webhook ${labelText(a.url)}: warn and go on`),
+              module: 'ansible.builtin.debug',
+              args: map({ msg: template("'imgc: warning: ' ~ imgc_webhook.stderr ~ '; going on'") }),
+              keywords: [entry('when', refused), entry('run_once', bool(true))],
+            })
+          : task({
+              name: label(`webhook ${labelText(a.url)}: stop on its answer`),
+              module: 'ansible.builtin.fail',
+              args: map({ msg: template('imgc_webhook.stderr') }),
+              keywords: [entry('when', refused)],
+            }),
       ];
     }
     case 'event':
@@ -79,7 +95,7 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
             name: label('event to stdout'),
             module: 'ansible.builtin.debug',
             args: map({ msg: template('imgc_event | to_json') }),
-            keywords: [eventVars(phase, h.when), entry('run_once', bool(true))],
+            keywords: [eventVars(phase, h.when, failed), entry('run_once', bool(true))],
           }),
         ];
       return [
@@ -88,7 +104,7 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string): Task[] => {
           module: 'ansible.builtin.lineinfile',
           comments: ['Appends one JSON line on the controller; a log line is not a change to the image.'],
           args: map({ path: unsafe(a.target), line: template('imgc_event | to_json'), create: bool(true), mode: mode('0644') }),
-          keywords: [eventVars(phase, h.when), ...onController, entry('changed_when', bool(false))],
+          keywords: [eventVars(phase, h.when, failed), ...onController, entry('changed_when', bool(false))],
         }),
       ];
   }

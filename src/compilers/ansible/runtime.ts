@@ -11,13 +11,13 @@ import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from 
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase, summaryPlay } from './fleet.js';
 import { ansiblePhaseHandlers, whereTasks } from './handlers.js';
-import { hookTasks } from './hooks.js';
+import { FAILED_MESSAGE, hookTasks } from './hooks.js';
 import { ansibleCfg, groupVars } from './index.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { document, entry, map, seq, type Node } from './yaml.js';
+import { document, entry, map, seq, type Item, type Node } from './yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
 
@@ -189,6 +189,14 @@ export const recorded = (token: string): string => {
 /** Handlers run here, before the host counts as done, rather than after the play's last task. */
 const flushTask: Task = task({ name: 'Handlers: run the notified ones now', module: 'ansible.builtin.meta', args: word('flush_handlers') });
 
+/** The end of a phase's rescue: the host fails, with what failed (the summary reads imgc_done). */
+const failTask = (phase: string): Task =>
+  task({
+    name: labelName(`Phase ${labelText(phase)}: failed on this host`),
+    module: 'ansible.builtin.fail',
+    args: map({ msg: template(`'imgc: phase ${safePhase(phase)} failed at ' ~ ${FAILED_MESSAGE}`) }),
+  });
+
 /** The last task of a phase's play: this host got through the phase (read by the summary). */
 const doneTask = (phase: string): Task =>
   task({
@@ -213,9 +221,18 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
   for (const rp of plan.phases) {
     const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
     const handlers = ansiblePhaseHandlers(ir, rp.phase);
-    const tasks: Task[] = handlers.tasks.length ? whereTasks() : [];
+    // Pre hooks, then the steps in a block whose rescue fires the post hooks
+    // with result failed and the message before failing the host; then the
+    // post hooks (ok).
+    const pre: Task[] = [];
+    const body: Task[] = handlers.tasks.length ? whereTasks() : [];
+    const post: Task[] = [];
     for (const rs of rp.steps) {
       const s = rs.step;
+      if (s.kind === 'hook') {
+        (s.when === 'pre' ? pre : post).push(...hookTasks(s, rp.phase.name));
+        continue;
+      }
       const probes = rs.creations.flatMap((c) => [
         { token: c.token, c },
         ...(c.kind === 'user' && c.home ? [{ token: c.home.token, c: { token: c.home.token, kind: 'path', path: c.home.path, type: 'directory' } as Creation }] : []),
@@ -224,23 +241,31 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
         n += 1;
         return { ...p, ...absentBefore(p.c, `imgc_pr_${n}`, s, pm) };
       });
-      tasks.push(...before.flatMap((b) => b.tasks));
+      body.push(...before.flatMap((b) => b.tasks));
       const notify = handlers.notify(s.id);
       const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
-      if (s.kind === 'hook') tasks.push(...hookTasks(s, rp.phase.name));
-      else if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
-      else tasks.push(...notifying(stepTasks(s as RootStep, ctx)));
-      tasks.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
+      if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
+      body.push(...notifying(stepTasks(s as RootStep, ctx)));
+      body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
     }
+    if (handlers.tasks.length) body.push(flushTask);
+    const rescue = [...rp.phase.post.flatMap((h) => hookTasks(h, rp.phase.name, true)), failTask(rp.phase.name)];
+    const phaseBlock: Item = {
+      value: map({
+        name: label(labelName(`Phase ${labelText(rp.phase.name)}: its steps; on a failure its post hooks say so`)),
+        block: seq(body.map(taskItem), { spaced: true }),
+        rescue: seq(rescue.map(taskItem), { spaced: true }),
+      }),
+    };
     plays.push(
       map({
         name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),
         hosts: word('all'),
         gather_facts: bool(false),
-        ...fleetKeywords(opts),
+        ...fleetKeywords(ir, opts),
         tags: seq([unsafe(rp.phase.name)]),
         vars: handlers.tasks.length ? map({ imgc_handlers: word('auto') }) : undefined,
-        tasks: seq([...tasks, ...(handlers.tasks.length ? [flushTask] : []), doneTask(rp.phase.name)].map(taskItem), { spaced: true }),
+        tasks: seq([...pre.map(taskItem), phaseBlock, ...[...post, doneTask(rp.phase.name)].map(taskItem)], { spaced: true }),
         handlers: handlers.tasks.length ? seq(handlers.tasks.map(taskItem), { spaced: true }) : undefined,
       }),
     );

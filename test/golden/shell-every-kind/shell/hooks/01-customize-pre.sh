@@ -45,20 +45,25 @@ imgc_json_field() {
   '
 }
 
-# imgc_webhook URL TIMEOUT RETRIES fail|warn: POSTs the body to URL and reads the answer as
-# a Cluster API Runtime SDK hook response {status, message, retryAfterSeconds}: Failure
-# stops with its message; retryAfterSeconds > 0 waits that long and asks again, for at
-# most TIMEOUT seconds in all; a 2xx answer that is not such JSON is a Success. A request
-# that fails (no answer, not 2xx) is tried 1 + RETRIES times, each for at most TIMEOUT
-# seconds. Then it fails the run, or (warn) warns and goes on.
+# imgc_webhook URL TIMEOUT RETRIES fail|warn [ARG...]: POSTs the body (imgc_body ARG...) to
+# URL and reads the answer as a Cluster API Runtime SDK hook response {status, message,
+# retryAfterSeconds}: Failure stops with its message; retryAfterSeconds > 0 waits that long
+# and asks again, for at most TIMEOUT seconds in all; a 2xx answer that is not such JSON is
+# a Success. A request that fails (no answer, not 2xx) is tried 1 + RETRIES times, each for
+# at most TIMEOUT seconds. Then it fails the run, or (warn) warns and goes on.
 imgc_webhook() {
-  imgc_json=$(imgc_body)
+  imgc_url=$1
+  imgc_timeout=$2
+  imgc_retries=$3
+  imgc_mode=$4
+  shift 4
+  imgc_json=$(imgc_body "$@")
   imgc_try=0
-  imgc_until=$(($(date +%s) + $2))
+  imgc_until=$(($(date +%s) + imgc_timeout))
   imgc_why=
   while :; do
-    if imgc_answer=$(printf '%s' "$imgc_json" | curl -fsS --max-time "$2" -X POST -H 'Content-Type: application/json' \
-      --data-binary @- --url "$1"); then
+    if imgc_answer=$(printf '%s' "$imgc_json" | curl -fsS --max-time "$imgc_timeout" -X POST -H 'Content-Type: application/json' \
+      --data-binary @- --url "$imgc_url"); then
       imgc_status=$(imgc_json_field "$imgc_answer" status)
       imgc_message=$(imgc_json_field "$imgc_answer" message)
       if [ "$imgc_status" = Failure ]; then
@@ -70,25 +75,25 @@ imgc_webhook() {
         return 0
       fi
       if [ "$(($(date +%s) + imgc_after))" -gt "$imgc_until" ]; then
-        imgc_why="still asked to retry after $2 s${imgc_message:+: $imgc_message}"
+        imgc_why="still asked to retry after $imgc_timeout s${imgc_message:+: $imgc_message}"
         break
       fi
-      printf 'imgc: webhook %s asks to retry after %s s%s\n' "$1" "$imgc_after" "${imgc_message:+: $imgc_message}" >&2
+      printf 'imgc: webhook %s asks to retry after %s s%s\n' "$imgc_url" "$imgc_after" "${imgc_message:+: $imgc_message}" >&2
       sleep "$imgc_after"
       continue
     fi
     imgc_try=$((imgc_try + 1))
-    if [ "$imgc_try" -gt "$3" ]; then
+    if [ "$imgc_try" -gt "$imgc_retries" ]; then
       imgc_why="failed $imgc_try times"
       break
     fi
     sleep 1
   done
-  if [ "$4" = warn ]; then
-    printf 'imgc: warning: webhook %s %s; going on\n' "$1" "$imgc_why" >&2
+  if [ "$imgc_mode" = warn ]; then
+    printf 'imgc: warning: webhook %s %s; going on\n' "$imgc_url" "$imgc_why" >&2
     return 0
   fi
-  printf 'imgc: webhook %s %s\n' "$1" "$imgc_why" >&2
+  printf 'imgc: webhook %s %s\n' "$imgc_url" "$imgc_why" >&2
   return 1
 }
 

@@ -1,0 +1,49 @@
+// A runtime phase that fails fires its post hooks with `result: failed` and the
+// message (runtime.yml: the steps in a block, the post hooks in its rescue),
+// then fails the host. Rendered in-process, and run for real by
+// ansible-playbook on this machine: the phase's one step is a command that
+// fails, so nothing here is changed; the event hook appends to a temp file.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
+import { imageOf, parseYaml, phase, run as ansibleRun, workspace, writeFiles } from '../compilers/ansible-support.js';
+
+describe('a failing runtime phase fires its post hooks with result failed (ansible)', () => {
+  const ws = workspace('failed-phase');
+  afterAll(() => ws.remove());
+  const events = path.join(ws.root, 'events.jsonl');
+  const ir = imageOf(
+    [
+      phase('provision', [{ kind: 'command', run: 'echo "boom" >&2; exit 3', needsMounts: false, description: 'fail on purpose' }], {
+        runtime: true,
+        post: [{ kind: 'hook', when: 'post', action: { type: 'event', target: events } }],
+      }),
+    ],
+    'failing-phase',
+  );
+
+  it('renders the steps in a block whose rescue sends the post hooks with result failed and the message, then fails', () => {
+    const plays = parseYaml(ansibleCompiler.compile(ir, { runtime: true })['runtime.yml']!) as { name: string; tasks: Record<string, unknown>[] }[];
+    const tasks = plays.find((p) => p.name === 'Phase provision (runtime)')!.tasks;
+    const block = tasks.find((t) => 'block' in t) as { block: { name: string }[]; rescue: Record<string, unknown>[] };
+    expect(block.block.map((t) => t.name)).toContain('Command: fail on purpose (provision.1.command, test.ts:10)');
+    const [hook, fail] = block.rescue;
+    expect((hook!['vars'] as { imgc_event: Record<string, string> }).imgc_event).toMatchObject({ result: 'failed', message: "{{ ansible_failed_task.name ~ ': ' ~ (ansible_failed_result.msg | default('failed')) }}" });
+    expect(fail).toHaveProperty('ansible.builtin.fail');
+    // The post hook outside the block reports ok, as before.
+    const after = tasks.slice(tasks.indexOf(block as never) + 1)[0]!;
+    expect((after['vars'] as { imgc_event: Record<string, string> }).imgc_event).toMatchObject({ result: 'ok' });
+  });
+
+  it('ansible-playbook: the hook gets result failed with the failed task and its message; and the host fails with it', async () => {
+    writeFiles(ws.out, ansibleCompiler.compile(ir, { runtime: true }));
+    const r = await ansibleRun('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'runtime.yml'], ws.out, ws.home);
+    expect(r.exitCode, r.all).toBe(2);
+    const sent = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ image: 'failing-phase', phase: 'provision', when: 'post', result: 'failed' });
+    expect(sent[0]!['message']).toMatch(/^Command: fail on purpose \(provision\.1\.command, test\.ts:10\): non-zero return code/);
+    expect(r.all).toContain('imgc: phase provision failed at Command: fail on purpose');
+  }, 120_000);
+});
