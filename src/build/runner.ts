@@ -16,7 +16,9 @@ import { runnerPackageManagers } from './package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, type SensitiveValues } from './secrets.js';
-import { variablesIn } from '../ir/variables.js';
+import { substitute, variablesIn } from '../ir/variables.js';
+import { kindOf } from '../steps/index.js';
+import { stageDownloads, StepDownloadError, type StepDownload } from './downloads.js';
 import type { Session } from './session.js';
 
 export interface StepRecord {
@@ -167,6 +169,32 @@ const failure = (ctx: PhaseContext, e: unknown, step: string | undefined, steps:
   return new PhaseFailed(ctx.phase.name, step, exit, (step && ctx.log.stepFiles.get(step)) || ctx.log.file, output, steps);
 };
 
+/** The files `steps` fetch, their URLs and sums with the variables' values in place. */
+const downloadsOf = (ctx: PhaseContext, steps: readonly Step[]): StepDownload[] => {
+  const values = new Map<string, string | number | boolean>();
+  for (const v of variablesIn(ctx.ir, steps)) {
+    const value = v.sensitive ? ctx.sensitive.get(v.name) : v.value;
+    if (value !== undefined) values.set(v.name, value);
+  }
+  return steps.flatMap((s) => (kindOf(s).downloads?.(s) ?? []).map((d) => ({ step: s.id, url: substitute(d.url, values), sha256: substitute(d.sha256, values) })));
+};
+
+/** Fetches the phase's downloads on this machine (through the cache) and hands them to the root: no network inside it for them. */
+const stage = async (ctx: PhaseContext, steps: readonly Step[]) => {
+  const wanted = downloadsOf(ctx, steps);
+  for (const d of wanted) ctx.log.line(`imgc: download ${d.url} (sha256 ${d.sha256}) for step ${d.step}`);
+  try {
+    return await stageDownloads(wanted, ctx.root);
+  } catch (e) {
+    if (e instanceof StepDownloadError) {
+      ctx.display.stepStart(e.step);
+      ctx.display.stepEnd(e.step, 'failed');
+      throw new PhaseFailed(ctx.phase.name, e.step, undefined, ctx.log.file, `imgc: ${e.message}`, [{ id: e.step, status: 'failed', ms: 0 }]);
+    }
+    throw e;
+  }
+};
+
 export const shellRunner: TargetRunner = {
   target: 'shell',
   separateHooks: true,
@@ -206,29 +234,35 @@ export const shellRunner: TargetRunner = {
     if (!steps.length) return tracker.outcome();
     const script = ctx.files[rel];
     if (script === undefined) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${rel}`);
-    await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
-      withMounts(ctx, stepsNeedMounts(steps), async () => {
-        const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
-        const remove = ctx.session.defer(`remove ${placed.inRoot}`, placed.remove);
-        try {
-          await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
-            env: chrootEnv(variableEnv(ctx.ir, steps, ctx.sensitive)),
-            extendEnv: false,
-            log: ctx.log,
-            onLine: (line, stream) => {
-              if (stream !== 'stdout') return;
-              const ev = parseShellLine(line);
-              if (ev) tracker.on(ev);
-            },
-          });
-        } catch (e) {
-          throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
-        } finally {
-          ctx.log.stepEnd();
-          remove();
-        }
-      }),
-    );
+    const staged = await stage(ctx, steps);
+    const unstage = ctx.session.defer(`remove ${staged.dir}`, staged.remove);
+    try {
+      await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
+        withMounts(ctx, stepsNeedMounts(steps), async () => {
+          const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
+          const remove = ctx.session.defer(`remove ${placed.inRoot}`, placed.remove);
+          try {
+            await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
+              env: chrootEnv({ ...variableEnv(ctx.ir, steps, ctx.sensitive), IMGC_DOWNLOADS: staged.dir }),
+              extendEnv: false,
+              log: ctx.log,
+              onLine: (line, stream) => {
+                if (stream !== 'stdout') return;
+                const ev = parseShellLine(line);
+                if (ev) tracker.on(ev);
+              },
+            });
+          } catch (e) {
+            throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
+          } finally {
+            ctx.log.stepEnd();
+            remove();
+          }
+        }),
+      );
+    } finally {
+      unstage();
+    }
     return tracker.outcome();
   },
 };

@@ -358,6 +358,18 @@ export class StepBuilder<
     return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
   }
 
+  /**
+   * A file fetched from `url` (a variable may stand in it) and checked against
+   * its sha256 (required; a variable may hold it) before it takes `path`'s place.
+   */
+  download<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    url: string,
+    path: D,
+    opts: Ownership<U, G, O, OG> & { sha256: string },
+  ): StepBuilder<U, G, K, P | D, S, X, C> {
+    return this.add<'download'>(kinds.download.make(url, path, opts)) as never;
+  }
+
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
   swapOff(): this {
     return this.add<'swapOff'>(kinds.swapOff.make()) as never;

@@ -61,6 +61,8 @@ const helpers: Record<HelperName, Helper> = {
   hold: fromShell('hold'),
   unhold: fromShell('unhold'),
   fetch: fromShell('fetch'),
+  get: fromShell('get'),
+  download: fromShell('download'),
   aptState: fromShell('aptState'),
   aptInstalled: fromShell('aptInstalled'),
   aptInstall: fromShell('aptInstall'),

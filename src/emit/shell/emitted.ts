@@ -26,6 +26,8 @@ export type HelperName =
   | 'mask'
   | 'unmask'
   | 'fetch'
+  | 'get'
+  | 'download'
   | 'aptState'
   | 'aptInstalled'
   | 'aptInstall'
