@@ -10,6 +10,7 @@ import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../ir/facts.js';
 import { callerLocation } from './location.js';
 import { kinds } from '../steps/index.js';
+import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { PackageManager } from '../ir/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
@@ -368,6 +369,22 @@ export class StepBuilder<
     opts: Ownership<U, G, O, OG> & { sha256: string },
   ): StepBuilder<U, G, K, P | D, S, X, C> {
     return this.add<'download'>(kinds.download.make(url, path, opts)) as never;
+  }
+
+  /**
+   * A tar (gz/xz/zst) or zip archive fetched from `url` with its sha256 and
+   * unpacked into `dest`; `creates` lists the paths the image relies on (the
+   * checker cannot see into an archive): they become facts, e.g.
+   * `archive(url, '/usr/local/bin', { sha256, creates: ['/usr/local/bin/crictl'] })`.
+   */
+  archive<const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
+    url: string,
+    dest: D,
+    opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
+  ): StepBuilder<U, G, K, P | D | R, S, X, C> {
+    const format = opts.format ?? formatOfUrl(url);
+    if (!format) throw new DefinitionError(`archive ${url}: its format does not show in the URL; say it: { format: ${archiveFormats.map((f) => `'${f}'`).join(' | ')} }`);
+    return this.add<'archive'>(kinds.archive.make(url, dest, { ...opts, format })) as never;
   }
 
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */

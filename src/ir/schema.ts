@@ -46,6 +46,7 @@ export const ArtifactStep = stepSchemas.ArtifactStep;
 export const CloudImageStep = stepSchemas.CloudImageStep;
 export const VerifyStep = stepSchemas.VerifyStep;
 export const DownloadStep = stepSchemas.DownloadStep;
+export const ArchiveStep = stepSchemas.ArchiveStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

@@ -273,8 +273,26 @@ export type DownloadStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep;
+export type ArchiveStep = {
+    kind: "archive";
+    url: string;
+    sha256: string;
+    format: "tar.gz" | "tar.xz" | "tar.zst" | "zip";
+    dest: string;
+    strip: number;
+    creates: string[];
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    owner?: string | undefined;
+    group?: string | undefined;
+    mode?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

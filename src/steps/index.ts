@@ -26,9 +26,10 @@ import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
 import { download } from './download.js';
+import { archive } from './archive.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -59,6 +60,7 @@ export const stepSchemas = {
   CloudImageStep: cloudImage.schema,
   VerifyStep: verify.schema,
   DownloadStep: download.schema,
+  ArchiveStep: archive.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -82,6 +84,7 @@ export const phaseStepSchemas = [
   cloudImage.schema,
   verify.schema,
   download.schema,
+  archive.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

@@ -63,6 +63,7 @@ const helpers: Record<HelperName, Helper> = {
   fetch: fromShell('fetch'),
   get: fromShell('get'),
   download: fromShell('download'),
+  archive: fromShell('archive'),
   aptState: fromShell('aptState'),
   aptInstalled: fromShell('aptInstalled'),
   aptInstall: fromShell('aptInstall'),

@@ -28,6 +28,7 @@ export type HelperName =
   | 'fetch'
   | 'get'
   | 'download'
+  | 'archive'
   | 'aptState'
   | 'aptInstalled'
   | 'aptInstall'
