@@ -387,6 +387,29 @@ export class StepBuilder<
     return this.add<'archive'>(kinds.archive.make(url, dest, { ...opts, format })) as never;
   }
 
+  /** A systemd unit file in /etc/systemd/system: it provides its service (`kubelet.service` answers to `kubelet` too). */
+  unit<const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
+    name: N,
+    content: string,
+  ): StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C> {
+    return this.add<'unit'>(kinds.unit.make(name, content)) as never;
+  }
+
+  /** A drop-in of a unit (/etc/systemd/system/UNIT.d/NAME.conf); the unit must be known (a package, a unit step, the base). */
+  dropIn<N extends string, const F extends `${string}.conf`>(unit: Ref<S, N> | `${Ref<S, N>}.service`, name: F, content: string): StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C> {
+    return this.add<'unit'>(kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name)) as never;
+  }
+
+  /** Starts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  startService<N extends string>(name: Ref<S, N>): this {
+    return this.add<'restart'>(kinds.restart.make(name as string, 'start')) as never;
+  }
+
+  /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  restartService<N extends string>(name: Ref<S, N>): this {
+    return this.add<'restart'>(kinds.restart.make(name as string, 'restart')) as never;
+  }
+
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
   swapOff(): this {
     return this.add<'swapOff'>(kinds.swapOff.make()) as never;

@@ -27,9 +27,11 @@ import { verify } from './verify.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
 import { download } from './download.js';
 import { archive } from './archive.js';
+import { unit } from './unit.js';
+import { restart } from './restart.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -61,6 +63,8 @@ export const stepSchemas = {
   VerifyStep: verify.schema,
   DownloadStep: download.schema,
   ArchiveStep: archive.schema,
+  UnitStep: unit.schema,
+  RestartStep: restart.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -85,6 +89,8 @@ export const phaseStepSchemas = [
   verify.schema,
   download.schema,
   archive.schema,
+  unit.schema,
+  restart.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

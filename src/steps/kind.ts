@@ -79,6 +79,8 @@ export interface ShellContext {
   readonly checks: boolean;
   /** Whether a package install follows step `s` in its phase (and so must see a changed repository). */
   installsAfter(s: StepCommon): boolean;
+  /** The output runs on a live host (--runtime), not in an image build: services may be started. */
+  readonly liveHost?: boolean;
 }
 
 export interface AnsibleContext {
@@ -89,6 +91,8 @@ export interface AnsibleContext {
   readonly notes: Set<string>;
   /** A checks phase (verify): commands are checks that change nothing. */
   readonly verify?: boolean;
+  /** The output runs on a live host (--runtime), not in an image build: services may be started. */
+  readonly liveHost?: boolean;
 }
 
 export interface CloudInitContext {

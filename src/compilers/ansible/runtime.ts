@@ -217,7 +217,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
   const plays: Node[] = [preflightPlay(ir, plan)];
   let n = 0;
   for (const rp of plan.phases) {
-    const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
+    const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), liveHost: true };
     const handlers = ansiblePhaseHandlers(ir, rp.phase);
     const tasks: Task[] = handlers.tasks.length ? whereTasks() : [];
     for (const rs of rp.steps) {

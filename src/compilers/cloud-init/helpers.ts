@@ -64,6 +64,7 @@ const helpers: Record<HelperName, Helper> = {
   get: fromShell('get'),
   download: fromShell('download'),
   archive: fromShell('archive'),
+  serviceNow: fromShell('serviceNow'),
   aptState: fromShell('aptState'),
   aptInstalled: fromShell('aptInstalled'),
   aptInstall: fromShell('aptInstall'),

@@ -524,6 +524,20 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ),
   },
+  serviceNow: {
+    deps: [],
+    code: lines(
+      '# imgc_service_now start|restart UNIT: on a live host, starts UNIT unless it is',
+      '# active, or restarts it.',
+      'imgc_service_now() {',
+      '  if [ "$1" = start ] && systemctl is-active --quiet "$2"; then',
+      '    return 0',
+      '  fi',
+      '  systemctl "$1" "$2"',
+      '  imgc_dirty=1',
+      '}',
+    ),
+  },
   aptState: {
     deps: [],
     code: lines(

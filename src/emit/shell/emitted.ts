@@ -29,6 +29,7 @@ export type HelperName =
   | 'get'
   | 'download'
   | 'archive'
+  | 'serviceNow'
   | 'aptState'
   | 'aptInstalled'
   | 'aptInstall'
