@@ -69,6 +69,7 @@ describe('restart: startService and restartService', () => {
       expect(d.message, target).toMatch(/cannot express restart of service 'containerd': an image build runs no services \(a chroot has no running systemd; Packer's VM is thrown away\)/);
       expect(d.hint, target).toMatch(/enableService\('containerd'\).*--runtime/);
       expect(d.stepId).toBe('provision.3.restart');
+      expect(d.loc, 'points at the restartService call').toMatchObject({ file: 'test/steps/unit.test.ts' });
     }
   });
 
