@@ -58,6 +58,19 @@ describe('archive: an archive by URL, unpacked, its paths declared', () => {
     ]);
   });
 
+  it('decommission removes the declared paths, and the directory when empty', () => {
+    const sh = compilers.shell.compile(ir, { decommission: true })['decommission.sh']!;
+    // In reverse order of creation; /usr/local/bin is the base's, not the archive's to remove.
+    const at = (p: string) => sh.indexOf(`imgc_undo_path ${p}\n`);
+    expect(at('/opt/cni/bin/loopback')).toBeGreaterThan(0);
+    expect(at('/opt/cni/bin/bridge')).toBeGreaterThan(at('/opt/cni/bin/loopback'));
+    expect(at('/opt/cni/bin')).toBeGreaterThan(at('/opt/cni/bin/bridge'));
+    expect(sh).toContain('imgc_undo_path /usr/local/bin/crictl');
+    expect(sh).not.toContain('imgc_undo_path /usr/local/bin\n');
+    const yml = compilers.ansible.compile(ir, { decommission: true })['decommission.yml']!;
+    expect(yml).toContain("Undo: remove directory /opt/cni/bin when empty");
+  });
+
   outputTests(ir, 'steps-archive');
 });
 

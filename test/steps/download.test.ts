@@ -55,6 +55,12 @@ describe('download: a file by URL with its sha256', () => {
     expect(Image.safeParse(bad).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual(['phases.0.steps.1.sha256: a sha256 is 64 lower-case hex digits, or a variable holding them']);
   });
 
+  it('decommission removes the file it fetched', () => {
+    const sh = compilers.shell.compile(ir, { decommission: true })['decommission.sh']!;
+    expect(sh).toContain('imgc_undo_path /usr/local/bin/kubectl');
+    expect(sh).toContain('imgc_undo_path /opt/tools/crictl.tar.gz');
+  });
+
   outputTests(ir, 'steps-download');
 });
 

@@ -46,6 +46,11 @@ describe('unit: unit files and drop-ins', () => {
     expect(yml).toMatch(/systemctl daemon-reload|daemon_reload: true/);
   });
 
+  it('decommission removes the unit file and the drop-ins', () => {
+    const sh = compilers.shell.compile(ir, { decommission: true })['decommission.sh']!;
+    for (const p of ['/etc/systemd/system/kubelet.service', '/etc/systemd/system/kubelet.service.d/10-kubeadm.conf', '/etc/systemd/system/containerd.service.d/10-imgc.conf']) expect(sh).toContain(`imgc_undo_path ${p}`);
+  });
+
   outputTests(ir, 'steps-unit');
 });
 
