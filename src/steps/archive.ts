@@ -91,6 +91,7 @@ export const archive = {
   paths: (s) => [[s.dest, 'directory']],
   touches: (s) => ({ needs: [...ownerFacts(s), ...needs(s)], changes: [fact('path', s.dest), ...s.creates.map((p) => fact('path', p))], writesFiles: true }),
   inRoot: true,
+  chroot: { network: () => true },
   downloads: (s) => [{ url: s.url, sha256: s.sha256 }],
   variables: ['url', 'sha256'],
 

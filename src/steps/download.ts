@@ -60,7 +60,9 @@ export const download = {
   paths: (s) => [[s.path, 'file']],
   touches: (s) => ({ needs: [...ownerFacts(s), ...fetchNeeds], changes: [fact('path', s.path)], writesFiles: true }),
   inRoot: true,
-  // No network in the chroot for it: the build fetches it and hands it over (src/build/runner.ts).
+  // The shell target's build fetches it on the build machine and hands it over (src/build/runner.ts); the
+  // ansible target's get_url fetches inside the root, which needs a resolver there.
+  chroot: { network: () => true },
   downloads: (s) => [{ url: s.url, sha256: s.sha256 }],
   variables: ['url', 'sha256'],
 
