@@ -3,7 +3,7 @@
 // step naming the same file, does not fetch it again, and a file whose bytes
 // do not have the declared sum never reaches a root.
 import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, linkSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -55,4 +55,58 @@ export const fetchToCache = async (url: string, sha256: string, env: NodeJS.Proc
   } finally {
     rmSync(tmp, { force: true });
   }
+};
+
+/** A file a step fetches, its URL and sum resolved (no variable references left). */
+export interface StepDownload {
+  readonly step: string;
+  readonly url: string;
+  readonly sha256: string;
+}
+
+/** Where a phase script finds the files the build fetched for it, inside the root. */
+export const STAGED_IN_ROOT = '/run/imgc-downloads';
+
+/** A download that failed, with the step that asked for it. */
+export class StepDownloadError extends DownloadError {
+  constructor(
+    readonly step: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Fetches `wanted` into the cache and puts each file in the root at
+ * STAGED_IN_ROOT/<sha256> (a hard link where the cache shares the root's
+ * file system), where the shell helper `imgc_get` takes it instead of
+ * fetching. `remove` takes the directory away again.
+ */
+export const stageDownloads = async (wanted: readonly StepDownload[], root: string, env: NodeJS.ProcessEnv = process.env): Promise<{ dir: string; remove: () => void }> => {
+  const dir = path.join(root, STAGED_IN_ROOT);
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  if (!wanted.length) return { dir: STAGED_IN_ROOT, remove };
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  try {
+    for (const d of wanted) {
+      let cached: string;
+      try {
+        cached = await fetchToCache(d.url, d.sha256, env);
+      } catch (e) {
+        throw e instanceof DownloadError ? new StepDownloadError(d.step, e.message) : e;
+      }
+      const staged = path.join(dir, d.sha256.toLowerCase());
+      if (existsSync(staged)) continue;
+      try {
+        linkSync(cached, staged);
+      } catch {
+        copyFileSync(cached, staged);
+      }
+    }
+  } catch (e) {
+    remove();
+    throw e;
+  }
+  return { dir: STAGED_IN_ROOT, remove };
 };

@@ -17,7 +17,9 @@ import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, type SensitiveValues } from './secrets.js';
-import { variablesIn } from '../core/variables.js';
+import { substitute, variablesIn } from '../core/variables.js';
+import { kindOf } from '../steps/index.js';
+import { stageDownloads, StepDownloadError, type StepDownload } from './downloads.js';
 import type { Session } from './session.js';
 
 export interface StepRecord {
@@ -168,6 +170,32 @@ const failure = (ctx: PhaseContext, e: unknown, step: string | undefined, steps:
   return new PhaseFailed(ctx.phase.name, step, exit, (step && ctx.log.stepFiles.get(step)) || ctx.log.file, output, steps);
 };
 
+/** The files `steps` fetch, their URLs and sums with the variables' values in place. */
+const downloadsOf = (ctx: PhaseContext, steps: readonly Step[]): StepDownload[] => {
+  const values = new Map<string, string | number | boolean>();
+  for (const v of variablesIn(ctx.ir, steps)) {
+    const value = v.sensitive ? ctx.sensitive.get(v.name) : v.value;
+    if (value !== undefined) values.set(v.name, value);
+  }
+  return steps.flatMap((s) => (kindOf(s).downloads?.(s) ?? []).map((d) => ({ step: s.id, url: substitute(d.url, values), sha256: substitute(d.sha256, values) })));
+};
+
+/** Fetches the phase's downloads on this machine (through the cache) and hands them to the root: no network inside it for them. */
+const stage = async (ctx: PhaseContext, steps: readonly Step[]) => {
+  const wanted = downloadsOf(ctx, steps);
+  for (const d of wanted) ctx.log.line(`imgc: download ${d.url} (sha256 ${d.sha256}) for step ${d.step}`);
+  try {
+    return await stageDownloads(wanted, ctx.root);
+  } catch (e) {
+    if (e instanceof StepDownloadError) {
+      ctx.display.stepStart(e.step);
+      ctx.display.stepEnd(e.step, 'failed');
+      throw new PhaseFailed(ctx.phase.name, e.step, undefined, ctx.log.file, `imgc: ${e.message}`, [{ id: e.step, status: 'failed', ms: 0 }]);
+    }
+    throw e;
+  }
+};
+
 export const shellRunner: TargetRunner = {
   target: 'shell',
   separateHooks: true,
@@ -209,34 +237,40 @@ export const shellRunner: TargetRunner = {
     const helpers = ctx.files[`phases/${HELPERS_FILE}`];
     if (script === undefined || helpers === undefined)
       throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${script === undefined ? rel : `phases/${HELPERS_FILE}`}`);
-    await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
-      withMounts(ctx, stepsNeedMounts(steps), async () => {
-        // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
-        const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
-        const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
-        const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
-          placed.remove();
-          lib.remove();
-        });
-        try {
-          await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
-            env: chrootEnv(variableEnv(ctx.ir, steps, ctx.sensitive)),
-            extendEnv: false,
-            log: ctx.log,
-            onLine: (line, stream) => {
-              if (stream !== 'stdout') return;
-              const ev = parseShellLine(line);
-              if (ev) tracker.on(ev);
-            },
+    const staged = await stage(ctx, steps);
+    const unstage = ctx.session.defer(`remove ${staged.dir}`, staged.remove);
+    try {
+      await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
+        withMounts(ctx, stepsNeedMounts(steps), async () => {
+          // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
+          const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
+          const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
+          const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
+            placed.remove();
+            lib.remove();
           });
-        } catch (e) {
-          throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
-        } finally {
-          ctx.log.stepEnd();
-          remove();
-        }
-      }),
-    );
+          try {
+            await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
+              env: chrootEnv({ ...variableEnv(ctx.ir, steps, ctx.sensitive), IMGC_DOWNLOADS: staged.dir }),
+              extendEnv: false,
+              log: ctx.log,
+              onLine: (line, stream) => {
+                if (stream !== 'stdout') return;
+                const ev = parseShellLine(line);
+                if (ev) tracker.on(ev);
+              },
+            });
+          } catch (e) {
+            throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
+          } finally {
+            ctx.log.stepEnd();
+            remove();
+          }
+        }),
+      );
+    } finally {
+      unstage();
+    }
     return tracker.outcome();
   },
 };

@@ -10,6 +10,7 @@ import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
 import { kinds } from '../steps/index.js';
+import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
@@ -356,6 +357,57 @@ export class StepBuilder<
   kernelModule(name: string, opts: { file?: `/${string}` } = {}): this {
     const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
     return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
+  }
+
+  /**
+   * A file fetched from `url` (a variable may stand in it) and checked against
+   * its sha256 (required; a variable may hold it) before it takes `path`'s place.
+   */
+  download<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    url: string,
+    path: D,
+    opts: Ownership<U, G, O, OG> & { sha256: string },
+  ): StepBuilder<U, G, K, P | D, S, X, C> {
+    return this.add<'download'>(kinds.download.make(url, path, opts)) as never;
+  }
+
+  /**
+   * A tar (gz/xz/zst) or zip archive fetched from `url` with its sha256 and
+   * unpacked into `dest`; `creates` lists the paths the image relies on (the
+   * checker cannot see into an archive): they become facts, e.g.
+   * `archive(url, '/usr/local/bin', { sha256, creates: ['/usr/local/bin/crictl'] })`.
+   */
+  archive<const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
+    url: string,
+    dest: D,
+    opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
+  ): StepBuilder<U, G, K, P | D | R, S, X, C> {
+    const format = opts.format ?? formatOfUrl(url);
+    if (!format) throw new DefinitionError(`archive ${url}: its format does not show in the URL; say it: { format: ${archiveFormats.map((f) => `'${f}'`).join(' | ')} }`);
+    return this.add<'archive'>(kinds.archive.make(url, dest, { ...opts, format })) as never;
+  }
+
+  /** A systemd unit file in /etc/systemd/system: it provides its service (`kubelet.service` answers to `kubelet` too). */
+  unit<const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
+    name: N,
+    content: string,
+  ): StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C> {
+    return this.add<'unit'>(kinds.unit.make(name, content)) as never;
+  }
+
+  /** A drop-in of a unit (/etc/systemd/system/UNIT.d/NAME.conf); the unit must be known (a package, a unit step, the base). */
+  dropIn<N extends string, const F extends `${string}.conf`>(unit: Ref<S, N> | `${Ref<S, N>}.service`, name: F, content: string): StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C> {
+    return this.add<'unit'>(kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name)) as never;
+  }
+
+  /** Starts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  startService<N extends string>(name: Ref<S, N>): this {
+    return this.add<'restart'>(kinds.restart.make(name as string, 'start')) as never;
+  }
+
+  /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  restartService<N extends string>(name: Ref<S, N>): this {
+    return this.add<'restart'>(kinds.restart.make(name as string, 'restart')) as never;
   }
 
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */

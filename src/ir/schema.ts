@@ -44,6 +44,10 @@ export const HookStep = stepSchemas.HookStep;
 export const ArtifactStep = stepSchemas.ArtifactStep;
 export const CloudImageStep = stepSchemas.CloudImageStep;
 export const VerifyStep = stepSchemas.VerifyStep;
+export const DownloadStep = stepSchemas.DownloadStep;
+export const ArchiveStep = stepSchemas.ArchiveStep;
+export const UnitStep = stepSchemas.UnitStep;
+export const RestartStep = stepSchemas.RestartStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

@@ -258,8 +258,64 @@ export type VerifyStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep;
+export type DownloadStep = {
+    kind: "download";
+    url: string;
+    sha256: string;
+    path: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    owner?: string | undefined;
+    group?: string | undefined;
+    mode?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type ArchiveStep = {
+    kind: "archive";
+    url: string;
+    sha256: string;
+    format: "tar.gz" | "tar.xz" | "tar.zst" | "zip";
+    dest: string;
+    strip: number;
+    creates: string[];
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    owner?: string | undefined;
+    group?: string | undefined;
+    mode?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type UnitStep = {
+    kind: "unit";
+    unit: string;
+    content: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    dropIn?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type RestartStep = {
+    kind: "restart";
+    name: string;
+    action: "restart" | "start";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

@@ -25,9 +25,13 @@ import { artifact } from './artifact.js';
 import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
+import { download } from './download.js';
+import { archive } from './archive.js';
+import { unit } from './unit.js';
+import { restart } from './restart.js';
 
-/** Every kind, in the order of the IR's Step union (hooks last: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook } as const;
+/** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -57,6 +61,10 @@ export const stepSchemas = {
   ArtifactStep: artifact.schema,
   CloudImageStep: cloudImage.schema,
   VerifyStep: verify.schema,
+  DownloadStep: download.schema,
+  ArchiveStep: archive.schema,
+  UnitStep: unit.schema,
+  RestartStep: restart.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -79,6 +87,10 @@ export const phaseStepSchemas = [
   artifact.schema,
   cloudImage.schema,
   verify.schema,
+  download.schema,
+  archive.schema,
+  unit.schema,
+  restart.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

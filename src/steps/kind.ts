@@ -65,6 +65,12 @@ export interface Elsewhere<S = never> {
 
 export type PathKind = 'directory' | 'file' | 'symlink';
 
+/** A file a step fetches: its URL and sha256 (either may hold variable references). */
+export interface Download {
+  readonly url: string;
+  readonly sha256: string;
+}
+
 // ---- per-target contexts: what a frame hands a kind's rendering ----------------
 
 export interface ShellContext {
@@ -73,6 +79,8 @@ export interface ShellContext {
   readonly checks: boolean;
   /** Whether a package install follows step `s` in its phase (and so must see a changed repository). */
   installsAfter(s: StepCommon): boolean;
+  /** The output runs on a live host (--runtime), not in an image build: services may be started. */
+  readonly liveHost?: boolean;
 }
 
 export interface AnsibleContext {
@@ -83,6 +91,8 @@ export interface AnsibleContext {
   readonly notes: Set<string>;
   /** A checks phase (verify): commands are checks that change nothing. */
   readonly verify?: boolean;
+  /** The output runs on a live host (--runtime), not in an image build: services may be started. */
+  readonly liveHost?: boolean;
 }
 
 export interface CloudInitContext {
@@ -181,6 +191,13 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   readonly inRoot: boolean;
   /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
   readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
+  /**
+   * Files the step fetches by URL, each with its required sha256: a chroot
+   * build fetches them on the build machine into its cache (src/build/downloads.ts)
+   * and hands them to the phase script, so nothing inside the root needs the
+   * network for them. Absent: none.
+   */
+  downloads?(s: S): readonly Download[];
   /**
    * The fields (dotted paths from the step; `*` any key) that may hold
    * variable references: values a target reads as text. Anywhere else a

@@ -219,7 +219,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
   const plays: Node[] = [preflightPlay(ir, plan)];
   let n = 0;
   for (const rp of plan.phases) {
-    const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set() };
+    const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), liveHost: true };
     const handlers = ansiblePhaseHandlers(ir, rp.phase);
     // Pre hooks, then the steps in a block whose rescue fires the post hooks
     // with result failed and the message before failing the host; then the

@@ -208,6 +208,7 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
         return opts.pm();
       },
       checks: false,
+      liveHost: true,
       installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s as never) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
     };
     const driver = (when: 'pre' | 'post') => {
