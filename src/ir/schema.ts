@@ -45,6 +45,8 @@ export const HookStep = stepSchemas.HookStep;
 export const ArtifactStep = stepSchemas.ArtifactStep;
 export const CloudImageStep = stepSchemas.CloudImageStep;
 export const VerifyStep = stepSchemas.VerifyStep;
+export const LineInFileStep = stepSchemas.LineInFileStep;
+export const BlockInFileStep = stepSchemas.BlockInFileStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

@@ -24,10 +24,12 @@ import { hold } from './hold.js';
 import { artifact } from './artifact.js';
 import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
+import { lineInFile } from './line-in-file.js';
+import { blockInFile } from './block-in-file.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
 
-/** Every kind, in the order of the IR's Step union (hooks last: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook } as const;
+/** Every kind, in the order of the IR's Step union (hooks after the phase kinds they follow: they are not phase steps). */
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, lineInFile, blockInFile } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -57,6 +59,8 @@ export const stepSchemas = {
   ArtifactStep: artifact.schema,
   CloudImageStep: cloudImage.schema,
   VerifyStep: verify.schema,
+  LineInFileStep: lineInFile.schema,
+  BlockInFileStep: blockInFile.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -79,6 +83,8 @@ export const phaseStepSchemas = [
   artifact.schema,
   cloudImage.schema,
   verify.schema,
+  lineInFile.schema,
+  blockInFile.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

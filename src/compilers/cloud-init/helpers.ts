@@ -170,6 +170,9 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ],
   },
+  eol: fromShell('eol'),
+  lineinfile: fromShell('lineinfile'),
+  blockinfile: fromShell('blockinfile'),
 };
 
 const order = Object.keys(helpers) as HelperName[];

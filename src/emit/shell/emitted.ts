@@ -31,7 +31,10 @@ export type HelperName =
   | 'aptInstall'
   | 'aptRemove'
   | 'hold'
-  | 'unhold';
+  | 'unhold'
+  | 'eol'
+  | 'lineinfile'
+  | 'blockinfile';
 
 
 /** Shell lines for a step's body and the helpers they call. */
