@@ -389,6 +389,11 @@ export class StepBuilder<
     return this.add<'lineInFile'>(kinds.lineInFile.make(path as string, opts)) as never;
   }
 
+  /** Upgrades the installed packages (apt-get upgrade; `dist: true`: dist-upgrade); held packages stay. */
+  upgrade(opts: { dist?: boolean } = {}): this {
+    return this.add<'upgrade'>(kinds.upgrade.make(opts)) as never;
+  }
+
   /** Lines of an existing file between marker lines, as Ansible's blockinfile: replaced, appended, or removed (state absent). */
   blockInFile<const D extends string>(path: Ref<P, D>, block: string, opts: BlockInFileOptions = {}): this {
     return this.add<'blockInFile'>(kinds.blockInFile.make(path as string, block, opts)) as never;

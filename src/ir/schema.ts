@@ -47,6 +47,7 @@ export const CloudImageStep = stepSchemas.CloudImageStep;
 export const VerifyStep = stepSchemas.VerifyStep;
 export const LineInFileStep = stepSchemas.LineInFileStep;
 export const BlockInFileStep = stepSchemas.BlockInFileStep;
+export const UpgradeStep = stepSchemas.UpgradeStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

@@ -26,10 +26,11 @@ import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
 import { lineInFile } from './line-in-file.js';
 import { blockInFile } from './block-in-file.js';
+import { upgrade } from './upgrade.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they follow: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, lineInFile, blockInFile } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, lineInFile, blockInFile, upgrade } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -61,6 +62,7 @@ export const stepSchemas = {
   VerifyStep: verify.schema,
   LineInFileStep: lineInFile.schema,
   BlockInFileStep: blockInFile.schema,
+  UpgradeStep: upgrade.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -85,6 +87,7 @@ export const phaseStepSchemas = [
   verify.schema,
   lineInFile.schema,
   blockInFile.schema,
+  upgrade.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

@@ -173,6 +173,7 @@ const helpers: Record<HelperName, Helper> = {
   eol: fromShell('eol'),
   lineinfile: fromShell('lineinfile'),
   blockinfile: fromShell('blockinfile'),
+  aptUpgrade: fromShell('aptUpgrade'),
 };
 
 const order = Object.keys(helpers) as HelperName[];

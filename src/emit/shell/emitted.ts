@@ -34,7 +34,8 @@ export type HelperName =
   | 'unhold'
   | 'eol'
   | 'lineinfile'
-  | 'blockinfile';
+  | 'blockinfile'
+  | 'aptUpgrade';
 
 
 /** Shell lines for a step's body and the helpers they call. */
