@@ -182,7 +182,7 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
   readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
   /**
-   * The fields (dotted paths from the step; `*` any key) that may hold
+   * The fields (dotted paths from the step; `*` any key, `[*]` any item) that may hold
    * variable references: values a target reads as text. Anywhere else a
    * reference is IMGC0011 (src/check/variables.ts). Absent: none.
    */
