@@ -1,12 +1,16 @@
 // The upgrade kind: its outputs for every target (golden and real tools), the
 // IR's refusal on a base without apt, and a run of the shell rendering in a
 // real Debian root against the mirror, twice: the second run finds nothing to
-// do, and verify finds every package fully installed.
+// do, and verify finds every package fully installed. The install between the
+// upgrades pins jq to a version from a variable (the value the mirror has,
+// given through IMGC_VAR_JQ_VERSION when the script runs).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
 import { compilers } from '../../src/compilers/index.js';
 import { validateImage } from '../../src/check/validate.js';
-import { image } from '../../src/index.js';
+import { image, variable, z } from '../../src/index.js';
+import type { Image } from '../../src/ir/schema.js';
+import { resolveVariables } from '../../src/load/variables.js';
 import { kinds } from '../../src/steps/index.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
@@ -14,10 +18,12 @@ import { cannotChroot, freshRoot, inRoot, withAptReadyRoot } from '../runtime-su
 import { outcomes, parseProgress } from '../compilers/shell-support.js';
 import { outputTests } from './support.js';
 
-const ir = image('upgrade-test')
+const jq = variable('jq_version', z.string().regex(/^[0-9][A-Za-z0-9.+~:-]*$/), { default: '1.6-2.1', description: 'the jq version to install' });
+const defined = image('upgrade-test')
   .base(debian12())
-  .customize((p) => p.upgrade().packages(['jq']).upgrade({ dist: true }))
+  .customize((p) => p.upgrade().packages([`jq=${jq}`]).upgrade({ dist: true }))
   .toIR('upgrade-test.ts');
+const ir: Image = { ...defined, variables: resolveVariables(defined.phases, []).variables };
 
 describe('upgrade: apt-get upgrade and dist-upgrade', () => {
   it('checks clean, and is valid IR', () => {
@@ -42,12 +48,18 @@ describe.skipIf(cannotChroot)('upgrade: the shell rendering in a real Debian roo
   let first: Awaited<ReturnType<typeof inRoot>>;
   let second: Awaited<ReturnType<typeof inRoot>>;
   let failures: string[] = [];
+  let candidate = '';
+  let installed = '';
   beforeAll(async () => {
     root = await freshRoot(ir, 'upgrade-root');
     // withAptReadyRoot removes the root afterwards.
     await withAptReadyRoot(root, async () => {
-      first = await inRoot(root, script);
-      second = await inRoot(root, script);
+      const policy = await inRoot(root, 'apt-get update -qq >/dev/null && LC_ALL=C apt-cache policy jq');
+      candidate = /Candidate: (\S+)/.exec(policy.stdout)?.[1] ?? `no candidate: ${policy.stdout}${policy.stderr}`;
+      const withVersion = `IMGC_VAR_JQ_VERSION='${candidate}'\nexport IMGC_VAR_JQ_VERSION\n${script}`;
+      first = await inRoot(root, withVersion);
+      second = await inRoot(root, withVersion);
+      installed = (await inRoot(root, "dpkg-query -W -f='${Version}' jq")).stdout;
       failures = verifyRoot(ir, root).failures.map((f) => `${f.what}: ${f.reason}`);
     });
   }, 900_000);
@@ -57,5 +69,6 @@ describe.skipIf(cannotChroot)('upgrade: the shell rendering in a real Debian roo
     expect(second.exitCode, second.stderr).toBe(0);
     expect([...outcomes(parseProgress(`${second.stdout}\n`)).values()]).toEqual(['unchanged', 'unchanged', 'unchanged']);
     expect(failures).toEqual([]);
+    expect(installed).toBe(candidate);
   });
 });
