@@ -9,6 +9,12 @@
 #   packer build -var existing_host_ssh_host=… .
 # Required variables: existing_host_ssh_host; the others have defaults.
 
+variable "jq_version" {
+  type        = string
+  description = "the jq version to install"
+  default     = "1.6-2.1"
+}
+
 variable "existing_host_ssh_host" {
   type        = string
   description = "Address of the existing host to provision."
@@ -54,12 +60,14 @@ build {
   sources = ["source.null.existing-host"]
 
   # customize: in the target, as root:
-  #   customize.1.upgrade (test/steps/upgrade.test.ts:27): apt-get upgrade
-  #   customize.2.packages (test/steps/upgrade.test.ts:27): install jq
-  #   customize.3.upgrade (test/steps/upgrade.test.ts:27): apt-get dist-upgrade
+  #   customize.1.upgrade (test/steps/upgrade.test.ts:35): apt-get upgrade
+  #   customize.2.packages (test/steps/upgrade.test.ts:35): install jq=${jq_version}
+  #   customize.3.upgrade (test/steps/upgrade.test.ts:35): apt-get dist-upgrade
   provisioner "shell" {
-    script          = "${path.root}/shell/phases/01-customize.sh"
-    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+    script           = "${path.root}/shell/phases/01-customize.sh"
+    environment_vars = ["IMGC_VAR_JQ_VERSION=${base64encode(var.jq_version)}"]
+    use_env_var_file = true
+    execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_JQ_VERSION; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_JQ_VERSION; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 
   # What each source built, for imgc verify and for people.

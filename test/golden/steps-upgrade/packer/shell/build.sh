@@ -112,7 +112,7 @@ imgc_phase() {
   rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :
 }
 
-# Phase 1: customize (test/steps/upgrade.test.ts:27)
+# Phase 1: customize (test/steps/upgrade.test.ts:35)
 if imgc_wanted customize; then
   imgc_phase 01-customize
 fi
