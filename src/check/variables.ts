@@ -25,8 +25,9 @@ const fields = (value: unknown, at: string, out: [string, string][]): void => {
     }
 };
 
-/** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references. */
-export const isAllowed = (kind: Step['kind'], at: string): boolean =>
+/** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references (where in `value` the kind says). */
+export const isAllowed = (kind: Step['kind'], at: string, value: string): boolean =>
+  (allKinds().get(kind)?.variablesIn?.(value) ?? true) &&
   allowed(kind).some((f) =>
     f.endsWith('[*]')
       ? at.startsWith(f.slice(0, -2)) && /^\d+\]$/.test(at.slice(f.length - 2))
@@ -44,13 +45,13 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
     fields(value, '', found);
     // The derived facts repeat the step's own fields: report the field, once.
     const ownFields = found.filter(([at]) => !/^(provides|requires|removes)\b/.test(at));
-    const reported = ownFields.some(([at, v]) => hasMarker(v) && !(kind !== undefined && isAllowed(kind, at)));
+    const reported = ownFields.some(([at, v]) => hasMarker(v) && !(kind !== undefined && isAllowed(kind, at, v)));
     for (const [at, s] of reported ? ownFields : found) {
       if (!hasMarker(s)) continue;
       const where = `${id}${id && at ? '.' : ''}${at}`;
       const names = referencedIn(s);
       const rest = splitMarkers(s).filter((p): p is string => typeof p === 'string').join('');
-      if (kind === undefined || !isAllowed(kind, at)) {
+      if (kind === undefined || !isAllowed(kind, at, s)) {
         out.push(
           diagnostic('IMGC0011', `${where} uses ${names.length ? `variable ${names.map((n) => `'${n}'`).join(', ')}` : 'a variable marker'} where a literal is needed`, {
             loc,

@@ -3,7 +3,7 @@
 import { z } from '../util/zod.js';
 import { PackageSpec, stepBase } from '../core/fields.js';
 import { packageName } from '../core/packages.js';
-import { displayMarkers } from '../core/variables.js';
+import { displayMarkers, hasMarker } from '../core/variables.js';
 import { isInstalled } from '../core/root.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
@@ -41,6 +41,11 @@ export const packages = {
   inRoot: true,
   chroot: { mounts: () => true, network: () => true },
   variables: ['names[*]'],
+  // Only in the version: the name is a fact key (a reference there is IMGC0011).
+  variablesIn: (spec) => {
+    const eq = spec.indexOf('=');
+    return eq > 0 && !hasMarker(spec.slice(0, eq));
+  },
 
   shell: (s, ctx) => (s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names)),
   ansible: (s, ctx) => {

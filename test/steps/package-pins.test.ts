@@ -29,10 +29,14 @@ describe('packages: versions from variables', () => {
     expect(ir.phases[0]!.steps[0]!.provides).toEqual(expect.arrayContaining([{ kind: 'package', key: 'jq' }, { kind: 'package', key: 'socat' }]));
   });
 
-  it('a variable in the name of a spec is refused (IMGC1004), with what may hold one', () => {
+  it('a variable in the name of a spec is IMGC0011 at the step; an invalid version around one is IMGC1004', () => {
     const step = ir.phases[0]!.steps[0]!;
-    const bad = { ...ir, phases: [{ ...ir.phases[0]!, steps: [{ ...step, names: [`${jq}=1`] }] }] } as Image;
-    expect(validateImage(bad).diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([
+    const withNames = (names: string[]) => ({ ...ir, phases: [{ ...ir.phases[0]!, steps: [{ ...step, provides: [], names }] }] }) as Image;
+    expect(validateImage(withNames([`${jq}=1`])).diagnostics).toEqual([]);
+    expect(checkImage(withNames([`${jq}=1`])).map((d) => `${d.code} ${d.message}`)).toEqual([
+      "IMGC0011 customize.1.packages.names[0] uses variable 'jq_version' where a literal is needed",
+    ]);
+    expect(validateImage(withNames([`jq=${jq} x`])).diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual([
       'IMGC1004 invalid phases.0.steps.0.names.0: a variable may stand only in the version of a package spec (name=${version}); the name is a literal',
     ]);
   });
