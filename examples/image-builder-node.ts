@@ -55,6 +55,7 @@ export default image('image-builder-node')
       .maskService('apt-daily.service')
       .maskService('apt-daily-upgrade.service')
       .maskService('unattended-upgrades')
+      .upgrade({ dist: true }) // role setup: a dist-upgrade before the installs
       .packages(commonDebs)
       .packages(['libseccomp2'])
       // Not in the catalog: the install says what it brings, for the checker and the types.

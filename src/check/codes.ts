@@ -11,7 +11,7 @@ export const diagnosticCodes = {
   IMGC0008: { severity: 'warning', title: 'user or group created twice', fix: 'drop the second step' },
   IMGC0009: { severity: 'warning', title: 'package installed twice', fix: 'drop the second install' },
   IMGC0010: { severity: 'warning', title: 'artifact output named twice', fix: 'give each artifact its own output name' },
-  IMGC0011: { severity: 'error', title: 'variable used where a literal is needed', fix: 'use variables only in file contents, commands, script hooks, apt repository and webhook URLs and cloud image settings; write a literal here' },
+  IMGC0011: { severity: 'error', title: 'variable used where a literal is needed', fix: 'use variables only in file contents, commands, script hooks, apt repository and webhook URLs, package versions and cloud image settings; write a literal here' },
   IMGC0012: { severity: 'error', title: 'a path made a different kind of thing than an earlier step made it', fix: 'remove the path before making it again as another kind, or use another path' },
   IMGC1001: { severity: 'error', title: 'TypeScript error in the definition', fix: 'fix the reported TypeScript error; many are broken contracts caught by the types' },
   IMGC1002: { severity: 'error', title: 'the definition threw while it ran', fix: 'fix the error at the reported line' },

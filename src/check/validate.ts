@@ -41,7 +41,7 @@ const misplacedReference = (root: unknown, at: readonly PropertyKey[]): boolean 
   }
   if (typeof node !== 'string' || !hasMarker(node)) return false;
   const field = (step?.rest ?? []).map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i ? '.' : ''}${String(k)}`)).join('');
-  return !step || !isAllowed(step.kind, field);
+  return !step || !isAllowed(step.kind, field, node);
 };
 
 /** The parsed IR, or one IMGC1004 diagnostic per invalid step (or field outside a step). */

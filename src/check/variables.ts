@@ -9,7 +9,7 @@ import { hasMarker, MARK_CLOSE, MARK_OPEN, referencedIn, splitMarkers } from '..
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import { allKinds } from '../steps/index.js';
 
-/** Fields (dotted paths from the step; `*` any key) that may hold references: each kind says (src/steps, `variables`). */
+/** Fields (dotted paths from the step; `*` any key, `[*]` any item) that may hold references: each kind says (src/steps, `variables`). */
 const allowed = (kind: Step['kind']): readonly string[] => allKinds().get(kind)?.variables ?? [];
 
 const fields = (value: unknown, at: string, out: [string, string][]): void => {
@@ -25,9 +25,16 @@ const fields = (value: unknown, at: string, out: [string, string][]): void => {
     }
 };
 
-/** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references. */
-export const isAllowed = (kind: Step['kind'], at: string): boolean =>
-  allowed(kind).some((f) => (f.endsWith('.*') ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)') : at === f));
+/** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references (where in `value` the kind says). */
+export const isAllowed = (kind: Step['kind'], at: string, value: string): boolean =>
+  (allKinds().get(kind)?.variablesIn?.(value) ?? true) &&
+  allowed(kind).some((f) =>
+    f.endsWith('[*]')
+      ? at.startsWith(f.slice(0, -2)) && /^\d+\]$/.test(at.slice(f.length - 2))
+      : f.endsWith('.*')
+        ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)')
+        : at === f,
+  );
 
 /** IMGC0011 for references where a literal is needed, IMGC2001 for markers of no declared variable. */
 export const variableDiagnostics = (ir: Image): Diagnostic[] => {
@@ -38,18 +45,18 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
     fields(value, '', found);
     // The derived facts repeat the step's own fields: report the field, once.
     const ownFields = found.filter(([at]) => !/^(provides|requires|removes)\b/.test(at));
-    const reported = ownFields.some(([at, v]) => hasMarker(v) && !(kind !== undefined && isAllowed(kind, at)));
+    const reported = ownFields.some(([at, v]) => hasMarker(v) && !(kind !== undefined && isAllowed(kind, at, v)));
     for (const [at, s] of reported ? ownFields : found) {
       if (!hasMarker(s)) continue;
       const where = `${id}${id && at ? '.' : ''}${at}`;
       const names = referencedIn(s);
       const rest = splitMarkers(s).filter((p): p is string => typeof p === 'string').join('');
-      if (kind === undefined || !isAllowed(kind, at)) {
+      if (kind === undefined || !isAllowed(kind, at, s)) {
         out.push(
           diagnostic('IMGC0011', `${where} uses ${names.length ? `variable ${names.map((n) => `'${n}'`).join(', ')}` : 'a variable marker'} where a literal is needed`, {
             loc,
             ...(kind ? { stepId: id } : {}),
-            hint: 'variables may stand in file contents, commands, script hooks, apt repository and webhook URLs and cloud image settings',
+            hint: 'variables may stand in file contents, commands, script hooks, apt repository and webhook URLs, package versions and cloud image settings',
           }),
         );
       } else if (rest.includes(MARK_OPEN) || rest.includes(MARK_CLOSE) || names.some((n) => !declared.has(n))) {

@@ -1,5 +1,5 @@
 // What a runtime step may create on a live host (a user, a group, a path, a
-// package, an enabled service, a line of a file), each with the token the
+// package, an enabled service, a line or a block of a file), each with the token the
 // host's record keeps when the step really created it there: decommission
 // undoes recorded creations only, in reverse order (src/compilers/runtime.ts).
 // Step kinds say what they create (src/steps, `runtime`); the shell and
@@ -16,5 +16,7 @@ export type Creation =
   | { readonly token: string; readonly kind: 'package'; readonly name: string }
   | { readonly token: string; readonly kind: 'service'; readonly unit: string }
   /** The line of `file` whose key is `key` (text before `sep`; the whole line when sep is ''). */
-  | { readonly token: string; readonly kind: 'line'; readonly file: string; readonly sep: '=' | ''; readonly key: string };
+  | { readonly token: string; readonly kind: 'line'; readonly file: string; readonly sep: '=' | ''; readonly key: string }
+  /** The block of `file` between the marker lines `marker` makes ({mark} as BEGIN and END). */
+  | { readonly token: string; readonly kind: 'block'; readonly file: string; readonly marker: string };
 

@@ -33,8 +33,16 @@ const parsers: Record<PackageManager, (spec: string) => PackageSpec> = {
   dnf: (spec) => ({ name: spec }),
 };
 
-/** The parts of `spec`; one holding a variable reference is left whole (the checker refuses it: IMGC0011). */
-export const parsePackageSpec = (spec: string, family: PackageManager = 'apt'): PackageSpec => (hasMarker(spec) ? { name: spec } : parsers[family](spec));
+/**
+ * The parts of `spec`. A variable reference may stand in an apt version
+ * (`kubelet=${v}`: the name is still known); a spec with one anywhere else is
+ * left whole (the IR refuses it).
+ */
+export const parsePackageSpec = (spec: string, family: PackageManager = 'apt'): PackageSpec => {
+  if (!hasMarker(spec)) return parsers[family](spec);
+  const eq = spec.indexOf('=');
+  return family === 'apt' && eq > 0 && !hasMarker(spec.slice(0, eq)) ? parsers[family](spec) : { name: spec };
+};
 
 /** The package's name without arch qualifier or version pin. */
 export const packageName = (spec: string, family: PackageManager = 'apt'): string => parsePackageSpec(spec, family).name;

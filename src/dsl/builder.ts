@@ -11,6 +11,8 @@ import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
 import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
+import type { LineInFileOptions } from '../steps/line-in-file.js';
+import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
@@ -427,6 +429,26 @@ export class StepBuilder<
   /** Empties files, keeping them, their owner and mode (logs, machine-id); globs as for `remove`. */
   truncate(paths: readonly `/${string}`[]): this {
     return this.add<'clean'>(kinds.clean.make('truncate', paths)) as never;
+  }
+
+  /**
+   * One line of an existing file, as Ansible's lineinfile: present replaces the
+   * last line `regexp` matches (else appends `line`); absent removes the lines
+   * `regexp` matches, or equal to `line`. The regexp is the syntax Python and awk
+   * share (docs/file-edits.md).
+   */
+  lineInFile<const D extends string>(path: Ref<P, D>, opts: LineInFileOptions): this {
+    return this.add<'lineInFile'>(kinds.lineInFile.make(path as string, opts)) as never;
+  }
+
+  /** Upgrades the installed packages (apt-get upgrade; `dist: true`: dist-upgrade); held packages stay. */
+  upgrade(opts: { dist?: boolean } = {}): this {
+    return this.add<'upgrade'>(kinds.upgrade.make(opts)) as never;
+  }
+
+  /** Lines of an existing file between marker lines, as Ansible's blockinfile: replaced, appended, or removed (state absent). */
+  blockInFile<const D extends string>(path: Ref<P, D>, block: string, opts: BlockInFileOptions = {}): this {
+    return this.add<'blockInFile'>(kinds.blockInFile.make(path as string, block, opts)) as never;
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */

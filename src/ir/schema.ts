@@ -48,6 +48,9 @@ export const DownloadStep = stepSchemas.DownloadStep;
 export const ArchiveStep = stepSchemas.ArchiveStep;
 export const UnitStep = stepSchemas.UnitStep;
 export const RestartStep = stepSchemas.RestartStep;
+export const LineInFileStep = stepSchemas.LineInFileStep;
+export const BlockInFileStep = stepSchemas.BlockInFileStep;
+export const UpgradeStep = stepSchemas.UpgradeStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

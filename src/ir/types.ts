@@ -314,8 +314,44 @@ export type RestartStep = {
     loc?: SourceLocation | undefined;
     description?: string | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep;
+export type LineInFileStep = {
+    kind: "lineInFile";
+    path: string;
+    state: "absent" | "present";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    line?: string | undefined;
+    regexp?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type BlockInFileStep = {
+    kind: "blockInFile";
+    path: string;
+    block: string;
+    marker: string;
+    state: "absent" | "present";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type UpgradeStep = {
+    kind: "upgrade";
+    dist: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+};
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | UpgradeStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | UpgradeStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

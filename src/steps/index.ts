@@ -24,6 +24,9 @@ import { hold } from './hold.js';
 import { artifact } from './artifact.js';
 import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
+import { lineInFile } from './line-in-file.js';
+import { blockInFile } from './block-in-file.js';
+import { upgrade } from './upgrade.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
 import { download } from './download.js';
 import { archive } from './archive.js';
@@ -31,7 +34,7 @@ import { unit } from './unit.js';
 import { restart } from './restart.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, upgrade } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -65,6 +68,9 @@ export const stepSchemas = {
   ArchiveStep: archive.schema,
   UnitStep: unit.schema,
   RestartStep: restart.schema,
+  LineInFileStep: lineInFile.schema,
+  BlockInFileStep: blockInFile.schema,
+  UpgradeStep: upgrade.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -91,6 +97,9 @@ export const phaseStepSchemas = [
   archive.schema,
   unit.schema,
   restart.schema,
+  lineInFile.schema,
+  blockInFile.schema,
+  upgrade.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

@@ -199,11 +199,13 @@ export interface StepKind<S extends StepCommon = StepCommon> {
    */
   downloads?(s: S): readonly Download[];
   /**
-   * The fields (dotted paths from the step; `*` any key) that may hold
+   * The fields (dotted paths from the step; `*` any key, `[*]` any item) that may hold
    * variable references: values a target reads as text. Anywhere else a
    * reference is IMGC0011 (src/check/variables.ts). Absent: none.
    */
   readonly variables?: readonly string[];
+  /** Whether the references in `value` (of a field `variables` names) stand where the kind takes them. Absent: anywhere in the field. */
+  variablesIn?(value: string): boolean;
 
   readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere<S>;
   readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere<S>;

@@ -3,6 +3,7 @@
 import { z } from '../util/zod.js';
 import { PackageSpec, stepBase } from '../core/fields.js';
 import { packageName } from '../core/packages.js';
+import { displayMarkers, hasMarker } from '../core/variables.js';
 import { isInstalled } from '../core/root.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
@@ -10,8 +11,24 @@ import { packageManagers } from './package-managers.js';
 import { str } from '../emit/cloud-init/quote.js';
 import type { StepKind } from './kind.js';
 
+/**
+ * A package pinned to a version that references variables (`kubelet=${v}`):
+ * the name stays a literal, so the package is still a fact the checker and
+ * the types know; the version is resolved when the output runs.
+ */
+const PinFromVariable = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?=(?:[A-Za-z0-9+.:~_-]|\uE000var:[a-z][a-z0-9_]*\uE001)*\uE000var:[a-z][a-z0-9_]*\uE001(?:[A-Za-z0-9+.:~_-]|\uE000var:[a-z][a-z0-9_]*\uE001)*\*?$/,
+    'a variable may stand only in the version of a package spec (name=${version}); the name is a literal',
+  );
+const Spec = z.union([PackageSpec, PinFromVariable], {
+  // The literal spec's message, unless the spec references a variable.
+  error: (issue) => (issue.code === 'invalid_union' ? (/\uE000/.test(String(issue.input)) ? issue.errors[1]?.[0]?.message : issue.errors[0]?.[0]?.message) : undefined),
+});
+
 const schema = z
-  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(PackageSpec).min(1) })
+  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(Spec).min(1) })
   .strict();
 type PackagesStep = z.infer<typeof schema>;
 
@@ -23,11 +40,17 @@ export const packages = {
   touches: (s) => ({ changes: s.names.map((n) => ({ kind: 'package' as const, key: n.split('=')[0]! })), packageManager: true }),
   inRoot: true,
   chroot: { mounts: () => true, network: () => true },
+  variables: ['names[*]'],
+  // Only in the version: the name is a fact key (a reference there is IMGC0011).
+  variablesIn: (spec) => {
+    const eq = spec.indexOf('=');
+    return eq > 0 && !hasMarker(spec.slice(0, eq));
+  },
 
   shell: (s, ctx) => (s.action === 'install' ? ctx.pm.install(s.names) : ctx.pm.remove(s.names)),
   ansible: (s, ctx) => {
     const pm = packageManagers[ctx.base.packageManager].ansible;
-    const list = labelText(s.names.join(', '));
+    const list = labelText(displayMarkers(s.names.join(', ')));
     if (s.action === 'remove') return [task({ name: stepTaskName(`Remove ${list}`, s), module: pm.module, args: pm.remove(s.names) })];
     const refresh = ctx.refresh;
     ctx.refresh = false;

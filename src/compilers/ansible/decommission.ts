@@ -1,6 +1,7 @@
 // --decommission: decommission.yml, the inverse of the runtime phases on hosts
 // runtime.yml provisioned. It reads the host's record (../runtime.ts) and
 // undoes only what it lists, in reverse order, then removes the record.
+import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
@@ -68,6 +69,15 @@ const undoTasks = (c: Creation, step: Step, ir: Image, n: number): Task[] => {
           name: name(`remove the line ${labelText(c.key)} of ${labelText(c.file)}`),
           module: 'ansible.builtin.lineinfile',
           args: map({ path: unsafe(c.file), regexp: unsafe(lineRegexp(c)), state: word('absent') }),
+          keywords: [when(rec)],
+        }),
+      ];
+    case 'block':
+      return [
+        task({
+          name: name(`remove the block ${labelText(blockMarkers(c)[0])} of ${labelText(c.file)}`),
+          module: 'ansible.builtin.blockinfile',
+          args: map({ path: unsafe(c.file), marker: unsafe(c.marker), state: word('absent') }),
           keywords: [when(rec)],
         }),
       ];

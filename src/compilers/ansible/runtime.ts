@@ -4,6 +4,7 @@
 // ansible.builtin.fail with it, before any play changes anything. The steps
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
+import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
@@ -159,6 +160,19 @@ const absentBefore = (c: Creation, reg: string, step: Step, pm: Image['base']['p
         ],
         absent: `(${reg}.found | default(0)) == 0`,
       };
+    case 'block':
+      return {
+        tasks: [
+          task({
+            name: what,
+            module: 'ansible.builtin.lineinfile',
+            comments: ['Check mode: reports changed when the block\'s begin marker is there; changes nothing.'],
+            args: map({ path: unsafe(c.file), regexp: unsafe(`^${pythonRegexLiteral(blockMarkers(c)[0])}$`), state: word('absent') }),
+            keywords: [entry('check_mode', bool(true)), entry('register', word(reg)), entry('changed_when', bool(false))],
+          }),
+        ],
+        absent: `(${reg}.found | default(0)) == 0`,
+      };
   }
 };
 
@@ -177,6 +191,8 @@ export const describe = (c: Creation): string => {
       return `enabled ${c.unit}`;
     case 'line':
       return `${c.key} in ${c.file}`;
+    case 'block':
+      return `block '${blockMarkers(c)[0]}' in ${c.file}`;
   }
 };
 

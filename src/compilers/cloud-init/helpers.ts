@@ -174,6 +174,10 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ],
   },
+  eol: fromShell('eol'),
+  lineinfile: fromShell('lineinfile'),
+  blockinfile: fromShell('blockinfile'),
+  aptUpgrade: fromShell('aptUpgrade'),
 };
 
 const order = Object.keys(helpers) as HelperName[];

@@ -2,6 +2,7 @@
 // that provision.sh (imgc compile --target shell --runtime) provisioned. It
 // undoes only what the host's record lists (see ../runtime.ts), in reverse
 // order, then removes the record.
+import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import type { Image } from '../../ir/schema.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
@@ -160,6 +161,10 @@ const undo = (c: Creation, need: Set<UndoHelper>, used: Set<HelperName>): string
       need.add('dropLine');
       used.add('file');
       return guard(c.token, [`imgc_drop_line ${words([c.file, c.sep, c.key])}`]);
+    case 'block':
+      // The phase scripts' own helper: an empty block removes the markers and what lies between them.
+      used.add('blockinfile');
+      return guard(c.token, [`imgc_blockinfile ${words([c.file, ...blockMarkers(c), ''])}`]);
     case 'user':
       need.add('user');
       if (!c.home) return guard(c.token, [`imgc_undo_user ${word(c.name)} 0`]);

@@ -5,6 +5,7 @@
 // Every step records what it created on the host (see ../runtime.ts), which
 // decommission.sh reads. Webhook and event hooks run on the machine driving
 // the run: hooks/NN-<phase>-{pre,post}.sh, as in the build output.
+import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
@@ -68,6 +69,12 @@ export const runtimeHelpers = {
     '  \' "$1"',
     '}',
   ),
+  hasBlock: lines(
+    '# imgc_has_block FILE BEGIN END: FILE has the marker lines BEGIN and END of a block.',
+    'imgc_has_block() {',
+    '  [ -f "$1" ] && grep -qxF -- "$2" "$1" && grep -qxF -- "$3" "$1"',
+    '}',
+  ),
   osRelease: lines(
     '# imgc_os_field NAME: the value of NAME in /etc/os-release, unquoted (empty when missing).',
     'imgc_os_field() {',
@@ -114,6 +121,8 @@ export const probe = (c: Creation, pm: Image['base']['packageManager']): { test:
       return { test: `imgc_enabled ${word(c.unit)}`, helpers: [], own: ['enabled'] };
     case 'line':
       return { test: `imgc_has_line ${words([c.file, c.sep, c.key])}`, helpers: [], own: ['hasLine'] };
+    case 'block':
+      return { test: `imgc_has_block ${words([c.file, ...blockMarkers(c)])}`, helpers: [], own: ['hasBlock'] };
   }
 };
 

@@ -35,7 +35,11 @@ export type HelperName =
   | 'aptInstall'
   | 'aptRemove'
   | 'hold'
-  | 'unhold';
+  | 'unhold'
+  | 'eol'
+  | 'lineinfile'
+  | 'blockinfile'
+  | 'aptUpgrade';
 
 
 /** Shell lines for a step's body and the helpers they call. */

@@ -118,22 +118,22 @@ if imgc_wanted customize; then
   imgc_phase 01-customize
 fi
 
-# Phase 2: provision (image-builder-node.ts:63)
+# Phase 2: provision (image-builder-node.ts:64)
 if imgc_wanted provision; then
   imgc_phase 02-provision
 fi
 
-# Phase 3: sysprep (image-builder-node.ts:160)
+# Phase 3: sysprep (image-builder-node.ts:161)
 if imgc_wanted sysprep; then
   imgc_phase 03-sysprep
 fi
 
-# Phase 4: artifact (image-builder-node.ts:186)
+# Phase 4: artifact (image-builder-node.ts:187)
 if imgc_wanted artifact; then
   imgc_phase 04-artifact
 fi
 
-# Phase 5: verify (image-builder-node.ts:187)
+# Phase 5: verify (image-builder-node.ts:188)
 if imgc_wanted verify; then
   imgc_phase 05-verify
 fi

@@ -23,6 +23,27 @@ esac
 # shellcheck source=helpers.sh
 . "$imgc_here/helpers.sh"
 
+# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions
+# of the sources, as Ansible's apt module does it (upgrade adds new dependencies,
+# removes nothing); held packages stay. Lists updated first, once per run.
+imgc_apt_upgrade() {
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
+  fi
+  set -- "$1" --no-install-recommends
+  if [ "$1" = upgrade ]; then
+    set -- "$@" --with-new-pkgs
+  fi
+  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).
+  if ! LC_ALL=C apt-get -s "$@" | grep -Eq '^(Inst|Remv) '; then
+    return 0
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get -y \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
 # --- steps -----------------------------------------------------------------
 
 # customize.1.mask (image-builder-node.ts:53): mask apt-daily.timer
@@ -55,22 +76,28 @@ step_5() {
 }
 imgc_run customize.5.mask step_5
 
-# customize.6.packages (image-builder-node.ts:58): install auditd apt-transport-https chrony ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
+# customize.6.upgrade (image-builder-node.ts:58): apt-get dist-upgrade: installed packages at the newest versions of the sources
 step_6() {
-  imgc_apt_install auditd apt-transport-https chrony ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
+  imgc_apt_upgrade dist-upgrade
 }
-imgc_run customize.6.packages step_6
+imgc_run customize.6.upgrade step_6
 
-# customize.7.packages (image-builder-node.ts:59): install libseccomp2
+# customize.7.packages (image-builder-node.ts:59): install auditd apt-transport-https chrony ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
 step_7() {
-  imgc_apt_install libseccomp2
+  imgc_apt_install auditd apt-transport-https chrony ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
 }
 imgc_run customize.7.packages step_7
 
-# customize.8.packages (image-builder-node.ts:61): install udev
+# customize.8.packages (image-builder-node.ts:60): install libseccomp2
 step_8() {
-  imgc_apt_install udev
+  imgc_apt_install libseccomp2
 }
 imgc_run customize.8.packages step_8
+
+# customize.9.packages (image-builder-node.ts:62): install udev
+step_9() {
+  imgc_apt_install udev
+}
+imgc_run customize.9.packages step_9
 
 printf 'imgc-phase %s done changed=%s\n' customize "$imgc_changed" >&3

@@ -1,0 +1,182 @@
+// The lineInFile and blockInFile kinds: their outputs for every target
+// (golden and real tools), what the IR refuses (a regexp Python and awk read
+// differently, a line its own regexp misses, a block holding its markers),
+// the checker's reading (the file must be known), and the shell rendering run
+// twice next to Ansible's lineinfile/blockinfile run twice on the same files:
+// the same bytes, nothing changed the second time.
+import { chmodSync, cpSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkImage } from '../../src/check/checker.js';
+import { compilers } from '../../src/compilers/index.js';
+import { validateImage } from '../../src/check/validate.js';
+import { image } from '../../src/index.js';
+import type { Image } from '../../src/ir/schema.js';
+import { kinds } from '../../src/steps/index.js';
+import { verifyRoot } from '../../src/verify/index.js';
+import { debian12 } from '../../stdlib/bases.js';
+import { imageOf, phase, run, workspace, writeFiles } from '../compilers/ansible-support.js';
+import { outcomes, parseProgress, runSh } from '../compilers/shell-support.js';
+import { outputTests } from './support.js';
+
+const definition = image('file-edits-test')
+  .base(debian12())
+  .customize((p) =>
+    p
+      .file('/etc/app.conf', { content: '# app\nPermitRootLogin yes\n', mode: '0640' })
+      .lineInFile('/etc/app.conf', { line: 'PermitRootLogin no', regexp: '^#?PermitRootLogin[ \\t]' })
+      .lineInFile('/etc/fstab', { line: 'tmpfs /tmp tmpfs defaults 0 0' })
+      .lineInFile('/etc/app.conf', { regexp: '^# app$', state: 'absent' })
+      .blockInFile('/etc/app.conf', 'Match User ops\n  X11Forwarding no\n', { marker: '# {mark} ops (imgc)' })
+      .blockInFile('/etc/fstab', '', { state: 'absent' }),
+  );
+const ir = definition.toIR('file-edits-test.ts');
+
+const codes = (bad: Image) => validateImage(bad).diagnostics.map((d) => `${d.code} ${d.message}`);
+const oneStep = (s: object) => ({ ...ir, phases: [{ ...ir.phases[0]!, steps: [{ ...ir.phases[0]!.steps[1]!, ...s }] }] }) as Image;
+
+describe('lineInFile and blockInFile', () => {
+  it('check clean, and are valid IR', () => {
+    expect(validateImage(ir).diagnostics).toEqual([]);
+    expect(checkImage(ir)).toEqual([]);
+  });
+
+  it('refuse a regexp that Python and awk read differently, or that misses its own line (IMGC1004)', () => {
+    const bad: [object, string][] = [
+      [{ regexp: '^\\s*PermitRootLogin' }, "'\\s' is read differently by Python and awk"],
+      [{ regexp: '^x{2}', line: 'xx' }, 'intervals'],
+      [{ regexp: '^[\\]]', line: ']' }, 'backslash inside [...]'],
+      [{ regexp: '^[[:space:]]', line: ' ' }, 'classes are POSIX only'],
+      [{ regexp: '^a*?', line: 'a' }, 'two quantifiers'],
+      [{ regexp: '(?i)x', line: 'x' }, "'(?' extensions"],
+      [{ regexp: '^Port ', line: 'PermitRootLogin no' }, "does not match the line 'PermitRootLogin no', so a second run would not find it"],
+      [{ line: undefined }, 'a present line needs its text'],
+    ];
+    for (const [s, msg] of bad) {
+      const got = codes(oneStep(s));
+      expect(got, JSON.stringify(s)).toHaveLength(1);
+      expect(got[0], JSON.stringify(s)).toMatch(/^IMGC1004 /);
+      expect(got[0]).toContain(msg);
+    }
+  });
+
+  it('refuse a block holding its own marker line, or a marker without {mark} (IMGC1004)', () => {
+    const block = ir.phases[0]!.steps[4]!;
+    const withBlock = (s: object) => ({ ...ir, phases: [{ ...ir.phases[0]!, steps: [{ ...block, ...s }] }] }) as Image;
+    expect(codes(withBlock({ block: 'a\n# END ops (imgc)\n' }))).toEqual([expect.stringContaining('IMGC1004 invalid phases.0.steps.0.block: the block holds one of its own marker lines')]);
+    expect(codes(withBlock({ marker: '# managed' }))).toEqual([expect.stringContaining('the marker holds {mark}')]);
+  });
+
+  it('need the file: an edit of a path nothing made is IMGC0001', () => {
+    const later = image('x')
+      .base(debian12())
+      // @ts-expect-error -- the path is no known fact
+      .customize((p) => p.lineInFile('/etc/nowhere.conf', { line: 'x' }))
+      .toIR('x.ts');
+    expect(checkImage(later).map((d) => d.code)).toEqual(['IMGC0001']);
+  });
+
+  outputTests(ir, 'steps-file-edits');
+});
+
+// The same edits on the same files, by the shell helpers and by Ansible's modules.
+const cases = (root: string): Image => {
+  const f = (n: string) => path.join(root, n) as `/${string}`;
+  return imageOf([
+    phase('edit', [
+      { kind: 'lineInFile', path: f('a.conf'), line: 'PermitRootLogin no', regexp: '^#?PermitRootLogin[ \\t]', state: 'present' },
+      { kind: 'lineInFile', path: f('a.conf'), regexp: '^foo$', state: 'absent' },
+      { kind: 'lineInFile', path: f('b.conf'), line: 'added', state: 'present' },
+      { kind: 'lineInFile', path: f('c.conf'), line: 'keep', state: 'present' },
+      { kind: 'lineInFile', path: f('c.conf'), line: 'gone', state: 'absent' },
+      { kind: 'blockInFile', path: f('d.conf'), block: 'new 1\n\nnew 3', marker: '# {mark} IMGC MANAGED BLOCK', state: 'present' },
+      { kind: 'blockInFile', path: f('e.conf'), block: "it's $HOME `id` {{ x }}\n", marker: '## {mark} e', state: 'present' },
+      { kind: 'blockInFile', path: f('f.conf'), block: '', marker: '# {mark} IMGC MANAGED BLOCK', state: 'absent' },
+      { kind: 'lineInFile', path: f('g.link'), line: 'through the link', state: 'present' },
+    ]),
+  ]);
+};
+const before: Record<string, string> = {
+  'a.conf': '# head\nPermitRootLogin yes\nfoo\n#PermitRootLogin prohibit-password\nlast line',
+  'b.conf': 'x\r\ny',
+  'c.conf': 'keep\ngone\nkept\n',
+  'd.conf': 'top\n# BEGIN IMGC MANAGED BLOCK\nold\n# END IMGC MANAGED BLOCK\nbottom\n',
+  'e.conf': 'no line break at the end',
+  // Ends in a line break: blockinfile adds one to a last line without when it
+  // finds no block, so its second run would change such a file (docs/file-edits.md).
+  'f.conf': 'a\n# BEGIN IMGC MANAGED BLOCK\nx\n# END IMGC MANAGED BLOCK\nb\n',
+  'g.conf': 'g\n',
+};
+const seed = (dir: string): void => {
+  mkdirSync(dir, { recursive: true });
+  for (const [n, text] of Object.entries(before)) writeFileSync(path.join(dir, n), text);
+  chmodSync(path.join(dir, 'a.conf'), 0o600);
+  symlinkSync('g.conf', path.join(dir, 'g.link'));
+};
+const contents = (dir: string): Record<string, string> => Object.fromEntries(Object.keys(before).map((n) => [n, readFileSync(path.join(dir, n), 'utf8')]));
+
+describe('lineInFile and blockInFile: shell and Ansible, twice each, on the same files', () => {
+  const ws = workspace('file-edits');
+  const shDir = path.join(ws.root, 'sh');
+  const ansDir = path.join(ws.root, 'ansible');
+  const shIr = cases(shDir);
+  const ids = shIr.phases[0]!.steps.map((s) => s.id);
+  let script: string;
+  beforeAll(() => {
+    seed(shDir);
+    seed(ansDir);
+    writeFiles(path.join(ws.root, 'sh-out'), compilers.shell.compile(shIr, {}));
+    script = path.join(ws.root, 'sh-out', 'phases/01-edit.sh');
+    writeFiles(ws.out, compilers.ansible.compile(cases(ansDir), {}));
+  });
+  afterAll(() => ws.remove());
+
+  it('shell: changes what differs the first time, nothing the second; owner, mode and links stay', async () => {
+    const first = await runSh(script);
+    expect(first.exitCode, first.stderr).toBe(0);
+    expect(outcomes(parseProgress(first.stdout))).toEqual(new Map(ids.map((id, i) => [id, i === 3 ? 'unchanged' : 'changed'])));
+    expect(contents(shDir)).toMatchObject({
+      'a.conf': '# head\nPermitRootLogin yes\nPermitRootLogin no\nlast line',
+      'b.conf': 'x\r\ny\nadded\n',
+      'c.conf': 'keep\nkept\n',
+      'd.conf': 'top\n# BEGIN IMGC MANAGED BLOCK\nnew 1\n\nnew 3\n# END IMGC MANAGED BLOCK\nbottom\n',
+      'e.conf': "no line break at the end\n## BEGIN e\nit's $HOME `id` {{ x }}\n## END e\n",
+      'f.conf': 'a\nb\n',
+      'g.conf': 'g\nthrough the link\n',
+    });
+    expect(statSync(path.join(shDir, 'a.conf')).mode & 0o7777).toBe(0o600);
+    expect(lstatSync(path.join(shDir, 'g.link')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(path.join(shDir, 'g.link'))).toBe('g.conf');
+    const second = await runSh(script);
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect([...outcomes(parseProgress(second.stdout)).values()]).toEqual(ids.map(() => 'unchanged'));
+  });
+
+  it('ansible: the same bytes as the shell, and changed=0 the second time', async () => {
+    const play = () => run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'site.yml'], ws.out, ws.home);
+    const first = await play();
+    expect(first.exitCode, first.all).toBe(0);
+    const second = await play();
+    expect(second.exitCode, second.all).toBe(0);
+    expect(second.all).toMatch(/localhost\s*:\s*ok=\d+\s+changed=0\s/);
+    expect(contents(ansDir)).toEqual(contents(shDir));
+    expect(statSync(path.join(ansDir, 'a.conf')).mode & 0o7777).toBe(0o600);
+  }, 300_000);
+
+  it('verify: the edits hold after the run, and not before', () => {
+    const mine = (dir: string) =>
+      verifyRoot(cases(dir), '/')
+        .failures.filter((f) => f.what.includes(dir))
+        .map((f) => f.what);
+    const fresh = path.join(ws.root, 'fresh');
+    seed(fresh);
+    expect(mine(fresh).length).toBeGreaterThanOrEqual(6);
+    expect(mine(shDir)).toEqual([]);
+  });
+
+  it('describe and comment the steps', () => {
+    const [line, absent] = shIr.phases[0]!.steps as [never, never];
+    expect(kinds.lineInFile.describe(line)).toBe(`line 'PermitRootLogin no' in '${shDir}/a.conf'`);
+    expect(kinds.lineInFile.describe(absent)).toBe(`lines matching /^foo$/ removed from '${shDir}/a.conf'`);
+  });
+});
