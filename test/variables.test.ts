@@ -130,7 +130,7 @@ describe('variables: a raw command takes values from its environment', () => {
     const argv = readFileSync(path.join(root, 'argv'), 'utf8');
     expect(argv).toMatch(/^\/bin\/sh -ec /);
     expect(argv).not.toContain('s3cr');
-    await execa('shellcheck', ['-s', 'sh', script]);
+    await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', script]);
   });
 
   it('ansible: the task passes it through environment, the command names it', async () => {

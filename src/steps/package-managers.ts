@@ -37,6 +37,8 @@ export interface AnsibleRendering {
   readonly query: { argv(name: string): Node[]; installed(reg: string): string };
   /** A module and its arguments holding (or releasing) one installed package at its version. */
   hold?(name: string, held: boolean): { module: string; args: YMap };
+  /** Arguments that upgrade the installed packages (`dist`: dependencies may change), with the task's comment. */
+  upgrade?(dist: boolean): { args: YMap; comment: string };
 }
 
 export interface RunnerRendering {
@@ -60,6 +62,9 @@ const safe = (ns: readonly string[]): string => {
   return ns.join(' ');
 };
 
+/** apt-get's command for an upgrade. */
+export const aptUpgrade = (dist: boolean): string => (dist ? 'dist-upgrade' : 'upgrade');
+
 const aptRemove = (ns: readonly string[]): YMap => map({ name: names(ns), state: word('absent'), policy_rc_d: int(101) });
 
 const apt: PackageManagerRecord = {
@@ -72,12 +77,14 @@ const apt: PackageManagerRecord = {
     },
     installed: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
     hold: (ns, held) => ({ lines: [`imgc_${held ? 'hold' : 'unhold'} ${words(ns)}`], helpers: [held ? 'hold' : 'unhold'] }),
+    upgrade: (dist) => ({ lines: [`imgc_apt_upgrade ${aptUpgrade(dist)}`], helpers: ['aptUpgrade'] }),
   },
   cloudInit: {
     install: (ns) => ({ argv: ['imgc_apt_install', ...ns], helpers: ['aptInstall'] }),
     remove: (ns) => ({ argv: ['imgc_apt_purge', ...ns], helpers: ['aptPurge'] }),
     sourcesChanged: { argv: ['imgc_apt_changed'], helpers: ['aptChanged'] },
     hold: (ns, held) => ({ argv: [held ? 'imgc_hold' : 'imgc_unhold', ...ns], helpers: [held ? 'hold' : 'unhold'] }),
+    upgrade: (dist) => ({ argv: ['imgc_apt_upgrade', aptUpgrade(dist)], helpers: ['aptUpgrade'] }),
   },
   ansible: {
     module: 'ansible.builtin.apt',
@@ -101,6 +108,10 @@ const apt: PackageManagerRecord = {
       installed: (reg) => `${reg}.stdout == 'install ok installed'`,
     },
     hold: (n, held) => ({ module: 'ansible.builtin.dpkg_selections', args: map({ name: unsafe(n), selection: word(held ? 'hold' : 'install') }) }),
+    upgrade: (dist) => ({
+      args: map({ upgrade: word(dist ? 'dist' : 'safe'), update_cache: bool(true), force_apt_get: bool(true), install_recommends: bool(false), policy_rc_d: int(101) }),
+      comment: dist ? 'apt-get dist-upgrade: dependencies may be added or removed; held packages stay.' : 'apt-get upgrade --with-new-pkgs: nothing is removed; held packages stay.',
+    }),
   },
   runner: {
     python: ['python3', 'python3-apt'],

@@ -6,19 +6,15 @@ import { z } from '../util/zod.js';
 import { fact } from '../core/facts.js';
 import { stepBase } from '../core/fields.js';
 import { isInstalled } from '../core/root.js';
-import { bool, int, word } from '../emit/ansible/quote.js';
-import { map } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { stepTaskName } from '../emit/ansible/names.js';
-import { fn } from '../emit/cloud-init/calls.js';
-import { call, shellLine } from './shared.js';
+import { aptUpgrade, packageManagers } from './package-managers.js';
 import type { StepInput, StepKind } from './kind.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('upgrade'), dist: z.boolean() }).strict();
 type UpgradeStep = z.infer<typeof schema>;
 
-/** apt-get's command for the step. */
-const command = (s: UpgradeStep): string => (s.dist ? 'dist-upgrade' : 'upgrade');
+const command = (s: UpgradeStep): string => aptUpgrade(s.dist);
 
 export const upgrade = {
   kind: 'upgrade',
@@ -32,21 +28,16 @@ export const upgrade = {
   inRoot: true,
   chroot: { mounts: () => true, network: () => true },
 
-  shell: (s) => shellLine(`imgc_apt_upgrade ${command(s)}`, 'aptUpgrade'),
+  shell: (s, ctx) => ctx.pm.upgrade(s.dist),
   ansible: (s, ctx) => {
     // Fresh lists whatever came before: an upgrade to stale lists does nothing.
     ctx.refresh = false;
-    return [
-      task({
-        name: stepTaskName(s.dist ? 'Upgrade the installed packages (dist-upgrade)' : 'Upgrade the installed packages', s),
-        module: 'ansible.builtin.apt',
-        comments: [s.dist ? 'apt-get dist-upgrade: dependencies may be added or removed; held packages stay.' : 'apt-get upgrade --with-new-pkgs: nothing is removed; held packages stay.'],
-        args: map({ upgrade: word(s.dist ? 'dist' : 'safe'), update_cache: bool(true), force_apt_get: bool(true), install_recommends: bool(false), policy_rc_d: int(101) }),
-      }),
-    ];
+    const pm = packageManagers[ctx.base.packageManager].ansible;
+    const { args, comment } = pm.upgrade!(s.dist);
+    return [task({ name: stepTaskName(s.dist ? 'Upgrade the installed packages (dist-upgrade)' : 'Upgrade the installed packages', s), module: pm.module, comments: [comment], args })];
   },
   cloudInit: {
-    run: (s) => [call([fn('aptUpgrade'), command(s)], 'aptUpgrade')],
+    run: (s, ctx) => [ctx.packageManager().upgrade(s.dist)],
   },
   packer: { comment: (s) => `apt-get ${command(s)}` },
 

@@ -15,6 +15,7 @@ import { CompileError, type CompiledFiles } from '../../src/compilers/types.js';
 import type { Image, Phase, Step } from '../../src/ir/schema.js';
 import { goodExamples, imgc, irOf } from '../helpers/cli.js';
 import { expectGolden } from '../helpers/golden.js';
+import { LITERAL_NOTE } from '../../src/emit/shell/quote.js';
 import { CLOUD_INIT, fact, imageOf, parseYaml, phase, python, run, step, uncheckedImageOf, workspace, writeFiles } from './cloud-init-support.js';
 
 type Cfg = Record<string, unknown> & {
@@ -130,13 +131,19 @@ const commonChecks = (getIr: () => Image, getFiles: () => CompiledFiles, ws: Ret
     for (const p of ir.phases.filter((q) => !compiledPhases(ir).includes(q))) for (const s of p.steps) expect(ud).not.toContain(`# ${s.id} (`);
   });
 
-  it('keeps every runcmd and bootcmd entry a list, but the first (the helpers)', () => {
+  it('keeps every runcmd and bootcmd entry a list, but the first (the helpers) and shellcheck notes before a list', () => {
     for (const k of ['runcmd', 'bootcmd'] as const) {
       const list = view[k];
       if (!list) continue;
       expect(typeof list[0]).toBe('string');
       expect(list[0]).toMatch(/^# imgc: stop at the first failed entry .*\nset -eu\n/);
-      for (const e of list.slice(1)) expect(Array.isArray(e) && e.every((w) => typeof w === 'string'), JSON.stringify(e)).toBe(true);
+      list.slice(1).forEach((e, i) => {
+        // A string is a line of the script: only shellcheck's note, about the list that follows.
+        if (typeof e === 'string') {
+          expect(e).toBe(LITERAL_NOTE);
+          expect(Array.isArray(list[i + 2]), `${k}: the note is followed by a list`).toBe(true);
+        } else expect(Array.isArray(e) && e.every((w) => typeof w === 'string'), JSON.stringify(e)).toBe(true);
+      });
     }
   });
 

@@ -37,14 +37,23 @@ const expectedProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): stri
   return provisioner === 'ansible' && ir.variables?.length && list.length ? ['shell-local', ...list, 'shell-local'] : list;
 };
 
-const phaseProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] =>
-  ir.phases.flatMap((p) =>
+const phaseProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] => {
+  // The shell form uploads the phase scripts' helpers.sh once, before the first phase script.
+  let uploaded = false;
+  const rootWork = (p: Phase): string[] => {
+    if (!hasRootWork(p)) return [];
+    if (uploaded) return ['shell'];
+    uploaded = true;
+    return ['file', 'shell'];
+  };
+  return ir.phases.flatMap((p) =>
     provisioner === 'ansible'
       ? p.pre.length || p.post.length || hasRootWork(p)
         ? ['ansible']
         : []
-      : [...hookTypes(p.pre), ...(hasRootWork(p) ? ['shell'] : []), ...hookTypes(p.post)],
+      : [...hookTypes(p.pre), ...rootWork(p), ...hookTypes(p.post)],
   );
+};
 
 const cloudSteps = (ir: Image): StepOf<'cloudImage'>[] =>
   (ir.phases.find((p) => p.name === 'artifact')?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
@@ -312,7 +321,7 @@ describe('packer backend: hooks on both sides in one list', () => {
     await expectValid(dir, '.', vars);
     const { provisioners } = await inspectProvisioners(dir, '.', vars);
     expect(provisioners).toEqual(expectedProvisioners(ir, 'shell'));
-    expect(provisioners.slice(0, 4)).toEqual(['shell-local', 'shell', 'shell-local', 'shell']);
+    expect(provisioners.slice(0, 5)).toEqual(['shell-local', 'shell', 'shell-local', 'file', 'shell']);
   });
 });
 

@@ -5,6 +5,7 @@ import { fn, type HelperName } from './helpers.js';
 import type { Call } from '../../emit/cloud-init/calls.js';
 import type { Hook, Placed, RootStep, Stage } from './plan.js';
 import { json, str } from '../../emit/cloud-init/quote.js';
+import { hasExpansionChars, LITERAL_NOTE } from '../../emit/shell/quote.js';
 import { seq, type Item, type Node } from '../../emit/cloud-init/yaml.js';
 import { summary } from '../summary.js';
 import { kindOf } from '../../steps/index.js';
@@ -69,6 +70,9 @@ const comments = (p: Placed): string[] => [
 /** A list-form entry: plain words in flow style when they fit on a line. */
 const argvNode = (argv: readonly string[]): Node => seq(argv.map(str), { flow: true });
 
+/** runcmd and bootcmd are each one script, a string entry a line of it: here shellcheck's note before the call it is about. */
+const noted = (argv: readonly string[]): Node[] => (hasExpansionChars(argv) ? [str(LITERAL_NOTE), argvNode(argv)] : [argvNode(argv)]);
+
 const call = (argv: readonly string[], ...helpers: HelperName[]): Call => ({ argv, helpers });
 
 /** The runcmd calls of a root step (its kind's rendering) or hook (the frame's hook runner). */
@@ -95,7 +99,7 @@ export const emit = (p: Placed, ctx: StepContext, out: Emission): void => {
       calls.forEach((k) => k.helpers.forEach((h) => out.bootHelpers.add(h)));
       out.bootHelpers.add('once');
       first(
-        calls.map((k) => argvNode([fn('once'), s.id, ...k.argv])),
+        calls.flatMap((k) => noted([fn('once'), s.id, ...k.argv])),
         out.bootcmd,
       );
       return;
@@ -104,7 +108,7 @@ export const emit = (p: Placed, ctx: StepContext, out: Emission): void => {
       const calls = runCalls(s, ctx, p.phase.name);
       calls.forEach((k) => k.helpers.forEach((h) => out.runHelpers.add(h)));
       first(
-        calls.map((k) => argvNode(k.argv)),
+        calls.flatMap((k) => noted(k.argv)),
         out.runcmd,
       );
       return;

@@ -4,7 +4,7 @@
 // which every phase script sources from its own directory.
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { helperCode, type HelperName } from './helpers.js';
-import { comment, hasExpansionChars, variablePrologue, word } from '../../emit/shell/quote.js';
+import { comment, hasExpansionChars, LITERAL_NOTE, variablePrologue, word } from '../../emit/shell/quote.js';
 import { variablesIn } from '../../core/variables.js';
 import { emitStep, isRootStep, type StepContext } from './steps.js';
 import { summary } from '../summary.js';
@@ -14,11 +14,7 @@ export const where = (loc: SourceLocation | undefined): string => (loc ? ` (${lo
 
 const stepComment = (s: Step): string => comment(`${s.id}${where(s.loc)}: ${summary(s)}`);
 
-/**
- * shellcheck flags `$` and backticks inside single quotes (SC2016) as a likely
- * mistake; in the values of a step they are meant literally.
- */
-export const literalNote = (s: Step): string[] => (hasExpansionChars(s) ? ['# shellcheck disable=SC2016 # $ and ` in these values are literal'] : []);
+export const literalNote = (s: Step): string[] => (hasExpansionChars(s) ? [LITERAL_NOTE] : []);
 
 /** The progress protocol, as the header of every phase script states it. */
 const protocol = (phase: string): string[] => [

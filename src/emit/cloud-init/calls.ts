@@ -36,5 +36,7 @@ export interface CloudInitPackageManager {
   /** After an apt source (or the like) changed: the next install refreshes the package lists. */
   readonly sourcesChanged: Call;
   hold(names: readonly string[], held: boolean): Call;
+  /** The installed packages at the newest versions of the sources; `dist`: dependencies may change. */
+  upgrade(dist: boolean): Call;
 }
 

@@ -56,5 +56,7 @@ export interface ShellPackageManager {
   readonly repositoryChanged: Emitted;
   /** Holds (`held`) or releases installed packages at their version. */
   hold(names: readonly string[], held: boolean): Emitted;
+  /** The installed packages at the newest versions of the sources; `dist`: dependencies may change. */
+  upgrade(dist: boolean): Emitted;
 }
 

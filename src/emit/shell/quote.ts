@@ -55,6 +55,13 @@ export const comment = (text: string): string => `# ${displayMarkers(text).repla
 /** JSON text of a value (a JSON string is always valid JSON, whatever it holds); wrap it in `word` to emit it. */
 export const json = (value: unknown): string => JSON.stringify(value);
 
+/**
+ * shellcheck flags `$` and backticks inside single quotes (SC2016) as a likely
+ * mistake; in values every backend quotes they are meant literally. The line
+ * goes before the command that holds them.
+ */
+export const LITERAL_NOTE = '# shellcheck disable=SC2016 # $ and ` in these values are literal';
+
 /** Whether any string in `value` (a step, say) holds `$` or a backtick, which single quotes keep literal. */
 export const hasExpansionChars = (value: unknown): boolean =>
   typeof value === 'string'
