@@ -52,12 +52,12 @@ export const inRoot = (root: string, script: string) =>
  * build and build.sh do: staged with phases/helpers.sh in /run/imgc and run as
  * a file (it sources helpers.sh from its own directory); both removed after.
  */
-export const phaseInRoot = async (root: string, files: Readonly<Record<string, string>>, rel: string) => {
+export const phaseInRoot = async (root: string, files: Readonly<Record<string, string>>, rel: string, env: Readonly<Record<string, string>> = {}) => {
   const dir = path.join(root, 'run/imgc');
   mkdirSync(dir, { recursive: true });
   for (const f of [rel, 'phases/helpers.sh']) writeFileSync(path.join(dir, path.basename(f)), files[f]!);
   try {
-    return await execa('chroot', [root, '/bin/sh', `/run/imgc/${path.basename(rel)}`], { env: chrootEnv(), extendEnv: false, reject: false });
+    return await execa('chroot', [root, '/bin/sh', `/run/imgc/${path.basename(rel)}`], { env: chrootEnv(env), extendEnv: false, reject: false });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

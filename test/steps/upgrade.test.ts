@@ -14,7 +14,7 @@ import { resolveVariables } from '../../src/load/variables.js';
 import { kinds } from '../../src/steps/index.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { cannotChroot, freshRoot, inRoot, withAptReadyRoot } from '../runtime-support.js';
+import { cannotChroot, freshRoot, inRoot, phaseInRoot, withAptReadyRoot } from '../runtime-support.js';
 import { outcomes, parseProgress } from '../compilers/shell-support.js';
 import { outputTests } from './support.js';
 
@@ -43,7 +43,7 @@ describe('upgrade: apt-get upgrade and dist-upgrade', () => {
 });
 
 describe.skipIf(cannotChroot)('upgrade: the shell rendering in a real Debian root', () => {
-  const script = compilers.shell.compile(ir, {})['phases/01-customize.sh']!;
+  const files = compilers.shell.compile(ir, {});
   let root: string;
   let first: Awaited<ReturnType<typeof inRoot>>;
   let second: Awaited<ReturnType<typeof inRoot>>;
@@ -56,9 +56,9 @@ describe.skipIf(cannotChroot)('upgrade: the shell rendering in a real Debian roo
     await withAptReadyRoot(root, async () => {
       const policy = await inRoot(root, 'apt-get update -qq >/dev/null && LC_ALL=C apt-cache policy jq');
       candidate = /Candidate: (\S+)/.exec(policy.stdout)?.[1] ?? `no candidate: ${policy.stdout}${policy.stderr}`;
-      const withVersion = `IMGC_VAR_JQ_VERSION='${candidate}'\nexport IMGC_VAR_JQ_VERSION\n${script}`;
-      first = await inRoot(root, withVersion);
-      second = await inRoot(root, withVersion);
+      const env = { IMGC_VAR_JQ_VERSION: candidate };
+      first = await phaseInRoot(root, files, 'phases/01-customize.sh', env);
+      second = await phaseInRoot(root, files, 'phases/01-customize.sh', env);
       installed = (await inRoot(root, "dpkg-query -W -f='${Version}' jq")).stdout;
       failures = verifyRoot(ir, root).failures.map((f) => `${f.what}: ${f.reason}`);
     });
