@@ -53,6 +53,12 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # provision: in the target, as root:
   #   provision.1.packages (test/steps/archive.test.ts:33): install curl
   #   provision.2.archive (test/steps/archive.test.ts:33): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
@@ -60,6 +66,7 @@ build {
   #   provision.4.archive (test/steps/archive.test.ts:36): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/loopback
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-provision.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -65,6 +65,12 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # provision: in the target, as root:
   #   provision.1.packages (test/steps/download.test.ts:35): install curl
   #   provision.2.user (test/steps/download.test.ts:35): user kube
@@ -78,6 +84,7 @@ build {
       "IMGC_VAR_CRICTL_SHA256=${base64encode(var.crictl_sha256)}",
     ]
     use_env_var_file = true
+    remote_folder    = "/tmp"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_CRICTL_URL IMGC_VAR_CRICTL_SHA256; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_CRICTL_URL IMGC_VAR_CRICTL_SHA256; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 

@@ -53,6 +53,12 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # customize: in the target, as root:
   #   customize.1.file (test/steps/file-edits.test.ts:33): file /etc/app.conf
   #   customize.2.lineInFile (test/steps/file-edits.test.ts:36): line 'PermitRootLogin no' in /etc/app.conf
@@ -62,6 +68,7 @@ build {
   #   customize.6.blockInFile (test/steps/file-edits.test.ts:42): block '# BEGIN IMGC MANAGED BLOCK' in /etc/fstab
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -53,6 +53,12 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # provision: in the target, as root:
   #   provision.1.packages (test/steps/unit.test.ts:29): install containerd
   #   provision.2.unit (test/steps/unit.test.ts:29): drop-in 10-imgc.conf of containerd.service (/etc/systemd/system/containerd.service.d/10-imgc.conf)
@@ -61,6 +67,7 @@ build {
   #   provision.5.service (test/steps/unit.test.ts:29): enable kubelet
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-provision.sh"
+    remote_folder   = "/tmp"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

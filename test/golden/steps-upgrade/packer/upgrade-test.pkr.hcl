@@ -59,6 +59,12 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
+  provisioner "file" {
+    source      = "${path.root}/shell/phases/helpers.sh"
+    destination = "/tmp/helpers.sh"
+  }
+
   # customize: in the target, as root:
   #   customize.1.upgrade (test/steps/upgrade.test.ts:35): apt-get upgrade
   #   customize.2.packages (test/steps/upgrade.test.ts:35): install jq=${jq_version}
@@ -67,6 +73,7 @@ build {
     script           = "${path.root}/shell/phases/01-customize.sh"
     environment_vars = ["IMGC_VAR_JQ_VERSION=${base64encode(var.jq_version)}"]
     use_env_var_file = true
+    remote_folder    = "/tmp"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_JQ_VERSION; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_JQ_VERSION; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 

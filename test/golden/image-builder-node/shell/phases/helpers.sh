@@ -268,3 +268,24 @@ imgc_apt_install() {
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
   imgc_dirty=1
 }
+
+# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions
+# of the sources, as Ansible's apt module does it (upgrade adds new dependencies,
+# removes nothing); held packages stay. Lists updated first, once per run.
+imgc_apt_upgrade() {
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
+  fi
+  set -- "$1" --no-install-recommends
+  if [ "$1" = upgrade ]; then
+    set -- "$@" --with-new-pkgs
+  fi
+  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).
+  if ! LC_ALL=C apt-get -s "$@" | grep -Eq '^(Inst|Remv) '; then
+    return 0
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get -y \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}

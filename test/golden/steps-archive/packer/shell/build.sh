@@ -66,7 +66,7 @@ imgc_policy=
 imgc_staged=
 imgc_cleanup() {
   if [ -n "$imgc_staged" ]; then
-    rm -f -- "$imgc_staged"
+    rm -f -- "$imgc_staged" "$IMGC_ROOT/run/imgc/helpers.sh"
     rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :
   fi
   if [ -n "$imgc_policy" ]; then
@@ -105,9 +105,10 @@ imgc_phase() {
   fi
   mkdir -p -- "$IMGC_ROOT/run/imgc"
   imgc_staged=$IMGC_ROOT/run/imgc/$1.sh
+  cp -- "$imgc_here/phases/helpers.sh" "$IMGC_ROOT/run/imgc/helpers.sh"
   cp -- "$imgc_here/phases/$1.sh" "$imgc_staged"
   chroot "$IMGC_ROOT" /bin/sh "/run/imgc/$1.sh"
-  rm -f -- "$imgc_staged"
+  rm -f -- "$imgc_staged" "$IMGC_ROOT/run/imgc/helpers.sh"
   imgc_staged=
   rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :
 }

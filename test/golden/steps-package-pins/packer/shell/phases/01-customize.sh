@@ -18,89 +18,13 @@ export PATH
 # variable has none here and must be set.
 IMGC_VAR_JQ_VERSION=${IMGC_VAR_JQ_VERSION:-1.6-2.1}
 
-# --- runtime ---------------------------------------------------------------
-
-# Progress lines go to fd 3, a copy of stdout; the steps run with stdout on stderr.
-exec 3>&1
-imgc_step=
-imgc_dirty=0
-imgc_changed=0
-imgc_tmp=
-
-imgc_exit() {
-  imgc_rc=$?
-  if [ -n "$imgc_tmp" ]; then
-    rm -f -- "$imgc_tmp"
-  fi
-  if [ "$imgc_rc" -ne 0 ] && [ -n "$imgc_step" ]; then
-    printf 'imgc-step %s failed\n' "$imgc_step" >&3
-    printf 'imgc: step %s failed (exit status %s)\n' "$imgc_step" "$imgc_rc" >&2
-  fi
-  exit "$imgc_rc"
-}
-trap imgc_exit EXIT
-trap 'exit 129' HUP
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# imgc_run ID FUNCTION: runs one step, stdin from /dev/null, and reports it.
-imgc_run() {
-  imgc_step=$1
-  imgc_dirty=0
-  printf 'imgc-step %s start\n' "$1" >&3
-  "$2" </dev/null 3>&- >&2
-  if [ "$imgc_dirty" -eq 1 ]; then
-    imgc_changed=$((imgc_changed + 1))
-    printf 'imgc-step %s changed\n' "$1" >&3
-  else
-    printf 'imgc-step %s unchanged\n' "$1" >&3
-  fi
-  imgc_step=
-}
-
-# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).
-imgc_hold() {
-  for imgc_p in "$@"; do
-    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then
-      apt-mark hold "$imgc_p" >/dev/null
-      imgc_dirty=1
-    fi
-  done
-}
-
-# 1 once the package lists are fresh in this run; a changed apt source resets it.
-imgc_apt_fresh=0
-
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, or name=version) installed.
-imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
-  case $1 in
-    *=*) [ "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" = "install ok installed ${1#*=}" ] ;;
-    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
-  esac
-}
-
-# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
-# recommends; updates the package lists first, once per run (again after an apt
-# source changed).
-imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
-  if [ "$imgc_apt_fresh" -eq 0 ]; then
-    apt-get update
-    imgc_apt_fresh=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
-  imgc_dirty=1
-}
+# The runtime and helpers: helpers.sh beside this script.
+case $0 in
+  */*) imgc_here=${0%/*} ;;
+  *) imgc_here=. ;;
+esac
+# shellcheck source=helpers.sh
+. "$imgc_here/helpers.sh"
 
 # --- steps -----------------------------------------------------------------
 
