@@ -1,7 +1,6 @@
 // Where imgc's own modules are, for the loader: `imgc` and `imgc/stdlib` in
 // a definition resolve to them, and the type-check reads their declarations.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -22,13 +21,3 @@ const mappedSources = path.basename(path.dirname(srcRoot)) === 'dist' ? ['src', 
 export const ownDirs = [srcRoot, path.dirname(stdlibEntry), ...mappedSources].map((d) => d + path.sep);
 /** The name of the error ./hooks.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
 export const syntaxErrorName = 'TypeScriptSyntaxError';
-
-/** A native tool's binary, `file` in the platform package `pkg` npm installed beside the package of `packageJson`; found by its package.json, the one file its `exports` may name. */
-export const platformBinary = (packageJson: string, pkg: string, file: string): string | undefined => {
-  try {
-    const exe = path.join(path.dirname(createRequire(packageJson).resolve(`${pkg}/package.json`)), file);
-    return existsSync(exe) ? exe : undefined;
-  } catch {
-    return undefined; // an unsupported platform: the package's own launcher says so
-  }
-};

@@ -13,7 +13,8 @@ import type { MessagePort } from 'node:worker_threads';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readCached, sha256, writeCached } from '../util/cache.js';
-import { ownDirs, platformBinary, syntaxErrorName } from './entries.js';
+import { ownDirs, syntaxErrorName } from './entries.js';
+import { platformBinary } from '../host/binaries.js';
 
 /** esbuild's own binary: its JavaScript API costs more to load than the transform itself (and starts a service for one call). */
 const esbuildPackage = createRequire(import.meta.url).resolve('esbuild/package.json');

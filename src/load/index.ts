@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
-import { spawnBounded } from './bounded.js';
+import { spawnBounded } from '../host/bounded.js';
 import { srcRoot } from './entries.js';
 import type { EvaluationRequest, Evaluated } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';

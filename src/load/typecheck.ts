@@ -9,8 +9,9 @@ import path from 'node:path';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
 import { cacheDir, hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
-import { spawnBounded } from './bounded.js';
-import { imgcTypes, ownDirs, platformBinary, srcRoot, stdlibTypes } from './entries.js';
+import { spawnBounded } from '../host/bounded.js';
+import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
+import { platformBinary } from '../host/binaries.js';
 
 const require = createRequire(import.meta.url);
 const tsPackage = require.resolve('typescript/package.json');
