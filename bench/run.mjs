@@ -119,7 +119,10 @@ if (only.has('compile')) {
   const env = freshCache();
   spawnSync(...imgc('check', example), { cwd: root, env: { ...process.env, ...env } });
   const out = path.join(work, 'packer-out');
-  const compile = measure(...imgc('compile', example, '--target', 'packer', '--out', out), { env });
+  // The template form the installed packer reads (Debian 12's is 1.6, without plugin pins).
+  const packerVersion = /Packer v(\d+)\.(\d+)/.exec(spawnSync('packer', ['version'], { encoding: 'utf8' }).stdout ?? '');
+  const form = packerVersion && (Number(packerVersion[1]) > 1 || Number(packerVersion[2]) >= 10) ? [] : ['--packer-version', '1.6'];
+  const compile = measure(...imgc('compile', example, '--target', 'packer', ...form, '--out', out), { env });
   const hcl = existsSync(out) ? readFileSync(path.join(out, 'k8s-node.pkr.hcl'), 'utf8') : '';
   // Required variables need values packer accepts (a checksum must look like one).
   const sample = (name) => (/checksum/.test(name) ? `sha256:${'0'.repeat(64)}` : /token/.test(name) ? 'abcdef.0123456789abcdef' : 'x');
