@@ -1,6 +1,5 @@
 // Every command's first step: load the definition, check its contracts, and
 // say what exit code the diagnostics mean.
-import { checkImage } from '../check/checker.js';
 import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
 import path from 'node:path';
 import { DEFAULT_TIMEOUT_SECONDS, loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
@@ -58,8 +57,8 @@ export interface Checked {
 
 /** Exit 2 when the definition cannot be loaded, 1 for contract or type errors, else 0. */
 export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Checked> => {
-  const loaded = await loadDefinition(file, opts);
-  const contract = loaded.ir ? checkImage(loaded.ir) : [];
+  const loaded = await loadDefinition(file, { ...opts, findings: async (ir) => (await import('../check/checker.js')).checkImage(ir) });
+  const contract = loaded.findings ?? [];
   const diagnostics = sortDiagnostics([...loaded.diagnostics, ...contract]);
   const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
   const exit = loadFailed ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;

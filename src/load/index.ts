@@ -24,6 +24,8 @@ export interface LoadedDefinition {
   dir: string;
   /** The user's files the definition is made of, as far as the type-check saw (else the definition alone). */
   files?: string[];
+  /** What `LoadOptions.findings` found in `ir`. */
+  findings?: Diagnostic[];
 }
 
 /** How long evaluating a definition (and type-checking it) may take, unless --timeout says otherwise. */
@@ -36,6 +38,11 @@ export interface LoadOptions {
   vars?: readonly GivenValue[];
   /** Seconds the evaluation may take (default {@link DEFAULT_TIMEOUT_SECONDS}); the type-check, this or the default, whichever is longer. */
   timeoutSeconds?: number;
+  /**
+   * What follows from the IR alone (the contract checker's diagnostics): kept
+   * with a reused load, so an unchanged definition's check loads no checker.
+   */
+  findings?: (ir: Image) => Promise<Diagnostic[]>;
 }
 
 /** The evaluation process's script: beside this file when built; the built one when the sources run (tests). */
@@ -103,7 +110,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   }
   const cache = resultCache(abs, opts);
   const reused = cache.get();
-  if (reused) return { ...reused, dir };
+  if (reused) return { ...reused, findings: reused.findings ?? (reused.ir && (await opts.findings?.(reused.ir))), dir };
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   const [checked, evaluated] = await Promise.all([
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
@@ -115,7 +122,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
   const loaded = syntaxError
     ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
-    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
+    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics], findings: rest.ir && (await opts.findings?.(rest.ir)) };
   // A type-check that failed (no inputs) is tried again next time.
   const typeInputs = opts.typecheck === false ? [] : 'inputs' in checked ? checked.inputs : undefined;
   if (inputs && typeInputs) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env, loaded });

@@ -226,6 +226,26 @@ describe('the result of a definition', () => {
     expect(await ir(dir, cache, { IMGC_TEST_SUFFIX: 'x' })).toBe('two x');
   });
 
+  it("keeps the contract checker's findings with it: an unchanged definition is checked without the checker", async () => {
+    const dir = tempDir('result-findings');
+    const cache = tempDir('result-findings-cache');
+    write(dir, { 'def.ts': "import { debian12, image } from 'imgc';\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/k', { content: 'x', owner: 'kube' }));\n" });
+    const check = () => imgc(['check', '--no-typecheck', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
+    const first = await check();
+    expect(first.exitCode, first.all).toBe(1);
+    expect(first.stdout).toContain('IMGC0003');
+    // The entry holds the findings: a reused check reports them from there, word for word.
+    const [entryFile] = readdirSync(path.join(cache, 'loaded'));
+    const entryPath = path.join(cache, 'loaded', entryFile!);
+    const entry = JSON.parse(readFileSync(entryPath, 'utf8')) as { loaded: { findings?: { code: string; message: string }[] } };
+    expect(entry.loaded.findings?.map((d) => d.code)).toEqual(['IMGC0003']);
+    entry.loaded.findings![0]!.message = 'as the entry says';
+    writeFileSync(entryPath, JSON.stringify(entry));
+    const again = await check();
+    expect(again.exitCode, again.all).toBe(1);
+    expect(again.stdout).toBe(first.stdout.replace(/"message": "[^"]*"/, '"message": "as the entry says"'));
+  });
+
   it('is not kept when the definition reads the clock, or imports Node\'s modules or packages', async () => {
     for (const [name, line] of [['clock', 'const at = String(Date.now() > 0);'], ['node', "import { hostname } from 'node:os';\nconst at = String(hostname().length > 0);"]]) {
       const dir = tempDir(`result-${name}`);
