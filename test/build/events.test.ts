@@ -66,9 +66,12 @@ describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build --t
       'provision.4.command',
     ]);
     expect(ends.find((e) => e['step'] === 'provision.4.command')?.['status']).toBe('changed');
-    // Live: a step's events come while ansible-playbook runs, not all at its end.
-    const phaseEnd = of('phase-end').find((e) => e['phase'] === 'customize')!;
-    expect(ends[0]!.t).toBeLessThan(phaseEnd.t - 1000);
+    // Live: a step's events come while ansible-playbook runs, not all at its end (its six tasks take
+    // seconds; the shell target's six steps can all end within a few hundred milliseconds).
+    if (target === 'ansible') {
+      const phaseEnd = of('phase-end').find((e) => e['phase'] === 'customize')!;
+      expect(ends[0]!.t).toBeLessThan(phaseEnd.t - 1000);
+    }
   });
 
   it.runIf(target === 'ansible')("logs the callback's events as readable lines and leaves no ansible temp directory behind", async () => {

@@ -138,7 +138,9 @@ describe.skipIf(cannotBuild)('fault injection: imgc build killed with SIGKILL, t
   ];
 
   it('every time, the next build reclaims what the killed one left and succeeds, leaving nothing behind', async () => {
-    const out = outDir('fault');
+    // The work directories go beside --out: in a directory of this test's own, so no other test's
+    // build (they run in parallel, each reclaiming what killed builds left) takes them first.
+    const out = path.join(outDir('fault'), 'out');
     const parent = path.dirname(out);
     const cache = cacheDir(process.env);
     const fixture = 'test/build/fixtures/fault.ts';
