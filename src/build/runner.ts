@@ -160,7 +160,8 @@ export interface TargetRunner {
   readonly target: 'shell' | 'ansible';
   /** The target's hooks run apart from its steps (shell) rather than inside its play (ansible). */
   readonly separateHooks: boolean;
-  runHooks(ctx: PhaseContext, when: 'pre' | 'post'): Promise<void>;
+  /** `failed`: the phase's steps failed with this message (post hooks say result failed). */
+  runHooks(ctx: PhaseContext, when: 'pre' | 'post', failed?: string): Promise<void>;
   runSteps(ctx: PhaseContext): Promise<PhaseOutcome>;
 }
 
@@ -196,82 +197,103 @@ const stage = async (ctx: PhaseContext, steps: readonly Step[]) => {
   }
 };
 
-export const shellRunner: TargetRunner = {
-  target: 'shell',
-  separateHooks: true,
+/** The shell target's hook script for `when`, on this machine; `failed`: the message of the phase's failure. */
+const runShellHooks = async (ctx: PhaseContext, when: 'pre' | 'post', failed?: string): Promise<void> => {
+  const hooks = when === 'pre' ? ctx.phase.pre : ctx.phase.post;
+  const rel = `hooks/${ctx.stem}-${when}.sh`;
+  if (!hooks.length || !(rel in ctx.files)) return;
+  let failedHook: string | undefined;
+  const need = stepsNeedMounts(hooks);
+  await withPreparedRoot(ctx, stepsNeedNetwork(hooks), () =>
+    withMounts(ctx, need, async () => {
+      ctx.log.line(`imgc: ${when} hooks (${rel})${failed === undefined ? '' : ', result failed'}`);
+      try {
+        await run('/bin/sh', [path.join(ctx.compiledDir, rel)], {
+          cwd: ctx.compiledDir,
+          // The outcome post hooks send (src/compilers/shell/hooks.ts), set either way: none comes from imgc's environment.
+          env: { ...variableEnv(ctx.ir, hooks, ctx.sensitive), IMGC_ROOT: ctx.root, IMGC_RESULT: failed === undefined ? 'ok' : 'failed', IMGC_MESSAGE: failed ?? '' },
+          log: ctx.log,
+          onLine: (line, stream) => {
+            // Events on stdout, and a warn-policy webhook's warning on stderr, are for the person watching.
+            if (stream === 'stdout' || /^imgc: warning: /.test(line)) ctx.passthrough(line);
+            const m = /^imgc: hook (\S+) failed/.exec(line);
+            if (m) failedHook = m[1];
+          },
+        });
+      } catch (e) {
+        throw failure(ctx, e, failedHook);
+      }
+    }),
+  );
+};
 
-  async runHooks(ctx, when) {
-    const hooks = when === 'pre' ? ctx.phase.pre : ctx.phase.post;
-    const rel = `hooks/${ctx.stem}-${when}.sh`;
-    if (!hooks.length || !(rel in ctx.files)) return;
-    let failedHook: string | undefined;
-    const need = stepsNeedMounts(hooks);
-    await withPreparedRoot(ctx, stepsNeedNetwork(hooks), () =>
-      withMounts(ctx, need, async () => {
-        ctx.log.line(`imgc: ${when} hooks (${rel})`);
+/** The shell target's phase script in the root with chroot. */
+const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
+  const steps = targetSteps(ctx.phase);
+  const rel = `phases/${ctx.stem}.sh`;
+  const tracker = new StepTracker(ctx);
+  if (!steps.length) return tracker.outcome();
+  const script = ctx.files[rel];
+  const helpers = ctx.files[`phases/${HELPERS_FILE}`];
+  if (script === undefined || helpers === undefined)
+    throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${script === undefined ? rel : `phases/${HELPERS_FILE}`}`);
+  const staged = await stage(ctx, steps);
+  const unstage = ctx.session.defer(`remove ${staged.dir}`, staged.remove);
+  try {
+    await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
+      withMounts(ctx, stepsNeedMounts(steps), async () => {
+        // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
+        const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
+        const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
+        const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
+          placed.remove();
+          lib.remove();
+        });
         try {
-          await run('/bin/sh', [path.join(ctx.compiledDir, rel)], {
-            cwd: ctx.compiledDir,
-            env: { ...variableEnv(ctx.ir, hooks, ctx.sensitive), IMGC_ROOT: ctx.root },
+          await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
+            env: chrootEnv({ ...variableEnv(ctx.ir, steps, ctx.sensitive), IMGC_DOWNLOADS: staged.dir }),
+            extendEnv: false,
             log: ctx.log,
             onLine: (line, stream) => {
-              // Events on stdout, and a warn-policy webhook's warning on stderr, are for the person watching.
-              if (stream === 'stdout' || /^imgc: warning: /.test(line)) ctx.passthrough(line);
-              const m = /^imgc: hook (\S+) failed/.exec(line);
-              if (m) failedHook = m[1];
+              if (stream !== 'stdout') return;
+              const ev = parseShellLine(line);
+              if (ev) tracker.on(ev);
             },
           });
         } catch (e) {
-          throw failure(ctx, e, failedHook);
+          throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
+        } finally {
+          ctx.log.stepEnd();
+          remove();
         }
       }),
     );
-  },
+  } finally {
+    unstage();
+  }
+  return tracker.outcome();
+};
+
+export const shellRunner: TargetRunner = {
+  target: 'shell',
+  separateHooks: true,
+  runHooks: runShellHooks,
 
   async runSteps(ctx) {
-    const steps = targetSteps(ctx.phase);
-    const rel = `phases/${ctx.stem}.sh`;
-    const tracker = new StepTracker(ctx);
-    if (!steps.length) return tracker.outcome();
-    const script = ctx.files[rel];
-    const helpers = ctx.files[`phases/${HELPERS_FILE}`];
-    if (script === undefined || helpers === undefined)
-      throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, `the shell target emitted no ${script === undefined ? rel : `phases/${HELPERS_FILE}`}`);
-    const staged = await stage(ctx, steps);
-    const unstage = ctx.session.defer(`remove ${staged.dir}`, staged.remove);
     try {
-      await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
-        withMounts(ctx, stepsNeedMounts(steps), async () => {
-          // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
-          const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
-          const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
-          const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
-            placed.remove();
-            lib.remove();
-          });
-          try {
-            await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
-              env: chrootEnv({ ...variableEnv(ctx.ir, steps, ctx.sensitive), IMGC_DOWNLOADS: staged.dir }),
-              extendEnv: false,
-              log: ctx.log,
-              onLine: (line, stream) => {
-                if (stream !== 'stdout') return;
-                const ev = parseShellLine(line);
-                if (ev) tracker.on(ev);
-              },
-            });
-          } catch (e) {
-            throw failure(ctx, e, tracker.failed ?? tracker.current, tracker.records);
-          } finally {
-            ctx.log.stepEnd();
-            remove();
-          }
-        }),
-      );
-    } finally {
-      unstage();
+      return await runShellSteps(ctx);
+    } catch (e) {
+      // As build.sh does: the post hooks hear of the failure, which stands even when they fail too
+      // (not when a signal stops the build).
+      if (e instanceof PhaseFailed && !ctx.session.interrupted) {
+        await runShellHooks(ctx, 'post', e.message).catch((hookError: unknown) => {
+          const why = hookError instanceof PhaseFailed ? hookError.message : String(hookError);
+          ctx.log.line(`imgc: the post hooks of failed phase ${ctx.phase.name} failed too: ${why}`);
+          ctx.display.warn(`the post hooks of failed phase ${ctx.phase.name} failed too: ${why}`);
+        });
+      }
+      throw e;
     }
-    return tracker.outcome();
   },
 };
 

@@ -7,7 +7,13 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Display } from '../../src/build/display.js';
+import { StageLog } from '../../src/build/logs.js';
+import { RootMounts } from '../../src/build/mounts.js';
+import { PhaseFailed, shellRunner, type PhaseContext } from '../../src/build/runner.js';
+import { Session } from '../../src/build/session.js';
 import { helperCode } from '../../src/compilers/shell/helpers.js';
 import { hooksScript } from '../../src/compilers/shell/hooks.js';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
@@ -247,6 +253,67 @@ describe('hook scripts', () => {
     expect(r.stderr).toContain('imgc: hook provision.post1.hook failed');
   });
 
+  describe('of a failed phase (IMGC_RESULT=failed, IMGC_MESSAGE)', () => {
+    const t = tempDir('shell-hooks-failed');
+    const events = `${t}/events.log`;
+    let script: string;
+    let eventScript: string;
+    beforeAll(() => {
+      const ir = imageOf([
+        phase('provision', [], {
+          post: [
+            hook('provision.post1.hook', 'post', { type: 'event', target: events }),
+            hook('provision.post2.hook', 'post', { type: 'webhook', url: `${base}/failed`, timeoutSeconds: 5, retries: 0, onFailure: 'fail' }),
+          ],
+        }),
+      ]);
+      // The event alone, for the property: no curl per run.
+      const eventOnly = imageOf([phase('provision', [], { post: [hook('provision.post1.hook', 'post', { type: 'event', target: events })] })]);
+      script = path.join(compileTo(ir, 'shell-hooks-failed-out'), 'hooks/01-provision-post.sh');
+      eventScript = path.join(compileTo(eventOnly, 'shell-hooks-failed-event'), 'hooks/01-provision-post.sh');
+    });
+    const lastEvent = () => JSON.parse(readFileSync(events, 'utf8').split('\n').filter(Boolean).at(-1)!) as Record<string, unknown>;
+    const runPost = (file: string, env: Record<string, string>) => execa('/bin/sh', [file], { reject: false, env, stdin: 'ignore' });
+
+    it('send result ok and no message without the variables, result failed and the message with them, to events and webhooks', async () => {
+      const ok = await runPost(script, {});
+      expect(ok.exitCode, ok.stderr).toBe(0);
+      expect(Object.keys(lastEvent())).toEqual(['image', 'phase', 'when', 'timestamp', 'result']);
+      expect(lastEvent()).toMatchObject({ phase: 'provision', when: 'post', result: 'ok' });
+
+      const message = 'phase provision: step provision.1.command failed (exit 3)\n\t"quoted" \\ back';
+      const before = hits.length;
+      const failed = await runPost(script, { IMGC_RESULT: 'failed', IMGC_MESSAGE: message });
+      expect(failed.exitCode, failed.stderr).toBe(0);
+      expect(Object.keys(lastEvent())).toEqual(['image', 'phase', 'when', 'timestamp', 'result', 'message']);
+      expect(lastEvent()).toMatchObject({ image: 'test-image', phase: 'provision', when: 'post', result: 'failed', message });
+      expect(lastEvent()['timestamp']).toMatch(timestamp);
+      const posted = hits.slice(before).filter((h) => h.url === '/failed');
+      expect(posted).toHaveLength(1);
+      expect(JSON.parse(posted[0]!.body)).toEqual({ ...lastEvent(), timestamp: expect.stringMatching(timestamp) });
+
+      const odd = await runPost(script, { IMGC_RESULT: 'fail' });
+      expect(odd.exitCode).not.toBe(0);
+      expect(odd.stderr).toContain('imgc: IMGC_RESULT is fail, not ok or failed');
+    });
+
+    it('give valid JSON with the exact message, whatever it holds (control characters, quotes, backslashes, unicode)', async () => {
+      const controls = Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1));
+      const nasty = ['', '"', '\\', '\\"', '"\\', '\\\\"', '\n', '\r\n', '\t', '\\n', '\\u0000', '%s%d%%', '$(id)`id`${x}', "'", '\u007f', '\u2028\u2029', 'é😀👩‍👩‍👧', '"}, "result": "ok', ...controls];
+      const message = fc.array(fc.oneof(fc.constantFrom(...nasty), fc.string({ unit: 'grapheme', maxLength: 4 })), { maxLength: 8 }).map((parts) => parts.join(''));
+      await fc.assert(
+        fc.asyncProperty(message, async (m) => {
+          const r = await runPost(eventScript, { IMGC_RESULT: 'failed', IMGC_MESSAGE: m });
+          expect(r.exitCode, r.stderr).toBe(0);
+          const line = lastEvent();
+          expect(line['result']).toBe('failed');
+          expect(line['message']).toBe(m);
+        }),
+        { numRuns: 60, examples: [...nasty.map((n) => [n] as [string]), [controls.join('')], [nasty.join('')]] },
+      );
+    }, 60_000);
+  });
+
   it('build valid JSON whatever the image and phase are called', async () => {
     // Not schema-valid names, on purpose: the body must not depend on the regexes.
     // compile() refuses such IR (IMGC1004), so the hook script is made directly.
@@ -332,5 +399,77 @@ describe.skipIf(!isRoot)('build.sh in chroot mode (root only)', () => {
     expect(r.stdout).toContain('imgc-step customize.1.command failed');
     expect(readFileSync(path.join(root, 'usr/sbin/policy-rc.d'), 'utf8')).toBe('#!/bin/sh\nexit 0\n');
     expect(existsSync(path.join(root, 'run/imgc'))).toBe(false);
+  });
+  describe('a failed phase with post hooks', () => {
+    const events = () => path.join(tempDir('shell-failed-events'), 'events.log');
+    const failingWith = (log: string) =>
+      imageOf([
+        phase('provision', [step({ id: 'provision.1.command', kind: 'command', run: 'exit 3', needsMounts: false })], {
+          post: [
+            step({ id: 'provision.post1.hook', kind: 'hook', when: 'post', action: { type: 'event', target: log } }),
+            // A post hook that fails too: the phase's failure still stands.
+            step({ id: 'provision.post2.hook', kind: 'hook', when: 'post', action: { type: 'script', run: 'exit 5' } }),
+          ],
+        }),
+      ]);
+    const readEvents = (log: string) =>
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+    it("build.sh: its post hooks run with result failed and the message, and build.sh exits with the phase's status", async () => {
+      const root = await miniRoot();
+      const log = events();
+      const r = await execa('sh', [path.join(compileTo(failingWith(log), 'shell-build-failed-hooks'), 'build.sh')], {
+        reject: false,
+        // Not taken from outside: build.sh says the outcome itself.
+        env: { IMGC_ROOT: root, IMGC_RESULT: 'ok', IMGC_MESSAGE: 'stale' },
+      });
+      expect(r.exitCode, r.stderr).toBe(3);
+      expect(readEvents(log)).toEqual([
+        { image: 'test-image', phase: 'provision', when: 'post', timestamp: expect.stringMatching(/Z$/), result: 'failed', message: 'phase provision failed (exit status 3)' },
+      ]);
+      expect(r.stderr).toContain('imgc: phase provision failed (exit status 3)');
+      expect(r.stderr).toContain('imgc: hook provision.post2.hook failed (exit status 5)');
+      expect(r.stderr).toContain('imgc: the post hooks of failed phase provision failed too; exiting with its exit status 3');
+      expect(existsSync(path.join(root, 'run/imgc'))).toBe(false);
+    });
+
+    it("imgc's runner: the post hooks run with result failed and the PhaseFailed message, then the failure is thrown", async () => {
+      const root = await miniRoot();
+      const log = events();
+      const ir = failingWith(log);
+      const files = shellCompiler.compile(ir, {});
+      const compiledDir = compileTo(ir, 'shell-runner-failed-hooks');
+      const shown: string[] = [];
+      const ctx: PhaseContext = {
+        ir,
+        phase: ir.phases[0]!,
+        stem: '01-provision',
+        root,
+        compiledDir,
+        files,
+        log: new StageLog(tempDir('shell-runner-logs'), '01-provision'),
+        display: new Display({ out: (s) => shown.push(s), err: (s) => shown.push(s), isTTY: false }, {}),
+        session: new Session(),
+        mounts: new RootMounts(root),
+        passthrough: () => {},
+        sensitive: new Map(),
+      };
+      const thrown = await shellRunner.runSteps(ctx).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(thrown).toBeInstanceOf(PhaseFailed);
+      const failed = thrown as PhaseFailed;
+      expect(failed).toMatchObject({ stepId: 'provision.1.command', exitCode: 3 });
+      expect(failed.message).toBe('phase provision: step provision.1.command failed (exit 3)');
+      expect(readEvents(log)).toEqual([
+        { image: 'test-image', phase: 'provision', when: 'post', timestamp: expect.stringMatching(/Z$/), result: 'failed', message: failed.message },
+      ]);
+      expect(shown.join('')).toContain('warning: the post hooks of failed phase provision failed too: phase provision: step provision.post2.hook failed');
+      expect(existsSync(path.join(root, 'run/imgc'))).toBe(false);
+    });
   });
 });

@@ -11,24 +11,78 @@ import { webhookHelper } from '../webhook-sdk.js';
 
 type Hook = StepOf<'hook'>;
 
-/** The JSON body around its run-time timestamp: `prefix "TIMESTAMP" suffix`. */
-const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string] => {
+/**
+ * The JSON body with holes for its run-time values: the parts between the
+ * timestamp and, for `failed`, the message (a JSON string, made at run time).
+ */
+const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post', result: 'starting' | 'ok' | 'failed'): string[] => {
   // NUL cannot occur in the IR (assertCompilable refuses it), so the
-  // placeholder's JSON text occurs exactly once.
-  const placeholder = '\u0000';
-  const text = json({ image: ir.name, phase, when, timestamp: placeholder, result: when === 'pre' ? 'starting' : 'ok' });
-  const [prefix = '', suffix = ''] = text.split(json(placeholder));
-  return [prefix, suffix];
+  // holes' JSON text occurs only where the holes are.
+  const hole = '\u0000';
+  const text = json({ image: ir.name, phase, when, timestamp: hole, result, ...(result === 'failed' ? { message: hole } : {}) });
+  return text.split(json(hole));
 };
 
+/** The shell's JSON string quoting, for a failed phase's message (the one place it is written). */
+const jsonString: readonly string[] = [
+  '# imgc_json_string TEXT: TEXT as a JSON string (quoted; \\, " and control characters escaped).',
+  'imgc_json_string() {',
+  "  IMGC_TEXT=$1 LC_ALL=C awk 'BEGIN {",
+  String.raw`    for (n = 1; n < 32; n++) esc[sprintf("%c", n)] = sprintf("\\u%04x", n)`,
+  String.raw`    esc["\n"] = "\\n"`,
+  String.raw`    esc["\t"] = "\\t"`,
+  String.raw`    esc["\r"] = "\\r"`,
+  String.raw`    esc["\""] = "\\\""`,
+  String.raw`    esc["\\"] = "\\\\"`,
+  '    s = ENVIRON["IMGC_TEXT"]',
+  '    out = ""',
+  '    for (i = 1; i <= length(s); i++) {',
+  '      c = substr(s, i, 1)',
+  '      out = out (c in esc ? esc[c] : c)',
+  '    }',
+  String.raw`    printf "\"%s\"", out`,
+  "  }'",
+  '}',
+];
+
 const helpers = {
-  body: (prefix: string, suffix: string): string[] => [
-    '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC).',
-    'imgc_body() {',
-    '  imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)',
-    `  printf '%s"%s"%s' ${word(prefix)} "$imgc_now" ${word(suffix)}`,
-    '}',
-  ],
+  body: (ir: Image, phase: string, when: 'pre' | 'post'): string[] => {
+    const now = 'imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)';
+    if (when === 'pre') {
+      const [prefix = '', suffix = ''] = bodyParts(ir, phase, when, 'starting');
+      return [
+        '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC).',
+        'imgc_body() {',
+        `  ${now}`,
+        `  printf '%s"%s"%s' ${word(prefix)} "$imgc_now" ${word(suffix)}`,
+        '}',
+      ];
+    }
+    const [okPrefix = '', okSuffix = ''] = bodyParts(ir, phase, when, 'ok');
+    const [prefix = '', middle = '', suffix = ''] = bodyParts(ir, phase, when, 'failed');
+    return [
+      '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC):',
+      '# result ok, or (IMGC_RESULT=failed) failed with the message IMGC_MESSAGE.',
+      'imgc_body() {',
+      `  ${now}`,
+      '  case ${IMGC_RESULT:-ok} in',
+      '    ok)',
+      `      printf '%s"%s"%s' ${word(okPrefix)} "$imgc_now" ${word(okSuffix)}`,
+      '      ;;',
+      '    failed)',
+      '      imgc_message_json=$(imgc_json_string "${IMGC_MESSAGE:-}")',
+      `      printf '%s"%s"%s%s%s' ${word(prefix)} "$imgc_now" ${word(middle)} "$imgc_message_json" ${word(suffix)}`,
+      '      ;;',
+      '    *)',
+      "      printf 'imgc: IMGC_RESULT is %s, not ok or failed\\n' \"$IMGC_RESULT\" >&2",
+      '      return 2',
+      '      ;;',
+      '  esac',
+      '}',
+      '',
+      ...jsonString,
+    ];
+  },
   event: [
     '# imgc_event stdout|FILE: prints the body as one line on stdout, or appends it to FILE.',
     'imgc_event() {',
@@ -68,7 +122,6 @@ const call = (h: Hook): string => {
 
 export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks: readonly Hook[]): string => {
   const types = new Set(hooks.map((h) => h.action.type));
-  const [prefix, suffix] = bodyParts(ir, f.phase.name, when);
   const out: string[] = [
     '#!/bin/sh',
     comment(`Image ${ir.name}, phase ${f.index} of ${ir.phases.length}: ${f.phase.name}, ${when} hooks.`),
@@ -76,6 +129,7 @@ export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks
     '#',
     comment(`Runs on the machine driving the build, ${when === 'pre' ? 'before' : 'after'} phases/${f.stem}.sh (build.sh runs it).`),
     '# IMGC_ROOT is the image root (unset or / on a live host); script hooks run inside it.',
+    ...(when === 'post' ? ['# IMGC_RESULT=failed (default ok) and IMGC_MESSAGE: the phase failed, and how (build.sh sets them).'] : []),
     '# stdout carries only the lines of event hooks; everything else goes to stderr.',
     'set -eu',
     ...variablePrologue(variablesIn(ir, hooks)),
@@ -90,7 +144,7 @@ export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks
     '}',
     'trap imgc_exit EXIT',
   ];
-  if (types.has('event') || types.has('webhook')) out.push('', ...helpers.body(prefix, suffix));
+  if (types.has('event') || types.has('webhook')) out.push('', ...helpers.body(ir, f.phase.name, when));
   if (types.has('event')) out.push('', ...helpers.event);
   if (types.has('webhook')) out.push('', ...helpers.webhook);
   if (types.has('script')) out.push('', ...helpers.script);

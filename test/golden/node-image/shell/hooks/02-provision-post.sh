@@ -4,6 +4,7 @@
 #
 # Runs on the machine driving the build, after phases/02-provision.sh (build.sh runs it).
 # IMGC_ROOT is the image root (unset or / on a live host); script hooks run inside it.
+# IMGC_RESULT=failed (default ok) and IMGC_MESSAGE: the phase failed, and how (build.sh sets them).
 # stdout carries only the lines of event hooks; everything else goes to stderr.
 set -eu
 
@@ -17,10 +18,42 @@ imgc_exit() {
 }
 trap imgc_exit EXIT
 
-# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC).
+# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC):
+# result ok, or (IMGC_RESULT=failed) failed with the message IMGC_MESSAGE.
 imgc_body() {
   imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  printf '%s"%s"%s' '{"image":"k8s-node","phase":"provision","when":"post","timestamp":' "$imgc_now" ',"result":"ok"}'
+  case ${IMGC_RESULT:-ok} in
+    ok)
+      printf '%s"%s"%s' '{"image":"k8s-node","phase":"provision","when":"post","timestamp":' "$imgc_now" ',"result":"ok"}'
+      ;;
+    failed)
+      imgc_message_json=$(imgc_json_string "${IMGC_MESSAGE:-}")
+      printf '%s"%s"%s%s%s' '{"image":"k8s-node","phase":"provision","when":"post","timestamp":' "$imgc_now" ',"result":"failed","message":' "$imgc_message_json" '}'
+      ;;
+    *)
+      printf 'imgc: IMGC_RESULT is %s, not ok or failed\n' "$IMGC_RESULT" >&2
+      return 2
+      ;;
+  esac
+}
+
+# imgc_json_string TEXT: TEXT as a JSON string (quoted; \, " and control characters escaped).
+imgc_json_string() {
+  IMGC_TEXT=$1 LC_ALL=C awk 'BEGIN {
+    for (n = 1; n < 32; n++) esc[sprintf("%c", n)] = sprintf("\\u%04x", n)
+    esc["\n"] = "\\n"
+    esc["\t"] = "\\t"
+    esc["\r"] = "\\r"
+    esc["\""] = "\\\""
+    esc["\\"] = "\\\\"
+    s = ENVIRON["IMGC_TEXT"]
+    out = ""
+    for (i = 1; i <= length(s); i++) {
+      c = substr(s, i, 1)
+      out = out (c in esc ? esc[c] : c)
+    }
+    printf "\"%s\"", out
+  }'
 }
 
 # imgc_event stdout|FILE: prints the body as one line on stdout, or appends it to FILE.

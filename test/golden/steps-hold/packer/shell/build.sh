@@ -6,8 +6,10 @@
 #   ./build.sh [--phase NAME]                           run on this host (IMGC_ROOT unset or /)
 #
 # For each phase in order (or only NAME): its pre hooks (hooks/NN-NAME-pre.sh, on this
-# machine), its script (phases/NN-NAME.sh, inside the root), its post hooks. In chroot
-# mode a phase script is copied to /run/imgc in the root, run with chroot, and removed.
+# machine), its script (phases/NN-NAME.sh, inside the root), its post hooks. When a
+# phase script fails, its post hooks run with IMGC_RESULT=failed and IMGC_MESSAGE, and
+# build.sh exits with the script's exit status. In chroot mode a phase script is copied
+# to /run/imgc in the root, run with chroot, and removed.
 # Must run as root. This script does not mount /proc, /sys or /dev in the root: the
 # imgc runner does that (mount them yourself when a step needs them).
 # In chroot mode a temporary /usr/sbin/policy-rc.d (exit 101) keeps package installs
@@ -51,6 +53,8 @@ esac
 
 IMGC_ROOT=${IMGC_ROOT:-/}
 export IMGC_ROOT
+# A phase's outcome reaches its post hooks from imgc_failed only, not from outside.
+unset IMGC_RESULT IMGC_MESSAGE
 if [ "$(id -u)" -ne 0 ]; then
   printf 'imgc: %s must run as root\n' "$0" >&2
   exit 1
@@ -96,24 +100,41 @@ imgc_hooks() {
   /bin/sh "$imgc_here/hooks/$1.sh"
 }
 
-# imgc_phase NN-NAME: runs phases/NN-NAME.sh inside the root.
+# imgc_phase NN-NAME: runs phases/NN-NAME.sh inside the root; returns its exit status
+# (it runs where set -e does not hold: each failure returns).
 imgc_phase() {
   printf 'imgc: phase %s\n' "$1" >&2
   if [ "$IMGC_ROOT" = / ]; then
     /bin/sh "$imgc_here/phases/$1.sh"
     return
   fi
-  mkdir -p -- "$IMGC_ROOT/run/imgc"
+  mkdir -p -- "$IMGC_ROOT/run/imgc" || return
   imgc_staged=$IMGC_ROOT/run/imgc/$1.sh
-  cp -- "$imgc_here/phases/helpers.sh" "$IMGC_ROOT/run/imgc/helpers.sh"
-  cp -- "$imgc_here/phases/$1.sh" "$imgc_staged"
-  chroot "$IMGC_ROOT" /bin/sh "/run/imgc/$1.sh"
+  cp -- "$imgc_here/phases/helpers.sh" "$IMGC_ROOT/run/imgc/helpers.sh" || return
+  cp -- "$imgc_here/phases/$1.sh" "$imgc_staged" || return
+  imgc_rc=0
+  chroot "$IMGC_ROOT" /bin/sh "/run/imgc/$1.sh" || imgc_rc=$?
   rm -f -- "$imgc_staged" "$IMGC_ROOT/run/imgc/helpers.sh"
   imgc_staged=
   rmdir -- "$IMGC_ROOT/run/imgc" 2>/dev/null || :
+  return "$imgc_rc"
+}
+
+# imgc_failed NAME STATUS [FILE]: phase NAME failed with exit status STATUS. Runs its post
+# hooks (hooks/FILE.sh) with IMGC_RESULT=failed and IMGC_MESSAGE saying so, then exits
+# with STATUS, even when a post hook fails too.
+imgc_failed() {
+  IMGC_RESULT=failed
+  IMGC_MESSAGE="phase $1 failed (exit status $2)"
+  export IMGC_RESULT IMGC_MESSAGE
+  printf 'imgc: %s\n' "$IMGC_MESSAGE" >&2
+  if [ "$#" -gt 2 ] && ! imgc_hooks "$3"; then
+    printf 'imgc: the post hooks of failed phase %s failed too; exiting with its exit status %s\n' "$1" "$2" >&2
+  fi
+  exit "$2"
 }
 
 # Phase 1: provision (test/steps/hold.test.ts:33)
 if imgc_wanted provision; then
-  imgc_phase 01-provision
+  imgc_phase 01-provision || imgc_failed provision "$?"
 fi
