@@ -79,9 +79,11 @@ export const baseKey = (i: BaseKeyInput): string =>
  * of the variables it uses (the IR holds only references), and who runs it.
  * Sensitive variables have no value here: a phase using one is never cached.
  */
-export const phaseKey = (previous: string, phase: Phase, target: string, variables: readonly IRVariable[] = []): string =>
+export const phaseKey = (previous: string, phase: Phase, target: string, variables: readonly IRVariable[] = [], epoch?: number): string =>
   sha256(
     stableJson({
+      // SOURCE_DATE_EPOCH reaches the steps (useradd's password-change day, …): another epoch, another root.
+      ...(epoch !== undefined ? { epoch } : {}),
       cache: CACHE_FORMAT,
       imgc: imgcVersion,
       kind: 'phase',

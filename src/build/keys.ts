@@ -14,14 +14,14 @@ export const baseIdentity = (key: string | undefined, checksum: string | undefin
   key === undefined ? undefined : kind === 'debootstrap' ? (checksum ? `${key}:${checksum}` : undefined) : key;
 
 /** Each keyed root phase's key. */
-export const phaseKeys = (ir: Image, base: string | undefined, target: string): Map<Phase, string> => {
+export const phaseKeys = (ir: Image, base: string | undefined, target: string, epoch?: number): Map<Phase, string> => {
   const keys = new Map<Phase, string>();
   let prev = base;
   for (const p of ir.phases) {
     if (phaseKind(p) !== 'root' || prev === undefined) continue;
     const vars = variablesIn(ir, p);
     if (vars.some((v) => v.sensitive)) break;
-    prev = phaseKey(prev, p, target, vars);
+    prev = phaseKey(prev, p, target, vars, epoch);
     keys.set(p, prev);
   }
   return keys;

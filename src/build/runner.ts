@@ -58,6 +58,8 @@ export interface PhaseContext {
   passthrough: (line: string) => void;
   /** The values of the image's sensitive variables (./secrets.ts). */
   sensitive: SensitiveValues;
+  /** SOURCE_DATE_EPOCH, passed to the steps: the tools that honor it (useradd, …) then write no time of the build. */
+  epoch?: number;
 }
 
 /** A step, hook or phase command that failed; names the step and its log. */
@@ -132,6 +134,9 @@ export const phaseStem = (ir: Image, phase: Phase, files: CompiledFiles): string
 };
 
 /** Runs `body` with the kernel filesystems mounted if `need`, and always unmounted after. */
+/** SOURCE_DATE_EPOCH for the commands run in the root, when the build has one. */
+const epochEnv = (ctx: PhaseContext): Record<string, string> => (ctx.epoch !== undefined ? { SOURCE_DATE_EPOCH: String(ctx.epoch) } : {});
+
 const withMounts = async <T>(ctx: PhaseContext, need: boolean, body: () => Promise<T>): Promise<T> => {
   if (!need) return body();
   const release = ctx.session.defer(`unmount ${ctx.root}`, () => {
@@ -251,7 +256,7 @@ const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
         });
         try {
           await run('chroot', [ctx.root, '/bin/sh', placed.inRoot], {
-            env: chrootEnv({ ...variableEnv(ctx.ir, steps, ctx.sensitive), IMGC_DOWNLOADS: staged.dir }),
+            env: chrootEnv({ ...variableEnv(ctx.ir, steps, ctx.sensitive), IMGC_DOWNLOADS: staged.dir, ...epochEnv(ctx) }),
             extendEnv: false,
             log: ctx.log,
             onLine: (line, stream) => {
@@ -345,7 +350,7 @@ const ensurePython = async (ctx: PhaseContext): Promise<void> => {
   ctx.log.line(`imgc: installing ${names.join(' ')} for the ansible chroot connection`);
   await withPreparedRoot(ctx, true, () =>
     withMounts(ctx, true, async () => {
-      await run('chroot', [ctx.root, '/bin/sh', '-c', pm.install(names)], { env: chrootEnv(), extendEnv: false, log: ctx.log });
+      await run('chroot', [ctx.root, '/bin/sh', '-c', pm.install(names)], { env: chrootEnv(epochEnv(ctx)), extendEnv: false, log: ctx.log });
     }),
   );
 };
@@ -394,6 +399,7 @@ export const ansibleRunner: TargetRunner = {
               ANSIBLE_RETRY_FILES_ENABLED: '0',
               ANSIBLE_HOST_KEY_CHECKING: '0',
               ANSIBLE_DEPRECATION_WARNINGS: '0',
+              ...epochEnv(ctx),
             },
             onLine: (line, stream) => {
               // Lines that are not the callback's (warnings, a Python error) go to the log as they are.

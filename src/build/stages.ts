@@ -194,6 +194,7 @@ export const runPhases = async (run: BuildRun, work: Work, resume: number): Prom
       mounts: work.mounts,
       passthrough: (line) => display.line(line),
       sensitive: work.sensitive,
+      ...(sourceDateEpoch(run.env) !== undefined ? { epoch: sourceDateEpoch(run.env)! } : {}),
     };
     if (runsInRoot(phase)) work.rootIs = undefined;
     try {

@@ -9,6 +9,7 @@ import { removeTree } from '../host/exec.js';
 import { layBase, type BaseSource } from './base.js';
 import { cacheDir, CorruptEntry, RootCache } from './cache.js';
 import type { Display } from './display.js';
+import { sourceDateEpoch } from './boot-step.js';
 import { baseIdentity, phaseKeys } from './keys.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
@@ -64,7 +65,7 @@ export const openWork = (
 
 /** Phase keys: a chain from the base through the root-changing phases (./keys.ts). */
 const keysOf = (run: BuildRun, work: Work, base: BaseSource) =>
-  phaseKeys(run.ir, baseIdentity(base.key, base.key && work.cache.checksum('base', base.key), base.kind), run.opts.target);
+  phaseKeys(run.ir, baseIdentity(base.key, base.key && work.cache.checksum('base', base.key), base.kind), run.opts.target, sourceDateEpoch(run.env));
 
 /** The last of the longest prefix of root phases whose result is cached (-1: none, start from the base). */
 const resumePoint = (run: BuildRun, work: Work): number => {

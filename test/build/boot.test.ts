@@ -22,6 +22,13 @@ const qemus = async (): Promise<string[]> => {
   return r.stdout.split('\n').filter(Boolean);
 };
 
+/** Every entry of a tarball as a line: its listing (mode, owner, size, time, name) and its content's sha256. */
+const tarEntries = async (file: string): Promise<string[]> => {
+  const listing = (await execa('tar', ['--zstd', '-tvf', file, '--full-time', '--numeric-owner'], { maxBuffer: 1 << 30 })).stdout.split('\n');
+  const sums = (await execa('tar', ['--zstd', '-xf', file, '--to-command=sh -c \'printf "%s " "$TAR_FILENAME"; sha256sum\''], { maxBuffer: 1 << 30 })).stdout.split('\n');
+  return [...listing, ...sums];
+};
+
 describe.skipIf(cannotBoot)('bootable disks booted in QEMU', () => {
   const out = outDir('boot-node');
   let build: Awaited<ReturnType<typeof imgcRun>>;
@@ -126,10 +133,19 @@ describe.skipIf(cannotBoot)('bootable disks booted in QEMU', () => {
       const r = await imgcRun(['build', 'test/build/fixtures/repro.ts', '--no-typecheck', '--out', dir, '--from-tar', path.join(out, 'rootfs.tar.zst'), ...(i ? ['--no-cache'] : [])], { env });
       expect(r.exitCode, r.all).toBe(0);
     }
+    const [t1, t2] = dirs.map((d) => path.join(d, 'rootfs.tar.zst')) as [string, string];
+    if ((await fileSha256(t1)) !== (await fileSha256(t2))) {
+      // Which entries differ, so a failure says what was not reproducible.
+      const [l1, l2] = await Promise.all([t1, t2].map(tarEntries));
+      expect(l2.filter((l) => !l1.includes(l)), `entries of ${t2} not in ${t1} (and the other way: ${l1.filter((l) => !l2.includes(l)).join('; ')})`).toEqual([]);
+    }
     for (const f of ['rootfs.tar.zst', 'sbom.spdx.json', 'disk.raw']) {
       const [a, b] = await Promise.all(dirs.map((d) => fileSha256(path.join(d, f))));
       expect(a, f).toBe(b);
     }
+    // The steps saw the epoch: useradd wrote its day as the password's last change, not the build's day.
+    const shadow = (await execa('tar', ['--zstd', '-xOf', t1, './etc/shadow'])).stdout;
+    expect(shadow).toMatch(new RegExp(`^builder:[^:]*:${Math.floor(1700000000 / 86400)}:`, 'm'));
     expect(JSON.parse(read(path.join(dirs[0]!, 'manifest.json'))).created).toBe('2023-11-14T22:13:20Z');
   }, 1_200_000);
 });

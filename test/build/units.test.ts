@@ -48,6 +48,9 @@ describe('cache keys', () => {
     expect(phaseKey('prev', p, 'ansible')).not.toBe(k);
     const changed = phase({ steps: [{ ...p.steps[0]!, name: 'wheel' } as Phase['steps'][number]] });
     expect(phaseKey('prev', changed, 'shell')).not.toBe(k);
+    // SOURCE_DATE_EPOCH reaches the steps: a root made under another epoch (or none) is another root.
+    expect(phaseKey('prev', p, 'shell', [], 1700000000)).not.toBe(k);
+    expect(phaseKey('prev', p, 'shell', [], 1700000000)).not.toBe(phaseKey('prev', p, 'shell', [], 1700000001));
   });
 
   it('chain: editing only the artifact phase leaves every root phase key as it was', async () => {
