@@ -163,6 +163,19 @@ describe('the swapOff helper', () => {
   });
 });
 
+describe('the apt installed check', () => {
+  it('matches a name, an exact pin and a wildcard pin against what dpkg has installed', async () => {
+    // The host's own dpkg: dash is Essential on Debian, so it is installed with some version.
+    const version = (await execa('dpkg-query', ['-W', '-f=${Version}', 'dash'])).stdout;
+    const t = tempDir('shell-apt-installed');
+    const script = `${t}/installed.sh`;
+    writeFileSync(script, ['set -eu', ...helperCode(['aptInstalled']), 'for p in "$@"; do if imgc_apt_installed "$p"; then echo "$p yes"; else echo "$p no"; fi; done', ''].join('\n'));
+    const pins = ['dash', `dash=${version}`, `dash=${version.split('.')[0]}.*`, 'dash=*', 'dash=0.0.1-1', 'dash=0.0.*', 'imgc-no-such-package', 'imgc-no-such-package=1.*'];
+    const r = await execa('sh', [script, ...pins]);
+    expect(r.stdout.split('\n')).toEqual(pins.map((p, i) => `${p} ${i < 4 ? 'yes' : 'no'}`));
+  });
+});
+
 describe('verify-phase commands', () => {
   it('run as checks: unchanged when they pass', async () => {
     const ir = imageOf([phase('verify', [step({ id: 'verify.1.verify', kind: 'verify', check: 'facts' }), step({ id: 'verify.2.command', kind: 'command', run: 'test -d /', needsMounts: false })])]);
