@@ -45,11 +45,18 @@ imgc_run() {
 # 1 once the package lists are fresh in this run; a changed apt source resets it.
 imgc_apt_fresh=0
 
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, or name=version) installed.
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
+# name=version-glob as apt takes it: kubelet=1.30.*) installed.
 imgc_apt_installed() {
   # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
   case $1 in
-    *=*) [ "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" = "install ok installed ${1#*=}" ] ;;
+    *=*)
+      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
+      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
+        "install ok installed "${1#*=}) return 0 ;;
+        *) return 1 ;;
+      esac
+      ;;
     *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
   esac
 }
