@@ -136,7 +136,7 @@ describe.skipIf(cannotBoot)('bootable disks booted in QEMU', () => {
     const [t1, t2] = dirs.map((d) => path.join(d, 'rootfs.tar.zst')) as [string, string];
     if ((await fileSha256(t1)) !== (await fileSha256(t2))) {
       // Which entries differ, so a failure says what was not reproducible.
-      const [l1, l2] = await Promise.all([t1, t2].map(tarEntries));
+      const [l1, l2] = (await Promise.all([t1, t2].map(tarEntries))) as [string[], string[]];
       expect(l2.filter((l) => !l1.includes(l)), `entries of ${t2} not in ${t1} (and the other way: ${l1.filter((l) => !l2.includes(l)).join('; ')})`).toEqual([]);
     }
     for (const f of ['rootfs.tar.zst', 'sbom.spdx.json', 'disk.raw']) {
