@@ -4,20 +4,18 @@
 // the checker's reading (the file must be known), and the shell rendering run
 // twice next to Ansible's lineinfile/blockinfile run twice on the same files:
 // the same bytes, nothing changed the second time.
-import { chmodSync, cpSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+// The shell/Ansible harness is onSameFiles (./support.ts), shared with iniKey's test.
+import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
-import { compilers } from '../../src/compilers/index.js';
 import { validateImage } from '../../src/check/validate.js';
 import { image } from '../../src/index.js';
 import type { Image } from '../../src/ir/schema.js';
 import { kinds } from '../../src/steps/index.js';
-import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { imageOf, phase, run, workspace, writeFiles } from '../compilers/ansible-support.js';
-import { outcomes, parseProgress, runSh } from '../compilers/shell-support.js';
-import { outputTests } from './support.js';
+import { imageOf, phase } from '../compilers/ansible-support.js';
+import { onSameFiles, outputTests } from './support.js';
 
 const definition = image('file-edits-test')
   .base(debian12())
@@ -116,26 +114,12 @@ const seed = (dir: string): void => {
 const contents = (dir: string): Record<string, string> => Object.fromEntries(Object.keys(before).map((n) => [n, readFileSync(path.join(dir, n), 'utf8')]));
 
 describe('lineInFile and blockInFile: shell and Ansible, twice each, on the same files', () => {
-  const ws = workspace('file-edits');
-  const shDir = path.join(ws.root, 'sh');
-  const ansDir = path.join(ws.root, 'ansible');
-  const shIr = cases(shDir);
-  const ids = shIr.phases[0]!.steps.map((s) => s.id);
-  let script: string;
-  beforeAll(() => {
-    seed(shDir);
-    seed(ansDir);
-    writeFiles(path.join(ws.root, 'sh-out'), compilers.shell.compile(shIr, {}));
-    script = path.join(ws.root, 'sh-out', 'phases/01-edit.sh');
-    writeFiles(ws.out, compilers.ansible.compile(cases(ansDir), {}));
-  });
-  afterAll(() => ws.remove());
+  const on = onSameFiles('file-edits', cases, seed);
+  const shIr = cases(on.sh);
 
   it('shell: changes what differs the first time, nothing the second; owner, mode and links stay', async () => {
-    const first = await runSh(script);
-    expect(first.exitCode, first.stderr).toBe(0);
-    expect(outcomes(parseProgress(first.stdout))).toEqual(new Map(ids.map((id, i) => [id, i === 3 ? 'unchanged' : 'changed'])));
-    expect(contents(shDir)).toMatchObject({
+    expect(await on.shell()).toEqual(new Map(on.ids.map((id, i) => [id, i === 3 ? 'unchanged' : 'changed'])));
+    expect(contents(on.sh)).toMatchObject({
       'a.conf': '# head\nPermitRootLogin yes\nPermitRootLogin no\nlast line',
       'b.conf': 'x\r\ny\nadded\n',
       'c.conf': 'keep\nkept\n',
@@ -144,39 +128,28 @@ describe('lineInFile and blockInFile: shell and Ansible, twice each, on the same
       'f.conf': 'a\nb\n',
       'g.conf': 'g\nthrough the link\n',
     });
-    expect(statSync(path.join(shDir, 'a.conf')).mode & 0o7777).toBe(0o600);
-    expect(lstatSync(path.join(shDir, 'g.link')).isSymbolicLink()).toBe(true);
-    expect(readlinkSync(path.join(shDir, 'g.link'))).toBe('g.conf');
-    const second = await runSh(script);
-    expect(second.exitCode, second.stderr).toBe(0);
-    expect([...outcomes(parseProgress(second.stdout)).values()]).toEqual(ids.map(() => 'unchanged'));
+    expect(statSync(path.join(on.sh, 'a.conf')).mode & 0o7777).toBe(0o600);
+    expect(lstatSync(path.join(on.sh, 'g.link')).isSymbolicLink()).toBe(true);
+    expect(readlinkSync(path.join(on.sh, 'g.link'))).toBe('g.conf');
+    expect([...(await on.shell()).values()]).toEqual(on.ids.map(() => 'unchanged'));
   });
 
   it('ansible: the same bytes as the shell, and changed=0 the second time', async () => {
-    const play = () => run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'site.yml'], ws.out, ws.home);
-    const first = await play();
-    expect(first.exitCode, first.all).toBe(0);
-    const second = await play();
-    expect(second.exitCode, second.all).toBe(0);
-    expect(second.all).toMatch(/localhost\s*:\s*ok=\d+\s+changed=0\s/);
-    expect(contents(ansDir)).toEqual(contents(shDir));
-    expect(statSync(path.join(ansDir, 'a.conf')).mode & 0o7777).toBe(0o600);
+    await on.ansibleTwice();
+    expect(contents(on.ansible)).toEqual(contents(on.sh));
+    expect(statSync(path.join(on.ansible, 'a.conf')).mode & 0o7777).toBe(0o600);
   }, 300_000);
 
   it('verify: the edits hold after the run, and not before', () => {
-    const mine = (dir: string) =>
-      verifyRoot(cases(dir), '/')
-        .failures.filter((f) => f.what.includes(dir))
-        .map((f) => f.what);
-    const fresh = path.join(ws.root, 'fresh');
+    const fresh = path.join(on.root, 'fresh');
     seed(fresh);
-    expect(mine(fresh).length).toBeGreaterThanOrEqual(6);
-    expect(mine(shDir)).toEqual([]);
+    expect(on.failures(fresh).length).toBeGreaterThanOrEqual(6);
+    expect(on.failures(on.sh)).toEqual([]);
   });
 
   it('describe and comment the steps', () => {
     const [line, absent] = shIr.phases[0]!.steps as [never, never];
-    expect(kinds.lineInFile.describe(line)).toBe(`line 'PermitRootLogin no' in '${shDir}/a.conf'`);
-    expect(kinds.lineInFile.describe(absent)).toBe(`lines matching /^foo$/ removed from '${shDir}/a.conf'`);
+    expect(kinds.lineInFile.describe(line)).toBe(`line 'PermitRootLogin no' in '${on.sh}/a.conf'`);
+    expect(kinds.lineInFile.describe(absent)).toBe(`lines matching /^foo$/ removed from '${on.sh}/a.conf'`);
   });
 });

@@ -4,12 +4,14 @@
 import { execa } from 'execa';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { compilers } from '../../src/compilers/index.js';
 import type { Image } from '../../src/ir/schema.js';
+import { verifyRoot } from '../../src/verify/index.js';
 import { expectGolden } from '../helpers/golden.js';
 import { tempDir } from '../helpers/temp.js';
-import { ansibleEnv } from '../compilers/ansible-support.js';
+import { ansibleEnv, run, workspace, writeFiles } from '../compilers/ansible-support.js';
+import { outcomes, parseProgress, runSh } from '../compilers/shell-support.js';
 
 export const write = (dir: string, files: Record<string, string>): void => {
   for (const [rel, text] of Object.entries(files)) {
@@ -51,4 +53,50 @@ export const outputTests = (ir: Image, name: string): void => {
     const r = await execa('cloud-init', ['schema', '-c', path.join(dir, 'user-data')], { reject: false, all: true, env: { HOME: dir } });
     expect(r.exitCode, r.all).toBe(0);
   });
+};
+
+/**
+ * A phase of edits run by the shell output and by Ansible (local connection)
+ * on two copies of the same files: `seed` makes the files in a directory,
+ * `cases` the one-phase image that edits that directory's files.
+ */
+export const onSameFiles = (name: string, cases: (dir: string) => Image, seed: (dir: string) => void) => {
+  const ws = workspace(name);
+  const sh = path.join(ws.root, 'sh');
+  const ansible = path.join(ws.root, 'ansible');
+  const out = path.join(ws.root, 'sh-out');
+  const ir = cases(sh);
+  beforeAll(() => {
+    seed(sh);
+    seed(ansible);
+    writeFiles(out, compilers.shell.compile(ir, {}));
+    writeFiles(ws.out, compilers.ansible.compile(cases(ansible), {}));
+  });
+  afterAll(() => ws.remove());
+  return {
+    sh,
+    ansible,
+    root: ws.root,
+    ids: ir.phases[0]!.steps.map((s) => s.id),
+    /** Runs the shell output once; it must succeed. The outcome of each step. */
+    shell: async () => {
+      const r = await runSh(path.join(out, 'phases', `01-${ir.phases[0]!.name}.sh`));
+      expect(r.exitCode, r.stderr).toBe(0);
+      return outcomes(parseProgress(r.stdout));
+    },
+    /** Runs the playbook twice: both succeed, and the second changes nothing. */
+    ansibleTwice: async () => {
+      const play = () => run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'site.yml'], ws.out, ws.home);
+      const first = await play();
+      expect(first.exitCode, first.all).toBe(0);
+      const second = await play();
+      expect(second.exitCode, second.all).toBe(0);
+      expect(second.all).toMatch(/localhost\s*:\s*ok=\d+\s+changed=0\s/);
+    },
+    /** What verify finds wrong with the edits of `dir`'s files. */
+    failures: (dir: string) =>
+      verifyRoot(cases(dir), '/')
+        .failures.filter((f) => f.what.includes(dir))
+        .map((f) => f.what),
+  };
 };
