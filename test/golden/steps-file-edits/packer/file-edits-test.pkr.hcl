@@ -60,12 +60,12 @@ build {
   }
 
   # customize: in the target, as root:
-  #   customize.1.file (test/steps/file-edits.test.ts:33): file /etc/app.conf
-  #   customize.2.lineInFile (test/steps/file-edits.test.ts:36): line 'PermitRootLogin no' in /etc/app.conf
-  #   customize.3.lineInFile (test/steps/file-edits.test.ts:39): line 'tmpfs /tmp tmpfs defaults 0 0' in /etc/fstab
-  #   customize.4.lineInFile (test/steps/file-edits.test.ts:39): no lines matching /^# app$/ in /etc/app.conf
-  #   customize.5.blockInFile (test/steps/file-edits.test.ts:42): block '# BEGIN ops (imgc)' in /etc/app.conf
-  #   customize.6.blockInFile (test/steps/file-edits.test.ts:42): block '# BEGIN IMGC MANAGED BLOCK' in /etc/fstab
+  #   customize.1.file (test/steps/file-edits.test.ts:28): file /etc/app.conf
+  #   customize.2.lineInFile (test/steps/file-edits.test.ts:31): line 'PermitRootLogin no' in /etc/app.conf
+  #   customize.3.lineInFile (test/steps/file-edits.test.ts:34): line 'tmpfs /tmp tmpfs defaults 0 0' in /etc/fstab
+  #   customize.4.lineInFile (test/steps/file-edits.test.ts:34): no lines matching /^# app$/ in /etc/app.conf
+  #   customize.5.blockInFile (test/steps/file-edits.test.ts:37): block '# BEGIN ops (imgc)' in /etc/app.conf
+  #   customize.6.blockInFile (test/steps/file-edits.test.ts:37): block '# BEGIN IMGC MANAGED BLOCK' in /etc/fstab
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
     remote_folder   = "/tmp"

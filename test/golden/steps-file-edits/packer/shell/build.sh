@@ -134,7 +134,7 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: customize (test/steps/file-edits.test.ts:33)
+# Phase 1: customize (test/steps/file-edits.test.ts:28)
 if imgc_wanted customize; then
   imgc_phase 01-customize || imgc_failed customize "$?"
 fi
