@@ -13,6 +13,7 @@ import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
 import type { LineInFileOptions } from '../steps/line-in-file.js';
 import type { BlockInFileOptions } from '../steps/block-in-file.js';
+import type { IniKeyOptions } from '../steps/ini-key.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
@@ -449,6 +450,15 @@ export class StepBuilder<
   /** Lines of an existing file between marker lines, as Ansible's blockinfile: replaced, appended, or removed (state absent). */
   blockInFile<const D extends string>(path: Ref<P, D>, block: string, opts: BlockInFileOptions = {}): this {
     return this.add<'blockInFile'>(kinds.blockInFile.make(path as string, block, opts)) as never;
+  }
+
+  /**
+   * One key of an existing ini-style file, as community.general.ini_file: present
+   * sets `key = value` in `section` (left out: the keys before the first section,
+   * as in /etc/default files), absent removes the key's lines (docs/file-edits.md).
+   */
+  iniKey<const D extends string>(path: Ref<P, D>, key: string, opts: IniKeyOptions): this {
+    return this.add<'iniKey'>(kinds.iniKey.make(path as string, key, opts)) as never;
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */

@@ -25,6 +25,7 @@ import { artifact } from './artifact.js';
 import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
 import { lineInFile } from './line-in-file.js';
+import { iniKey } from './ini-key.js';
 import { blockInFile } from './block-in-file.js';
 import { upgrade } from './upgrade.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
@@ -34,7 +35,7 @@ import { unit } from './unit.js';
 import { restart } from './restart.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, upgrade } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, upgrade } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -70,6 +71,7 @@ export const stepSchemas = {
   RestartStep: restart.schema,
   LineInFileStep: lineInFile.schema,
   BlockInFileStep: blockInFile.schema,
+  IniKeyStep: iniKey.schema,
   UpgradeStep: upgrade.schema,
 } as const;
 
@@ -99,6 +101,7 @@ export const phaseStepSchemas = [
   restart.schema,
   lineInFile.schema,
   blockInFile.schema,
+  iniKey.schema,
   upgrade.schema,
 ] as const;
 

@@ -177,6 +177,7 @@ const helpers: Record<HelperName, Helper> = {
   eol: fromShell('eol'),
   lineinfile: fromShell('lineinfile'),
   blockinfile: fromShell('blockinfile'),
+  inifile: fromShell('inifile'),
   aptUpgrade: fromShell('aptUpgrade'),
 };
 

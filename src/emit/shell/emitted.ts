@@ -39,6 +39,7 @@ export type HelperName =
   | 'eol'
   | 'lineinfile'
   | 'blockinfile'
+  | 'inifile'
   | 'aptUpgrade';
 
 
