@@ -34,7 +34,7 @@ const schema = z
     section: Section.optional(),
     key: Key,
     /** The value a present key has (may be empty). */
-    value: OneLine.optional(),
+    value: OneLine.refine((v) => !/^[ \t]/.test(v), { message: 'a value starting with a blank is read back without it (ini_file drops the blanks after =)' }).optional(),
     state: z.enum(['present', 'absent']),
     /** `key = value` (true, Ansible's default) or `key=value`. */
     spaces: z.boolean(),

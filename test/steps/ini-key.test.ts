@@ -54,6 +54,7 @@ describe('iniKey', () => {
       [{ value: undefined }, 'a present key needs its value'],
       [{ state: 'absent' }, 'an absent key has no value'],
       [{ value: 'two\nlines' }, ''],
+      [{ value: ' 8080' }, 'read back without it'],
     ];
     for (const [s, msg] of bad) {
       const got = codes(oneStep(s));
