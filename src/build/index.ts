@@ -13,7 +13,7 @@ import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, StepOf } from '../ir/schema.js';
 import { CommandError, haveCommand } from '../host/exec.js';
 import { writeTreeAtomically } from '../host/write.js';
-import { bootTools } from './boot-step.js';
+import { bootTools, sourceDateEpoch } from './boot-step.js';
 import { resolveBase, type BaseSource } from './base.js';
 import { cacheDir } from './cache.js';
 import { Display, type Io } from './display.js';
@@ -75,6 +75,12 @@ const writeSummary = (run: BuildRun): void => {
 const preflight = async (run: BuildRun): Promise<{ error: string } | { files: CompiledFiles; sensitive: SensitiveValues }> => {
   const { ir, opts } = run;
   if (process.getuid?.() !== 0) return { error: 'imgc build needs root (chroot, mount, and file owners inside the root): run it as root or with sudo' };
+  // Read by the phase keys, the steps and the artifacts: a bad value is refused before any of them.
+  try {
+    sourceDateEpoch(run.env);
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
   const missing: string[] = [];
   for (const t of requiredTools(ir, opts)) if (!(await haveCommand(t))) missing.push(t);
   if (missing.length) return { error: `missing tools on this machine: ${missing.join(', ')} (apt-get install debootstrap e2fsprogs qemu-utils zstd ansible)` };

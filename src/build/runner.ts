@@ -133,10 +133,10 @@ export const phaseStem = (ir: Image, phase: Phase, files: CompiledFiles): string
   return `${String(ir.phases.indexOf(phase) + 1).padStart(width, '0')}-${phase.name}`;
 };
 
-/** Runs `body` with the kernel filesystems mounted if `need`, and always unmounted after. */
 /** SOURCE_DATE_EPOCH for the commands run in the root, when the build has one. */
 const epochEnv = (ctx: PhaseContext): Record<string, string> => (ctx.epoch !== undefined ? { SOURCE_DATE_EPOCH: String(ctx.epoch) } : {});
 
+/** Runs `body` with the kernel filesystems mounted if `need`, and always unmounted after. */
 const withMounts = async <T>(ctx: PhaseContext, need: boolean, body: () => Promise<T>): Promise<T> => {
   if (!need) return body();
   const release = ctx.session.defer(`unmount ${ctx.root}`, () => {

@@ -74,7 +74,7 @@ const runRootPhase = async (p: PhaseRun): Promise<void> => {
 /** An artifact phase: the artifacts made into staging (or kept from the last build), between the phase's hooks. */
 const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
   const { run, work, ctx, ps, results } = p;
-  const { display, env, summary } = run;
+  const { display, summary } = run;
   const runner = runnerOf(p);
   const steps = ctx.phase.steps.filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
   const cloud = ctx.phase.steps.filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
@@ -85,7 +85,7 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
   const { records: done, state } = await makeArtifacts(steps, {
     root: work.root,
     image: run.ir.name,
-    ...(sourceDateEpoch(env) !== undefined ? { epoch: sourceDateEpoch(env)! } : {}),
+    ...(ctx.epoch !== undefined ? { epoch: ctx.epoch } : {}),
     ...(work.rootIs ? { rootId: work.rootIs.id } : {}),
     ...(p.previous ? { previous: { dir: run.outDir, state: p.previous } } : {}),
     staging: work.staging,
@@ -168,6 +168,7 @@ export const runPhases = async (run: BuildRun, work: Work, resume: number): Prom
   const { ir, display, session, logsDir, summary } = run;
   const results: PhaseResults = { staged: [], verifyResult: undefined, wantChecksums: false, reuseState: { version: 1, artifacts: {} } };
   const previous = readReuseState(run.outDir);
+  const epoch = sourceDateEpoch(run.env);
   for (let i = 0; i < ir.phases.length; i++) {
     const phase = ir.phases[i]!;
     const kind = phaseKind(phase);
@@ -194,7 +195,7 @@ export const runPhases = async (run: BuildRun, work: Work, resume: number): Prom
       mounts: work.mounts,
       passthrough: (line) => display.line(line),
       sensitive: work.sensitive,
-      ...(sourceDateEpoch(run.env) !== undefined ? { epoch: sourceDateEpoch(run.env)! } : {}),
+      ...(epoch !== undefined ? { epoch } : {}),
     };
     if (runsInRoot(phase)) work.rootIs = undefined;
     try {

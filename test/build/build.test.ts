@@ -166,6 +166,15 @@ describe.skipIf(cannotBuild)('imgc build of a failing step', () => {
     ]);
   }, 600_000);
 
+  it('refuses a SOURCE_DATE_EPOCH that is not a number of seconds before it starts, naming it', async () => {
+    const out = outDir('bad-epoch');
+    const r = await imgcRun(['build', 'test/build/fixtures/failing.ts', '--no-typecheck', '--out', out], { env: { SOURCE_DATE_EPOCH: 'yesterday' } });
+    expect(r.exitCode, r.all).toBe(1);
+    expect(r.all).toMatch(/SOURCE_DATE_EPOCH must be a number of seconds \(got 'yesterday'\)/);
+    expect(r.all).not.toMatch(/    at |Please report this/);
+    expect(readdirSync(out).filter((f) => f !== 'compiled' && f !== 'logs')).toEqual([]);
+  }, 120_000);
+
   it('unmounts everything when interrupted with SIGINT mid-step', async () => {
     const out = outDir('slow');
     const child = imgcRun(['build', 'test/build/fixtures/slow.ts', '--no-typecheck', '--out', out, '--no-cache']);
