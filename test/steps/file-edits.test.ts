@@ -5,7 +5,7 @@
 // twice next to Ansible's lineinfile/blockinfile run twice on the same files:
 // the same bytes, nothing changed the second time.
 // The shell/Ansible harness is onSameFiles (./support.ts), shared with iniKey's test.
-import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, readlinkSync, statSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
@@ -105,21 +105,18 @@ const before: Record<string, string> = {
   'f.conf': 'a\n# BEGIN IMGC MANAGED BLOCK\nx\n# END IMGC MANAGED BLOCK\nb\n',
   'g.conf': 'g\n',
 };
-const seed = (dir: string): void => {
-  mkdirSync(dir, { recursive: true });
-  for (const [n, text] of Object.entries(before)) writeFileSync(path.join(dir, n), text);
+const modesAndLinks = (dir: string): void => {
   chmodSync(path.join(dir, 'a.conf'), 0o600);
   symlinkSync('g.conf', path.join(dir, 'g.link'));
 };
-const contents = (dir: string): Record<string, string> => Object.fromEntries(Object.keys(before).map((n) => [n, readFileSync(path.join(dir, n), 'utf8')]));
 
 describe('lineInFile and blockInFile: shell and Ansible, twice each, on the same files', () => {
-  const on = onSameFiles('file-edits', cases, seed);
+  const on = onSameFiles('file-edits', cases, before, modesAndLinks);
   const shIr = cases(on.sh);
 
   it('shell: changes what differs the first time, nothing the second; owner, mode and links stay', async () => {
     expect(await on.shell()).toEqual(new Map(on.ids.map((id, i) => [id, i === 3 ? 'unchanged' : 'changed'])));
-    expect(contents(on.sh)).toMatchObject({
+    expect(on.contents(on.sh)).toMatchObject({
       'a.conf': '# head\nPermitRootLogin yes\nPermitRootLogin no\nlast line',
       'b.conf': 'x\r\ny\nadded\n',
       'c.conf': 'keep\nkept\n',
@@ -136,13 +133,13 @@ describe('lineInFile and blockInFile: shell and Ansible, twice each, on the same
 
   it('ansible: the same bytes as the shell, and changed=0 the second time', async () => {
     await on.ansibleTwice();
-    expect(contents(on.ansible)).toEqual(contents(on.sh));
+    expect(on.contents(on.ansible)).toEqual(on.contents(on.sh));
     expect(statSync(path.join(on.ansible, 'a.conf')).mode & 0o7777).toBe(0o600);
   }, 300_000);
 
   it('verify: the edits hold after the run, and not before', () => {
     const fresh = path.join(on.root, 'fresh');
-    seed(fresh);
+    on.seed(fresh);
     expect(on.failures(fresh).length).toBeGreaterThanOrEqual(6);
     expect(on.failures(on.sh)).toEqual([]);
   });

@@ -203,19 +203,13 @@ const before: Record<string, string> = {
   'b.conf': 'OPTS=""\r\nOTHER=1\r\n',
   'c.ini': '[x]\nsame = 1\n',
 };
-const seed = (dir: string): void => {
-  mkdirSync(dir, { recursive: true });
-  for (const [n, text] of Object.entries(before)) writeFileSync(path.join(dir, n), text);
-  chmodSync(path.join(dir, 'a.ini'), 0o600);
-};
-const contents = (dir: string): Record<string, string> => Object.fromEntries(Object.keys(before).map((n) => [n, readFileSync(path.join(dir, n), 'utf8')]));
 
 describe('iniKey: shell and Ansible, twice each, on the same files', () => {
-  const on = onSameFiles('ini-key', fileCases, seed);
+  const on = onSameFiles('ini-key', fileCases, before, (dir) => chmodSync(path.join(dir, 'a.ini'), 0o600));
 
   it('shell: changes what differs the first time, nothing the second; owner and mode stay', async () => {
     expect(await on.shell()).toEqual(new Map(on.ids.map((id, i) => [id, i === 4 ? 'unchanged' : 'changed'])));
-    expect(contents(on.sh)).toEqual({
+    expect(on.contents(on.sh)).toEqual({
       'a.ini': "# head\n[main]\nport = 8080\n\n[other]\nport = 1\n[new]\nlevel = it's $HOME `id` {{ x }}\n",
       'b.conf': 'OPTS="--verbose"\nOTHER=1\n',
       'c.ini': '[x]\nsame = 1\n',
@@ -226,13 +220,13 @@ describe('iniKey: shell and Ansible, twice each, on the same files', () => {
 
   it('ansible: the same bytes as the shell, and changed=0 the second time', async () => {
     await on.ansibleTwice();
-    expect(contents(on.ansible)).toEqual(contents(on.sh));
+    expect(on.contents(on.ansible)).toEqual(on.contents(on.sh));
     expect(statSync(path.join(on.ansible, 'a.ini')).mode & 0o7777).toBe(0o600);
   }, 300_000);
 
   it('verify: the keys hold after the run, and not before', () => {
     const fresh = path.join(on.root, 'fresh');
-    seed(fresh);
+    on.seed(fresh);
     expect(on.failures(fresh)).toEqual([
       `port = 8080 in [main] of ${fresh}/a.ini`,
       `no key debug in [main] of ${fresh}/a.ini`,

@@ -2,7 +2,7 @@
 // and the real tools on them (shellcheck, ansible-playbook --syntax-check and
 // ansible-lint --profile production, cloud-init schema).
 import { execa } from 'execa';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { compilers } from '../../src/compilers/index.js';
@@ -57,10 +57,17 @@ export const outputTests = (ir: Image, name: string): void => {
 
 /**
  * A phase of edits run by the shell output and by Ansible (local connection)
- * on two copies of the same files: `seed` makes the files in a directory,
- * `cases` the one-phase image that edits that directory's files.
+ * on two copies of the same files: `before` names the files and their text,
+ * `extra` adds what text cannot say (modes, links), and `cases` is the
+ * one-phase image that edits a directory's files.
  */
-export const onSameFiles = (name: string, cases: (dir: string) => Image, seed: (dir: string) => void) => {
+export const onSameFiles = (name: string, cases: (dir: string) => Image, before: Readonly<Record<string, string>>, extra: (dir: string) => void = () => {}) => {
+  /** The files of `before` in `dir`, as they were before any edit. */
+  const seed = (dir: string): void => {
+    mkdirSync(dir, { recursive: true });
+    for (const [n, text] of Object.entries(before)) writeFileSync(path.join(dir, n), text);
+    extra(dir);
+  };
   const ws = workspace(name);
   const sh = path.join(ws.root, 'sh');
   const ansible = path.join(ws.root, 'ansible');
@@ -77,6 +84,9 @@ export const onSameFiles = (name: string, cases: (dir: string) => Image, seed: (
     sh,
     ansible,
     root: ws.root,
+    seed,
+    /** The text of each file of `before` in `dir`. */
+    contents: (dir: string): Record<string, string> => Object.fromEntries(Object.keys(before).map((n) => [n, readFileSync(path.join(dir, n), 'utf8')])),
     ids: ir.phases[0]!.steps.map((s) => s.id),
     /** Runs the shell output once; it must succeed. The outcome of each step. */
     shell: async () => {
