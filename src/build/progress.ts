@@ -143,7 +143,8 @@ export class AnsibleProgress {
         for (const [host, raw] of Object.entries(hosts)) {
           const r: ModuleResult = isRecord(raw) ? raw : {};
           const status = kind.slice('runner_on_'.length);
-          if (this.current) this.current.seen = true;
+          // A step all of whose tasks were skipped (its `when:` false on every host) is skipped.
+          if (this.current && status !== 'skipped') this.current.seen = true;
           if (status === 'failed' || status === 'unreachable') {
             this.pendingFailure = true;
             text.push(`fatal: [${host}]: ${status === 'failed' ? 'FAILED!' : 'UNREACHABLE!'}${r.rc !== undefined ? ` (rc ${r.rc})` : ''}`);

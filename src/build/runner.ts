@@ -4,6 +4,7 @@
 // place: the shell target's hook scripts on this machine (they chroot
 // themselves for script hooks), the ansible target's inside its play.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { runsUnder } from '../core/conditions.js';
 import path from 'node:path';
 import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, Phase, Step } from '../ir/schema.js';
@@ -183,7 +184,10 @@ const downloadsOf = (ctx: PhaseContext, steps: readonly Step[]): StepDownload[] 
     const value = v.sensitive ? ctx.sensitive.get(v.name) : v.value;
     if (value !== undefined) values.set(v.name, value);
   }
-  return steps.flatMap((s) => (kindOf(s).downloads?.(s) ?? []).map((d) => ({ step: s.id, url: substitute(d.url, values), sha256: substitute(d.sha256, values) })));
+  // A step its conditions do not take fetches nothing (conditions name no sensitive variable: `values` decides them).
+  return steps
+    .filter((s) => runsUnder(s.conditions, values))
+    .flatMap((s) => (kindOf(s).downloads?.(s) ?? []).map((d) => ({ step: s.id, url: substitute(d.url, values), sha256: substitute(d.sha256, values) })));
 };
 
 /** Fetches the phase's downloads on this machine (through the cache) and hands them to the root: no network inside it for them. */

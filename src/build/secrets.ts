@@ -7,6 +7,7 @@
 // writes or prints (logs, the terminal, build.json); docs/build-faults.md says
 // what else keeps them out of the cache.
 import type { Image } from '../ir/schema.js';
+import { decideConditions } from '../core/conditions.js';
 import { envName, hasMarker, substitute, variablesIn } from '../core/variables.js';
 
 /** The values of the image's sensitive variables, by name (the IR never holds them). */
@@ -62,5 +63,7 @@ export const missingSensitiveMessage = (unset: readonly string[]): string =>
 export const withValues = (ir: Image, sensitive: SensitiveValues): Image => {
   const values = new Map<string, string | number | boolean>(sensitive);
   for (const v of ir.variables ?? []) if (!v.sensitive && v.value !== undefined) values.set(v.name, v.value);
-  return JSON.parse(JSON.stringify(ir), (_k, v: unknown) => (typeof v === 'string' && hasMarker(v) ? substitute(v, values) : v)) as Image;
+  // Conditions first: they name their variable by marker, which the substitution replaces.
+  const decided = { ...ir, phases: decideConditions(ir.phases, values) };
+  return JSON.parse(JSON.stringify(decided), (_k, v: unknown) => (typeof v === 'string' && hasMarker(v) ? substitute(v, values) : v)) as Image;
 };

@@ -11,6 +11,7 @@ import { hasMarker } from '../core/variables.js';
 import { globMatches, isGlob } from '../core/glob.js';
 import { packageName, type PackageManager } from '../core/packages.js';
 import { kindOf } from '../steps/index.js';
+import { conditionVariable, describeAssignment, runsUnder, variants, type Assignment } from '../core/conditions.js';
 import type { PathKind } from '../steps/kind.js';
 
 /** A step in run order, with the phase it belongs to. */
@@ -122,8 +123,61 @@ export const factFlow = (ir: Image): FactEdge[] => walkFacts(ir, runOrder(ir)).e
 /** The facts that hold once `steps` (a prefix of the run order) have run: each fact's id and the step that provided it ('base' for the base). */
 export const factsAfter = (ir: Image, steps: Placed[]): ReadonlyMap<string, string> => walkFacts(ir, steps).available();
 
+/**
+ * Every diagnostic of the image. Steps under conditions (`when`) are checked
+ * once per combination of the values the conditions tell apart
+ * (src/core/conditions.ts): a diagnostic found on some of them only says when.
+ */
 export const checkImage = (ir: Image): Diagnostic[] => {
   const steps = runOrder(ir);
+  const conditioned = steps.filter((p) => p.step.conditions).map((p) => p.step);
+  if (!conditioned.length) return sortDiagnostics([...checkSteps(ir, steps), ...unrepresentable(ir)]);
+  const all = variants(conditioned, ir.variables);
+  if (all.length > MAX_VARIANTS) {
+    const names = [...new Set(conditioned.flatMap((s) => s.conditions!.map(conditionVariable)))];
+    return sortDiagnostics([
+      ...unrepresentable(ir),
+      diagnostic('IMGC0014', `the conditions on ${names.map((n) => `'${n}'`).join(', ')} tell apart ${all.length} combinations of values; the checker walks at most ${MAX_VARIANTS}`, {
+        loc: conditioned[0]!.loc,
+        hint: 'decide some of them in the definition itself (a TypeScript if on a constant), or test fewer values',
+      }),
+    ]);
+  }
+  const found = new Map<string, { d: Diagnostic; on: Assignment[] }>();
+  for (const a of all) {
+    for (const d of checkSteps(ir, steps.filter((p) => runsUnder(p.step.conditions, a)))) {
+      const key = JSON.stringify([d.code, d.stepId, d.message, d.loc]);
+      const f = found.get(key);
+      if (f) f.on.push(a);
+      else found.set(key, { d, on: [a] });
+    }
+  }
+  const byId = new Map(steps.map((p) => [p.step.id, p.step]));
+  const out = [...found.values()].map(({ d, on }) => {
+    // Where the step is taken at all: a diagnostic on each of those is the step's own, whatever the values.
+    const taken = all.filter((a) => runsUnder(d.stepId === undefined ? undefined : byId.get(d.stepId)?.conditions, a));
+    if (on.length === taken.length) return d;
+    const when = describeAssignment(on[0]!, conditioned);
+    const met = taken.find((a) => !on.includes(a))!;
+    if (!unmetCodes.has(d.code)) return { ...d, message: `${d.message} (when ${when})` };
+    return diagnostic('IMGC0013', `${d.message}, when ${when}`, {
+      loc: d.loc,
+      related: d.related,
+      ...(d.stepId ? { stepId: d.stepId } : {}),
+      hint: `it is met when ${describeAssignment(met, conditioned)}: put this step in the same when(...) block as the step that provides it, or provide it on every branch`,
+    });
+  });
+  return sortDiagnostics([...out, ...unrepresentable(ir)]);
+};
+
+/** The most combinations of condition values the checker walks. */
+const MAX_VARIANTS = 256;
+
+/** The diagnostics of a requirement the walk cannot meet. */
+const unmetCodes = new Set<Diagnostic['code']>(['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005']);
+
+/** The diagnostics of the steps, in run order, as one run takes them. */
+const checkSteps = (ir: Image, steps: Placed[]): Diagnostic[] => {
   const providers = new Map<string, Provider[]>();
   const keysByKind = new Map<Fact['kind'], Set<string>>();
   const note = (f: Fact) => {
@@ -144,8 +198,8 @@ export const checkImage = (ir: Image): Diagnostic[] => {
   const out = walkFacts(ir, steps).unmet.filter(({ req }) => !hasMarker(req.key)).map(({ placed, req, removal }) =>
     unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
   );
-  out.push(...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps), ...unrepresentable(ir));
-  return sortDiagnostics(out);
+  out.push(...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps));
+  return out;
 };
 
 const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers: Provider[], known: string[]): Diagnostic => {

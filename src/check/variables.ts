@@ -27,14 +27,15 @@ const fields = (value: unknown, at: string, out: [string, string][]): void => {
 
 /** Whether field `at` (dotted, `[i]` for items) of a step of `kind` may hold variable references (where in `value` the kind says). */
 export const isAllowed = (kind: Step['kind'], at: string, value: string): boolean =>
-  (allKinds().get(kind)?.variablesIn?.(value) ?? true) &&
+  /^conditions\[\d+\]\.variable$/.test(at) ||
+  ((allKinds().get(kind)?.variablesIn?.(value) ?? true) &&
   allowed(kind).some((f) =>
     f.endsWith('[*]')
       ? at.startsWith(f.slice(0, -2)) && /^\d+\]$/.test(at.slice(f.length - 2))
       : f.endsWith('.*')
         ? at.startsWith(f.slice(0, -1)) && !at.slice(f.length - 1).includes('.') && !at.endsWith('(key)')
         : at === f,
-  );
+  ));
 
 /** IMGC0011 for references where a literal is needed, IMGC2001 for markers of no declared variable. */
 export const variableDiagnostics = (ir: Image): Diagnostic[] => {

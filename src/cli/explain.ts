@@ -1,5 +1,6 @@
 import { describeStep } from '../check/checker.js';
 import { describeFact } from '../core/facts.js';
+import { describeConditions } from '../core/conditions.js';
 import type { Fact, Image } from '../ir/schema.js';
 
 const facts = (label: string, fs: readonly Fact[]) => (fs.length ? [`      ${label} ${fs.map(describeFact).join(', ')}`] : []);
@@ -18,13 +19,14 @@ export const explainText = (ir: Image): string => {
   ];
   for (const v of ir.variables ?? []) {
     const value = v.sensitive ? '<sensitive>' : JSON.stringify(v.value);
-    lines.push(`  variable ${v.name} (${v.type}) = ${value}${v.description ? `: ${v.description.replace(/\s+/g, ' ')}` : ''}`);
+    const type = v.oneOf ? `one of ${v.oneOf.map((o) => JSON.stringify(o)).join(', ')}` : v.type;
+    lines.push(`  variable ${v.name} (${type}) = ${value}${v.description ? `: ${v.description.replace(/\s+/g, ' ')}` : ''}`);
   }
   ir.phases.forEach((p, i) => {
     lines.push(`  phase ${i + 1} ${p.name}${p.runtime ? ' (may run at runtime on existing hosts)' : ''}`);
     for (const s of [...p.pre, ...p.steps, ...p.post]) {
       const at = s.loc ? `  ${s.loc.file}:${s.loc.line}` : '';
-      lines.push(`    ${s.id}: ${describeStep(s)}${at}`);
+      lines.push(`    ${s.id}: ${describeStep(s)}${at}`, ...(s.conditions ? [`      when ${describeConditions(s.conditions)}`] : []));
       lines.push(...facts('provides', s.provides), ...facts('requires', s.requires), ...facts('removes', s.removes));
     }
   });

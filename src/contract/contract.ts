@@ -3,6 +3,7 @@
 // start from. Deterministic and sorted, one fact a line, so that a diff of two
 // versions in review reads as what changed.
 import { factsAfter, runOrder } from '../check/checker.js';
+import { runsUnder, valuesOf } from '../core/conditions.js';
 import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
 import { parsePackageSpec } from '../core/packages.js';
 import { phaseKind } from '../ir/phases.js';
@@ -77,7 +78,9 @@ export const contractOf = (ir: Image, phase?: string): Contract => {
   const at = phase ?? rootPhases[rootPhases.length - 1]?.name ?? 'base';
   if (!boundaries(ir).includes(at)) throw new Error(`no phase '${at}' in ${ir.name}; its phases: ${boundaries(ir).join(', ')}`);
   const index = at === 'base' ? -1 : ir.phases.findIndex((p) => p.name === at);
-  const steps = runOrder(ir).filter((p) => p.phaseIndex <= index);
+  // Under conditions, the facts of the run with the variables' values (as `imgc build` runs it).
+  const values = valuesOf(ir.variables);
+  const steps = runOrder(ir).filter((p) => p.phaseIndex <= index && runsUnder(p.step.conditions, values));
   const byId = new Map(steps.map((p) => [p.step.id, p.step]));
   const facts = [...factsAfter(ir, steps)].map(([id, from]): ContractFact => {
     const colon = id.indexOf(':');

@@ -5,6 +5,7 @@
 // each backend.
 import { z } from '../util/zod.js';
 import { Fact, SourceLocation } from './facts.js';
+import { Condition } from './conditions.js';
 
 export const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'mode is an octal string such as "0644"');
 export const AbsPath = z.string().regex(/^\//, 'paths are absolute');
@@ -61,4 +62,6 @@ export const stepBase = {
   provides: z.array(Fact),
   requires: z.array(Fact),
   removes: z.array(Fact),
+  /** The step runs only when all of these hold (`p.when(...)`, src/core/conditions.ts). */
+  conditions: z.array(Condition).min(1).optional(),
 };

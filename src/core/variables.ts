@@ -58,6 +58,8 @@ export const Variable = z
     description: z.string().optional(),
     sensitive: z.boolean(),
     value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    /** A string variable's only values (a z.enum schema): the checker's variants of a condition on it are these. */
+    oneOf: z.array(z.string()).min(1).optional(),
   })
   .strict()
   .refine((v) => !(v.sensitive && v.value !== undefined), { message: 'a sensitive variable has no value in the IR', path: ['value'] });

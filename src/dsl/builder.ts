@@ -15,6 +15,8 @@ import type { LineInFileOptions } from '../steps/line-in-file.js';
 import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import type { IniKeyOptions } from '../steps/ini-key.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
+import type { Condition } from '../core/conditions.js';
+import type { Variable } from './variables.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
 
@@ -94,13 +96,16 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
     protected readonly hooks: Link | undefined,
     /** How the base's package manager spells a pinned package. */
     protected readonly family: PackageManager = 'apt',
+    /** The conditions of the `when` blocks the steps are written in. */
+    protected readonly conditions: readonly Condition[] = [],
   ) {}
 
   protected abstract derive(last: Link | undefined, hooks: Link | undefined): this;
 
   /** @internal Records a step; the public methods narrow the returned type. */
   protected add<K extends StepKind>(input: StepInput<K>): this {
-    return this.derive({ input, loc: callerLocation(), prev: this.last }, this.hooks);
+    const conditioned = this.conditions.length ? { ...input, conditions: [...this.conditions] } : input;
+    return this.derive({ input: conditioned, loc: callerLocation(), prev: this.last }, this.hooks);
   }
 
   /** A hook run before the phase's first step. */
@@ -114,6 +119,7 @@ abstract class StepChain<F extends Facts, C extends PackageCatalog> {
   }
 
   private hook(when: 'pre' | 'post', action: HookAction, opts: HookOptions): this {
+    if (this.conditions.length) throw new DefinitionError(`a ${when} hook runs with its phase: write it outside the when(...) block`);
     const input: StepInput<'hook'> = {
       kind: 'hook',
       when,
@@ -181,7 +187,27 @@ export class StepBuilder<
   in out C extends PackageCatalog = PackageCatalog,
 > extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new StepBuilder(this.catalog, last, hooks, this.family) as this;
+    return new StepBuilder(this.catalog, last, hooks, this.family, this.conditions) as this;
+  }
+
+  /**
+   * Steps taken only when a condition holds when the output runs:
+   * `p.when(runtime.is('crio'), (p) => p.packages(['cri-o']))`, a boolean
+   * variable standing for `is(true)`; `otherwise` takes the other branch.
+   * After the block the types know what both branches keep (without the
+   * `otherwise`: what the block keeps of the facts before it); the checker
+   * checks every combination of values the conditions tell apart.
+   */
+  when<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
+    condition: Condition | Variable<boolean>,
+    then: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+    otherwise?: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U3, G3, K3, P3, S3, X3, C>,
+  ): StepBuilder<Extract<U2, U3>, Extract<G2, G3>, Extract<K2, K3>, Extract<P2, P3>, Extract<S2, S3>, Extract<X2, X3>, C> {
+    const c: Condition = 'equals' in condition ? condition : condition.is(true);
+    const branch = (cond: Condition, last: Link | undefined) => new StepBuilder<U, G, K, P, S, X, C>(this.catalog, last, this.hooks, this.family, [...this.conditions, cond]);
+    let last = then(branch(c, this.last)).last;
+    if (otherwise) last = otherwise(branch({ ...c, negate: !c.negate }, last)).last;
+    return this.derive(last, this.hooks) as never;
   }
 
   group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {

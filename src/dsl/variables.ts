@@ -4,6 +4,7 @@
 // (src/core/variables.ts) that each backend renders as its native reference.
 import type { z } from 'zod';
 import { marker, variableName } from '../core/variables.js';
+import { condition, type Condition } from '../core/conditions.js';
 import { DefinitionError } from './builder.js';
 
 export type VariableType = 'string' | 'number' | 'boolean';
@@ -25,6 +26,8 @@ export class Variable<T extends Scalar = Scalar> {
     readonly type: VariableType,
     /** @internal */ readonly schema: z.ZodType,
     readonly options: VariableOptions<T>,
+    /** A z.enum variable's values. */
+    readonly oneOf?: readonly string[],
   ) {}
   /** Phantom: the value's type. */
   declare readonly __value?: T;
@@ -33,6 +36,20 @@ export class Variable<T extends Scalar = Scalar> {
   }
   [Symbol.toPrimitive](): string {
     return marker(this.name);
+  }
+  /** A condition for `p.when(...)`: the variable has this value when the output runs. */
+  is(value: T): Condition {
+    return this.compared(value, false);
+  }
+  /** A condition for `p.when(...)`: the variable does not have this value. */
+  isNot(value: T): Condition {
+    return this.compared(value, true);
+  }
+  private compared(value: T, negate: boolean): Condition {
+    if (this.options.sensitive) throw new DefinitionError(`variable '${this.name}' is sensitive: it cannot decide which steps run (which steps ran would tell its value)`);
+    if (typeof value !== this.type) throw new DefinitionError(`variable '${this.name}' is a ${this.type}: compare it with a ${this.type}, not ${JSON.stringify(value)}`);
+    if (this.oneOf && !this.oneOf.includes(value as string)) throw new DefinitionError(`variable '${this.name}' is one of ${this.oneOf.map((o) => `'${o}'`).join(', ')}: '${String(value)}' is none of them`);
+    return condition(this.name, value, negate);
   }
 }
 
@@ -43,9 +60,13 @@ export const declaredVariables = (): Map<string, Variable> => {
   return (g[registryKey] ??= new Map());
 };
 
-const typeOf = (schema: unknown): VariableType | undefined => {
-  const t = (schema as { _zod?: { def?: { type?: unknown } } } | null)?._zod?.def?.type;
-  return t === 'string' || t === 'number' || t === 'boolean' ? t : undefined;
+const typeOf = (schema: unknown): { type: VariableType; oneOf?: string[] } | undefined => {
+  const def = (schema as { _zod?: { def?: { type?: unknown; entries?: unknown } } } | null)?._zod?.def;
+  const t = def?.type;
+  if (t === 'string' || t === 'number' || t === 'boolean') return { type: t };
+  // z.enum(['a', 'b']): a string with known values.
+  const values = t === 'enum' && typeof def?.entries === 'object' && def.entries !== null ? Object.values(def.entries) : [];
+  return values.length && values.every((v) => typeof v === 'string') ? { type: 'string', oneOf: values as string[] } : undefined;
 };
 
 /**
@@ -65,12 +86,12 @@ type Out<S extends ScalarSchema> = S['_zod']['output'];
 export const variable = <S extends ScalarSchema>(name: string, schema: S, opts: VariableOptions<Out<S>> = {}): Variable<Out<S>> => {
   if (!variableName.test(name)) throw new DefinitionError(`variable name '${name}' must be lower-case letters, digits and "_", starting with a letter`);
   if (name.startsWith('imgc_')) throw new DefinitionError(`variable name '${name}': names starting with imgc_ are imgc's own`);
-  const type = typeOf(schema);
-  if (!type) throw new DefinitionError(`variable '${name}': the schema must be a zod string, number or boolean schema (z.string(), z.number(), z.boolean())`);
+  const typed = typeOf(schema);
+  if (!typed) throw new DefinitionError(`variable '${name}': the schema must be a zod string, number, boolean or string enum schema (z.string(), z.number(), z.boolean(), z.enum([...]))`);
   if (opts.sensitive && opts.default !== undefined) throw new DefinitionError(`variable '${name}' is sensitive: it cannot have a default (a default would be written into the outputs)`);
   if (opts.default !== undefined && !schema.safeParse(opts.default).success) throw new DefinitionError(`variable '${name}': its default does not match its schema`);
   // typeOf() found a zod string/number/boolean schema's internals: it is a ZodType.
-  const v = new Variable<Out<S>>(name, type, schema as unknown as z.ZodType, opts);
+  const v = new Variable<Out<S>>(name, typed.type, schema as unknown as z.ZodType, opts, typed.oneOf);
   declaredVariables().set(name, v as Variable);
   return v;
 };

@@ -6,6 +6,17 @@ import * as core from '../core/facts.js';
 import { Name, PackageName } from '../core/fields.js';
 import { Variable as CoreVariable } from '../core/variables.js';
 import { isRegistered, kindOf, phaseStepSchemas, stepSchemas } from '../steps/index.js';
+import { conditionVariable, type Condition } from '../core/conditions.js';
+
+/** Why a step may not have this condition, or undefined when it may. */
+const conditionProblem = (s: { kind: string }, c: Condition, variables: readonly z.infer<typeof CoreVariable>[] | undefined): string | undefined => {
+  if (isRegistered(s as never) && !kindOf(s as never).inRoot) return `a condition applies to steps that change the root, not to a ${s.kind} step`;
+  const v = variables?.find((x) => x.name === conditionVariable(c));
+  if (!v) return undefined; // an undeclared reference is IMGC2001 (src/check/variables.ts)
+  if (v.sensitive) return `variable '${v.name}' is sensitive: it cannot decide which steps run`;
+  if (typeof c.equals !== v.type) return `variable '${v.name}' is a ${v.type}: the condition compares it with ${JSON.stringify(c.equals)}`;
+  return undefined;
+};
 
 export const IR_VERSION = 1;
 
@@ -158,7 +169,15 @@ export const Image = z
       p.steps.forEach((s, j) => {
         const why = s && isRegistered(s) ? kindOf(s).onBase?.(family) : undefined;
         if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['phases', i, 'steps', j, 'kind'], message: why });
+        (s?.conditions ?? []).forEach((c, k) => {
+          const why = conditionProblem(s, c, ir.variables);
+          if (why !== undefined) ctx.addIssue({ code: 'custom', path: ['phases', i, 'steps', j, 'conditions', k], message: why });
+        });
       });
+      for (const [list, hooks] of [['pre', p.pre], ['post', p.post]] as const)
+        (Array.isArray(hooks) ? hooks : []).forEach((h, j) => {
+          if (h?.conditions !== undefined) ctx.addIssue({ code: 'custom', path: ['phases', i, list, j, 'conditions'], message: 'a hook runs with its phase: it takes no conditions' });
+        });
     });
   });
 export type Image = z.infer<typeof Image>;

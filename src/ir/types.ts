@@ -25,6 +25,11 @@ export type UserStep = {
     shell?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type GroupStep = {
     kind: "group";
@@ -37,6 +42,11 @@ export type GroupStep = {
     gid?: number | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type DirectoryStep = {
     kind: "directory";
@@ -50,6 +60,11 @@ export type DirectoryStep = {
     mode?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type FileStep = {
     kind: "file";
@@ -64,6 +79,11 @@ export type FileStep = {
     mode?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type SymlinkStep = {
     kind: "symlink";
@@ -75,6 +95,11 @@ export type SymlinkStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type PackagesStep = {
     kind: "packages";
@@ -86,6 +111,11 @@ export type PackagesStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type AptRepositoryStep = {
     kind: "aptRepository";
@@ -102,6 +132,11 @@ export type AptRepositoryStep = {
     keyPath?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type ServiceStep = {
     kind: "service";
@@ -114,6 +149,11 @@ export type ServiceStep = {
     package?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type SysctlStep = {
     kind: "sysctl";
@@ -126,6 +166,11 @@ export type SysctlStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type KernelModuleStep = {
     kind: "kernelModule";
@@ -137,6 +182,11 @@ export type KernelModuleStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type SwapOffStep = {
     kind: "swapOff";
@@ -146,6 +196,11 @@ export type SwapOffStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type CommandStep = {
     kind: "command";
@@ -158,6 +213,11 @@ export type CommandStep = {
     creates?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type CleanStep = {
     kind: "clean";
@@ -169,6 +229,11 @@ export type CleanStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type MaskStep = {
     kind: "mask";
@@ -180,6 +245,11 @@ export type MaskStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type HoldStep = {
     kind: "hold";
@@ -191,6 +261,11 @@ export type HoldStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type ScriptHook = {
     type: "script";
@@ -218,6 +293,11 @@ export type HookStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type ArtifactStep = {
     kind: "artifact";
@@ -232,6 +312,11 @@ export type ArtifactStep = {
     bootable?: boolean | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type CloudImageStep = {
     kind: "cloudImage";
@@ -245,6 +330,11 @@ export type CloudImageStep = {
     disk?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type VerifyStep = {
     kind: "verify";
@@ -257,6 +347,11 @@ export type VerifyStep = {
     timeoutSeconds?: number | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type DownloadStep = {
     kind: "download";
@@ -272,6 +367,11 @@ export type DownloadStep = {
     mode?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type ArchiveStep = {
     kind: "archive";
@@ -290,6 +390,11 @@ export type ArchiveStep = {
     mode?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type UnitStep = {
     kind: "unit";
@@ -302,6 +407,11 @@ export type UnitStep = {
     dropIn?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type RestartStep = {
     kind: "restart";
@@ -313,6 +423,11 @@ export type RestartStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type LineInFileStep = {
     kind: "lineInFile";
@@ -326,6 +441,11 @@ export type LineInFileStep = {
     regexp?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type BlockInFileStep = {
     kind: "blockInFile";
@@ -339,6 +459,11 @@ export type BlockInFileStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type UpgradeStep = {
     kind: "upgrade";
@@ -349,6 +474,11 @@ export type UpgradeStep = {
     removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 };
 export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
@@ -364,6 +494,11 @@ export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | Symlin
     value?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 } | UpgradeStep;
 export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
@@ -379,6 +514,11 @@ export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep
     value?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
 } | UpgradeStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
@@ -417,6 +557,7 @@ export type Variable = {
     sensitive: boolean;
     description?: string | undefined;
     value?: string | number | boolean | undefined;
+    oneOf?: string[] | undefined;
 };
 export type Fleet = {
     serial?: string | undefined;

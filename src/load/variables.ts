@@ -59,6 +59,7 @@ export const resolveVariables = (phases: unknown, given: readonly GivenValue[]):
       ...(v.options.description !== undefined ? { description: v.options.description } : {}),
       sensitive,
       ...(sensitive ? {} : { value: value as string | number | boolean }),
+      ...(v.oneOf ? { oneOf: [...v.oneOf] } : {}),
     }];
   });
   return { variables, diagnostics };

@@ -11,6 +11,7 @@
 // under `timeout` in a process group of its own, killed on every exit path
 // (timeout, Ctrl-C, SIGTERM, an exception, process exit).
 import { execa } from 'execa';
+import { runsUnder, valuesOf } from '../core/conditions.js';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
@@ -49,9 +50,11 @@ export const bootChecksOf = (ir: Image): BootCheck[] => {
     bySubject.delete(subject);
     bySubject.set(subject, { subject, what, stepId: s.id, ...(s.loc ? { loc: s.loc } : {}), script });
   };
+  const values = valuesOf(ir.variables);
   for (const phase of ir.phases) {
     if (phaseKind(phase) !== 'root') continue;
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
+      if (!runsUnder(s.conditions, values)) continue; // a step the variables' values do not take
       for (const f of s.removes) bySubject.delete(`${f.kind}:${f.key}`);
       for (const b of kindOf(s).verify.boot?.(s) ?? []) put(s, b.subject, b.what, b.script);
       for (const f of s.provides) {

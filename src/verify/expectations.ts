@@ -4,6 +4,7 @@
 // value in its file). A later step about the same thing replaces an earlier
 // one; a fact a later step removes is no longer promised.
 import { describeFact } from '../core/facts.js';
+import { runsUnder, valuesOf } from '../core/conditions.js';
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
 import { phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
@@ -100,9 +101,11 @@ export const expectationsOf = (ir: Image): Expectation[] => {
     const check = factCheck(f);
     if (check) put({ subject: factSubject(f), what: describeFact(f), stepId: 'base', ...(baseLoc ? { loc: baseLoc } : {}), check });
   }
+  const values = valuesOf(ir.variables);
   for (const phase of ir.phases) {
     if (phaseKind(phase) === 'artifact') continue;
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
+      if (!runsUnder(s.conditions, values)) continue; // a step the variables' values do not take
       const at = { stepId: s.id, ...(s.loc ? { loc: s.loc } : {}) };
       for (const f of s.removes) bySubject.delete(factSubject(f));
       const own = stepExpectations(s).map((e) => ({ ...e, ...at }));

@@ -109,7 +109,7 @@ describe('ansible progress', () => {
   };
   const feed = (events: object[]): ProgressEvent[] => run(events).events;
 
-  it('turns tasks into steps: several tasks of one step make one, changed if any changed', () => {
+  it('turns tasks into steps: several tasks of one step make one, changed if any changed, skipped if none ran', () => {
     const out = feed([
       play('customize'),
       task('customize.1.group: group admins'),
@@ -132,7 +132,8 @@ describe('ansible progress', () => {
       { type: 'start', step: 'customize.2.user' },
       { type: 'end', step: 'customize.2.user', status: 'changed' },
       { type: 'start', step: 'customize.3.command' },
-      { type: 'end', step: 'customize.3.command', status: 'unchanged' },
+      // Its only task was skipped (a false `when:`): the step did not run.
+      { type: 'end', step: 'customize.3.command', status: 'skipped' },
       { type: 'start', step: 'provision.12.directory' },
       { type: 'end', step: 'provision.12.directory', status: 'unchanged' },
       { type: 'recap', ok: 4, changed: 2, unreachable: 0, failed: 0 },

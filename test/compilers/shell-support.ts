@@ -67,7 +67,7 @@ export interface Progress {
   done?: { phase: string; changed: number };
 }
 
-export const stepLine = /^imgc-step ([A-Za-z0-9._-]+) (start|changed|unchanged|failed)$/;
+export const stepLine = /^imgc-step ([A-Za-z0-9._-]+) (start|changed|unchanged|failed|skipped)$/;
 export const phaseLine = /^imgc-phase ([a-z][a-z0-9-]*) done changed=(\d+)$/;
 
 /** Parses a phase script's stdout, asserting every line follows the grammar. */
@@ -98,7 +98,7 @@ export const outcomes = (p: Progress): Map<string, string> => {
       break;
     }
     expect(next[0]).toBe(id);
-    expect(['changed', 'unchanged', 'failed']).toContain(next[1]);
+    expect(['changed', 'unchanged', 'failed', 'skipped']).toContain(next[1]);
     m.set(id, next[1]);
   }
   return m;

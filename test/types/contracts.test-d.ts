@@ -1,5 +1,5 @@
 import { expectTypeOf, test } from 'vitest';
-import { debian12, image, containerd, defineModule, type FactsOf } from 'imgc';
+import { debian12, image, containerd, defineModule, variable, z, type FactsOf } from 'imgc';
 
 const base = debian12({ include: ['systemd'] });
 
@@ -186,4 +186,48 @@ test('a directory removed takes the paths below it out of the types too', () => 
       expectTypeOf<Extract<FactsOf<typeof q>['path'], '/opt'>>().toEqualTypeOf<'/opt'>();
       return q;
     });
+});
+
+test('a fact provided under a condition is not known after the block, unless both branches provide it', () => {
+  const gpu = variable('gpu_types', z.boolean(), { default: false });
+  const runtime = variable('runtime_types', z.enum(['containerd', 'crio']), { default: 'containerd' });
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .when(gpu, (p) => p.user('gpu').file('/etc/gpu', { owner: 'gpu', content: '' }))
+        // @ts-expect-error: 'gpu' exists only when gpu_types is true
+        .file('/etc/x', { owner: 'gpu', content: '' })
+        .when(
+          runtime.is('crio'),
+          (p) => p.user('runner').group('crio'),
+          (p) => p.user('runner'),
+        )
+        .file('/etc/y', { owner: 'runner', content: '' })
+        // @ts-expect-error: group 'crio' exists only on one branch
+        .file('/etc/z', { group: 'crio', content: '' }),
+    );
+});
+
+test('a removal under a condition is a removal after the block', () => {
+  const strip = variable('strip_types', z.boolean(), { default: true });
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .file('/etc/app.ini', { content: '' })
+        .when(strip, (p) => p.remove(['/etc/app.ini']))
+        // @ts-expect-error: /etc/app.ini may be gone
+        .iniKey('/etc/app.ini', 'k', { value: 'v' }),
+    );
+});
+
+test('a condition compares a variable with a value of its type', () => {
+  const runtime = variable('runtime_types2', z.enum(['containerd', 'crio']), { default: 'containerd' });
+  const n = variable('n_types', z.number(), { default: 1 });
+  // @ts-expect-error: runtime_types2 is a string
+  runtime.is(3);
+  // @ts-expect-error: n_types is a number
+  n.is('1');
+  expectTypeOf(n.isNot(2)).toMatchObjectType<{ negate: boolean }>();
 });

@@ -1,9 +1,11 @@
 // Variables in user-data. A booting machine has no one to ask for a value, so
 // each reference is replaced by the variable's value at compile time; a
 // sensitive variable has no value there (it must never be written into a
-// file), so an image that uses one is refused for this target.
+// file), so an image that uses one is refused for this target. Conditions on
+// steps are decided with the same values.
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Image } from '../../ir/schema.js';
+import { decideConditions } from '../../core/conditions.js';
 import { substitute } from '../../core/variables.js';
 import { CompileError } from '../types.js';
 
@@ -32,6 +34,7 @@ export const substituteVariables = (ir: Image): Image => {
       ),
     );
   const values = new Map(vars.map((v) => [v.name, v.value as string | number | boolean]));
-  const { variables: _, ...rest } = ir;
+  // Conditions are decided the same way: a step they do not take is left out.
+  const { variables: _, ...rest } = { ...ir, phases: decideConditions(ir.phases, values) };
   return { ...(mapStrings(rest, (s) => substitute(s, values)) as Image) };
 };

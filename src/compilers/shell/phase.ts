@@ -4,7 +4,8 @@
 // which every phase script sources from its own directory.
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { helperCode, type HelperName } from './helpers.js';
-import { comment, hasExpansionChars, LITERAL_NOTE, variablePrologue, word } from '../../emit/shell/quote.js';
+import { comment, conditionTest, hasExpansionChars, LITERAL_NOTE, variablePrologue, word } from '../../emit/shell/quote.js';
+import { describeConditions } from '../../core/conditions.js';
 import { variablesIn } from '../../core/variables.js';
 import { emitStep, isRootStep, type StepContext } from './steps.js';
 import { summary } from '../summary.js';
@@ -12,7 +13,14 @@ import type { ShellPackageManager as PackageManager } from '../../emit/shell/emi
 
 export const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}:${loc.line})` : '');
 
-const stepComment = (s: Step): string => comment(`${s.id}${where(s.loc)}: ${summary(s)}`);
+export const stepComment = (s: Step): string => comment(`${s.id}${where(s.loc)}: ${summary(s)}${s.conditions ? `, when ${describeConditions(s.conditions)}` : ''}`);
+
+/** Runs step function `fn` with imgc_run; under conditions, only when they hold, else the step reports skipped. */
+export const runStep = (s: Step, fn: string): string[] => {
+  const run = `imgc_run ${word(s.id)} ${fn}`;
+  if (!s.conditions) return [run];
+  return [`if ${conditionTest(s.conditions)}; then`, `  ${run}`, 'else', `  printf 'imgc-step %s start\\nimgc-step %s skipped\\n' ${word(s.id)} ${word(s.id)} >&3`, 'fi'];
+};
 
 export const literalNote = (s: Step): string[] => (hasExpansionChars(s) ? [LITERAL_NOTE] : []);
 
@@ -148,7 +156,7 @@ export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): 
     out.push(...sourceHelpers);
     out.push('', '# --- steps -----------------------------------------------------------------');
     for (const { s, code, n } of bodies) {
-      out.push('', stepComment(s), ...literalNote(s), `step_${n}() {`, ...code.lines.map((l) => `  ${l}`), '}', `imgc_run ${word(s.id)} step_${n}`);
+      out.push('', stepComment(s), ...literalNote(s), `step_${n}() {`, ...code.lines.map((l) => `  ${l}`), '}', ...runStep(s, `step_${n}`));
     }
     out.push('', `printf 'imgc-phase %s done changed=%s\\n' ${word(phase.name)} "$imgc_changed" >&3`);
   } else {

@@ -15,7 +15,7 @@ import { helperCode, type HelperName } from './helpers.js';
 import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
 import { hooksScript } from './hooks.js';
 import { packageManagers, type ShellRendering as PackageManager } from '../../steps/package-managers.js';
-import { literalNote, runtime as stepRuntime, where, type PhaseFile } from './phase.js';
+import { literalNote, runStep, runtime as stepRuntime, stepComment, where, type PhaseFile } from './phase.js';
 import { comment, word, words } from '../../emit/shell/quote.js';
 import { emitStep, isRootStep, type StepContext } from './steps.js';
 import { summary } from '../summary.js';
@@ -258,12 +258,12 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
       const after = probes.flatMap(({ token, p }, i) => [`if [ "$imgc_new_${i}" -eq 1 ] && ${p.test}; then`, `  imgc_record ${word(token)}`, 'fi']);
       body.push(
         '',
-        comment(`${s.id}${where(s.loc)}: ${summary(s)}`),
+        stepComment(s),
         ...literalNote(s),
         `step_${n}() {`,
         ...[...before, ...code.lines, ...after].map((l) => `  ${l}`),
         '}',
-        `imgc_run ${word(s.id)} step_${n}`,
+        ...runStep(s, `step_${n}`),
         ...handlers.after(s.id),
       );
     }

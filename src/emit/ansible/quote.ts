@@ -18,6 +18,7 @@
 // template delimiters); the one deliberate Jinja expression kind is
 // `template()`.
 
+import { conditionText, conditionVariable, type Condition } from '../../core/conditions.js';
 import { displayMarkers, hasMarker, referencedIn, splitMarkers } from '../../core/variables.js';
 import { escapeChar, mustEscape, notAStringWhenPlain, singleQuoted } from '../yaml-text.js';
 
@@ -331,3 +332,31 @@ export const key = (k: string): string => {
 
 /** Escapes `s` for a Python regular expression (Ansible's lineinfile/replace) so it matches literally. */
 export const pythonRegexLiteral = (s: string): string => s.replace(/[^A-Za-z0-9_\u0080-\u{10FFFF}]/gu, (c) => `\\${c}`);
+
+/** A Jinja string literal of constant text, with every character outside a narrow safe set made by `format`: no quote, brace or delimiter reaches the template. */
+const plainLiteral = (text: string): string => {
+  const parts: string[] = [];
+  let run = '';
+  for (const ch of text) {
+    if (/^[A-Za-z0-9 _.,:/@+=-]$/.test(ch)) {
+      run += ch;
+      continue;
+    }
+    if (run) parts.push(`'${run}'`);
+    run = '';
+    parts.push(`('%c' | format(${ch.codePointAt(0)}))`);
+  }
+  if (run || !parts.length) parts.push(`'${run}'`);
+  return parts.length > 1 ? `(${parts.join(' ~ ')})` : parts[0]!;
+};
+
+/**
+ * A `when:` test of one condition (src/core/conditions.ts): a boolean through
+ * `bool` (an extra var from `-e` is the text "true"), anything else compared
+ * as text, as the shell target compares it.
+ */
+export const conditionExpression = (c: Condition): Scalar => {
+  const name = conditionVariable(c);
+  if (typeof c.equals === 'boolean') return str(c.equals !== c.negate ? `${name} | bool` : `not (${name} | bool)`);
+  return str(`(${name} | string) ${c.negate ? '!=' : '=='} ${plainLiteral(conditionText(c.equals))}`);
+};

@@ -10,6 +10,7 @@
 // with `printf '%s' WORD`, which adds nothing (no trailing newline).
 
 import { displayMarkers, envName, hasMarker, splitMarkers, type IRVariable } from '../../core/variables.js';
+import { conditionText, type Condition } from '../../core/conditions.js';
 
 /** Characters that mean nothing to the shell anywhere in a word (no glob, tilde, `=`, space, quote). */
 const bare = /^[A-Za-z0-9_@%+:,./-]+$/;
@@ -24,6 +25,10 @@ const literalWord = (value: string): string => (bare.test(value) ? value : `'${v
  */
 export const word = (value: string): string =>
   hasMarker(value) ? splitMarkers(value).map((p) => (typeof p === 'string' ? literalWord(p) : `"\${${envName(p.variable)}}"`)).join('') : literalWord(value);
+
+/** A test that holds when every condition does: the variable's value compared as text (`[ "${IMGC_VAR_GPU}" = true ]`). */
+export const conditionTest = (cs: readonly Condition[]): string =>
+  cs.map((c) => `[ ${word(c.variable)} ${c.negate ? '!=' : '='} ${literalWord(conditionText(c.equals))} ]`).join(' && ');
 
 /**
  * The lines after `set -eu` of a script that uses variables: a non-sensitive

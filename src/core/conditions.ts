@@ -1,0 +1,94 @@
+// Conditions on steps: `p.when(v.is('x'), …)` takes the steps of its block only
+// when variable v has that value when the output runs. A condition names its
+// variable by marker (./variables.ts), so everything that finds a step's
+// variables (the backends' prologues, the phase cache keys) finds it too.
+//
+// The checker cannot know the value, so it checks every combination of the
+// values the conditions tell apart (variants): a boolean's two values, and
+// for any other variable each value a condition compares it with plus "none of
+// them" (docs/conditions.md).
+import { z } from '../util/zod.js';
+import { marker, type IRVariable } from './variables.js';
+
+export type Scalar = string | number | boolean;
+
+const reference = /^\uE000var:([a-z][a-z0-9_]*)\uE001$/;
+
+export const Condition = z
+  .object({
+    /** The variable, as its marker (one reference, nothing else). */
+    variable: z.string().regex(reference, 'a condition tests one variable reference'),
+    equals: z.union([z.string(), z.number(), z.boolean()]),
+    /** True: the step runs when the variable does not equal the value. */
+    negate: z.boolean(),
+  })
+  .strict();
+export type Condition = z.infer<typeof Condition>;
+
+/** The name of the variable a condition tests. */
+export const conditionVariable = (c: Condition): string => reference.exec(c.variable)?.[1] ?? '';
+
+export const condition = (name: string, equals: Scalar, negate = false): Condition => ({ variable: marker(name), equals, negate });
+
+/** The condition's value compared as text, as the shell compares it (`true`, `3`). */
+export const conditionText = (v: Scalar): string => String(v);
+
+/** Whether a condition holds for a variable's value (undefined: a value none of the conditions names). */
+export const holds = (c: Condition, value: Scalar | undefined): boolean => (value !== undefined && conditionText(value) === conditionText(c.equals)) !== c.negate;
+
+/** How a condition reads in comments, explain and diagnostics: `runtime is 'crio'`, `gpu is not true`. */
+export const describeCondition = (c: Condition): string => `${conditionVariable(c)} ${c.negate ? 'is not' : 'is'} ${typeof c.equals === 'string' ? `'${c.equals}'` : String(c.equals)}`;
+
+export const describeConditions = (cs: readonly Condition[]): string => cs.map(describeCondition).join(' and ');
+
+/** A value of each variable the conditions test; undefined: none of the values they name. */
+export type Assignment = ReadonlyMap<string, Scalar | undefined>;
+
+/** Whether a step with these conditions runs under the assignment. */
+export const runsUnder = (conditions: readonly Condition[] | undefined, a: Assignment): boolean =>
+  (conditions ?? []).every((c) => holds(c, a.get(conditionVariable(c))));
+
+/** The assignment the IR's own values make (what `imgc build` and cloud-init run with). */
+export const valuesOf = (variables: readonly IRVariable[] | undefined): Assignment => new Map((variables ?? []).map((v) => [v.name, v.value]));
+
+/**
+ * The phases with the steps these values take, their conditions dropped: what
+ * runs when the values are known (cloud-init's compile, the build's verify).
+ */
+export const decideConditions = <P extends { readonly steps: readonly (Conditioned & object)[] }>(phases: readonly P[], a: Assignment): P[] =>
+  phases.map((p) => ({ ...p, steps: p.steps.filter((s) => runsUnder(s.conditions, a)).map(({ conditions: _, ...s }) => s) }));
+
+interface Conditioned {
+  readonly conditions?: readonly Condition[] | undefined;
+}
+
+/**
+ * Every combination of values the conditions of `steps` tell apart: per
+ * variable, true and false for a boolean, each value of a z.enum, else each
+ * value compared with and "none of them".
+ */
+export const variants = (steps: Iterable<Conditioned>, variables: readonly IRVariable[] | undefined): Assignment[] => {
+  const compared = new Map<string, Set<Scalar>>();
+  for (const s of steps)
+    for (const c of s.conditions ?? []) {
+      const set = compared.get(conditionVariable(c)) ?? new Set();
+      set.add(c.equals);
+      compared.set(conditionVariable(c), set);
+    }
+  let out: Map<string, Scalar | undefined>[] = [new Map()];
+  for (const [name, values] of compared) {
+    const v = variables?.find((x) => x.name === name);
+    const domain: (Scalar | undefined)[] = v?.type === 'boolean' ? [true, false] : v?.oneOf ? [...v.oneOf] : [...values, undefined];
+    out = out.flatMap((a) => domain.map((d) => new Map(a).set(name, d)));
+  }
+  return out;
+};
+
+/** An assignment in words: `runtime is 'crio'`, `runtime is none of 'crio', 'containerd'`. */
+export const describeAssignment = (a: Assignment, steps: Iterable<Conditioned>): string => {
+  const named = new Map<string, Set<string>>();
+  for (const s of steps) for (const c of s.conditions ?? []) named.set(conditionVariable(c), (named.get(conditionVariable(c)) ?? new Set()).add(typeof c.equals === 'string' ? `'${c.equals}'` : String(c.equals)));
+  return [...a]
+    .map(([name, v]) => (v === undefined ? `${name} is none of ${[...(named.get(name) ?? [])].join(', ')}` : `${name} is ${typeof v === 'string' ? `'${v}'` : String(v)}`))
+    .join(' and ');
+};

@@ -1,0 +1,243 @@
+// Conditions (`p.when(...)`): what the builder records, how the checker treats
+// a fact provided on some branches only (every combination of values, IMGC0013
+// saying when), what the IR refuses, and each target deciding the same way:
+// the shell output and Ansible run on real files with each value, cloud-init
+// and verify with the values given at compile time.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkImage } from '../src/check/checker.js';
+import { validateImage } from '../src/check/validate.js';
+import { compilers } from '../src/compilers/index.js';
+import { contractOf } from '../src/contract/contract.js';
+import { variants } from '../src/core/conditions.js';
+import { image, variable, z } from '../src/index.js';
+import type { Image } from '../src/ir/schema.js';
+import { expectationsOf } from '../src/verify/expectations.js';
+import { debian12 } from '../stdlib/bases.js';
+import { run, workspace, writeFiles } from './compilers/ansible-support.js';
+import { outcomes, parseProgress, runSh } from './compilers/shell-support.js';
+import { outputTests } from './steps/support.js';
+
+const runtime = variable('runtime', z.enum(['containerd', 'crio']), { default: 'containerd', description: 'the container runtime' });
+const gpu = variable('gpu', z.boolean(), { default: false });
+const site = variable('site', z.string(), { default: 'lab' });
+
+/** What the loader adds for the variables the steps use (src/load/variables.ts), with these values. */
+const withValues = (ir: Image, values: { runtime?: string; gpu?: boolean; site?: string } = {}): Image => ({
+  ...ir,
+  variables: [
+    { name: 'runtime', type: 'string', sensitive: false, value: values.runtime ?? 'containerd', oneOf: ['containerd', 'crio'] },
+    { name: 'gpu', type: 'boolean', sensitive: false, value: values.gpu ?? false },
+    { name: 'site', type: 'string', sensitive: false, value: values.site ?? 'lab' },
+  ].filter((v) => JSON.stringify(ir.phases).includes(`var:${v.name}`)) as Image['variables'],
+});
+
+const definition = image('conditions-test')
+  .base(debian12({ include: ['systemd'] }))
+  .provision((p) =>
+    p
+      .when(
+        runtime.is('containerd'),
+        (p) => p.packages(['containerd']).directory('/etc/node-runtime', { mode: '0755' }).enableService('containerd'),
+        (p) => p.directory('/etc/node-runtime', { mode: '0750' }),
+      )
+      // Both branches make the directory: it is known here.
+      .file('/etc/node-runtime/name', { mode: '0644', content: 'runtime\n' })
+      .when(gpu, (p) => p.when(site.isNot('lab'), (p) => p.file('/etc/gpu.conf', { mode: '0644', content: "it's 'on' {{ x }}\n" })))
+      .file('/etc/motd', { mode: '0644', content: 'node\n' }),
+  );
+const ir = withValues(definition.toIR('conditions-test.ts'));
+const steps = ir.phases[0]!.steps;
+
+describe('when: conditions on steps', () => {
+  it('records the conditions of its block on each step, nested ones together, otherwise negated', () => {
+    expect(steps.map((s) => [s.id, s.conditions?.map((c) => `${c.variable.slice(5, -1)} ${c.negate ? '!=' : '=='} ${String(c.equals)}`)])).toEqual([
+      ['provision.1.packages', ['runtime == containerd']],
+      ['provision.2.directory', ['runtime == containerd']],
+      ['provision.3.service', ['runtime == containerd']],
+      ['provision.4.directory', ['runtime != containerd']],
+      ['provision.5.file', undefined],
+      ['provision.6.file', ['gpu == true', 'site != lab']],
+      ['provision.7.file', undefined],
+    ]);
+    expect(validateImage(ir).diagnostics).toEqual([]);
+  });
+
+  it('checks clean: what both branches provide is known after them', () => {
+    expect(checkImage(ir)).toEqual([]);
+  });
+
+  it('walks every combination of the values the conditions tell apart', () => {
+    const all = variants(steps, ir.variables).map((a) => Object.fromEntries(a));
+    expect(all).toHaveLength(2 * 2 * 2);
+    expect(all).toContainEqual({ runtime: 'crio', gpu: true, site: undefined });
+    expect(all).toContainEqual({ runtime: 'containerd', gpu: false, site: 'lab' });
+  });
+
+  it('reports a requirement met on some branches only as IMGC0013, saying when and when not', () => {
+    const bad = withValues(
+      image('x')
+        .base(debian12({ include: ['systemd'] }))
+        .provision((p) => p.when(gpu, (p) => p.directory('/opt/gpu', { mode: '0755' })).file('/opt/gpu/conf', { content: '' }))
+        .toIR('x.ts'),
+    );
+    const ds = checkImage(bad);
+    expect(ds.map((d) => [d.code, d.stepId])).toEqual([['IMGC0013', 'provision.2.file']]);
+    expect(ds[0]!.message).toBe("file '/opt/gpu/conf' requires path '/opt/gpu', which no step or the base provides, when gpu is false");
+    expect(ds[0]!.hint).toContain('it is met when gpu is true: put this step in the same when(...) block');
+    expect(ds[0]!.loc?.line).toBeGreaterThan(0);
+  });
+
+  it('reports a problem of a conditional step itself with its own code, once', () => {
+    const bad = withValues(
+      image('x')
+        .base(debian12())
+        .provision((p) => p.when(runtime.is('crio'), (p) => p.file('/opt/none/conf', { content: '' })))
+        .toIR('x.ts'),
+    );
+    expect(checkImage(bad).map((d) => d.code)).toEqual(['IMGC0001']);
+  });
+
+  it("says when a conflict exists on some combinations only; a conditional step’s own conflict needs no saying", () => {
+    const check = (i: Image) => checkImage(withValues(i));
+    const unconditional = check(image('x').base(debian12()).provision((p) => p.when(gpu, (p) => p.file('/etc/a', { content: 'two\n' })).file('/etc/a', { content: 'one\n' })).toIR('x.ts'));
+    expect(unconditional.map((d) => [d.code, d.stepId])).toEqual([['IMGC0006', 'provision.2.file']]);
+    expect(unconditional[0]!.message).toMatch(/\(when gpu is true\)$/);
+    const own = check(image('x').base(debian12()).provision((p) => p.file('/etc/a', { content: 'one\n' }).when(gpu, (p) => p.file('/etc/a', { content: 'two\n' }))).toIR('x.ts'));
+    expect(own.map((d) => [d.code, d.stepId])).toEqual([['IMGC0006', 'provision.2.file']]);
+    expect(own[0]!.message).not.toContain('when');
+  });
+
+  it('refuses more combinations than it walks (IMGC0014)', () => {
+    const flags = Array.from({ length: 9 }, (_, i) => variable(`flag_${i}`, z.boolean(), { default: false }));
+    let ir = image('x')
+      .base(debian12())
+      .provision((p) => flags.reduce((q, f, i) => q.when(f, (q) => q.file(`/etc/flag-${i}`, { content: '' })), p))
+      .toIR('x.ts');
+    ir = { ...ir, variables: flags.map((f) => ({ name: f.name, type: 'boolean' as const, sensitive: false, value: false })) };
+    const ds = checkImage(ir);
+    expect(ds.map((d) => d.code)).toEqual(['IMGC0014']);
+    expect(ds[0]!.message).toContain('512 combinations');
+  });
+
+  it('is refused where it cannot mean anything: a sensitive variable, a value of another type or outside the enum, a hook', () => {
+    const secret = variable('cond_secret', z.string(), { sensitive: true });
+    expect(() => secret.is('x')).toThrow(/sensitive: it cannot decide which steps run/);
+    expect(() => gpu.is('yes' as never)).toThrow(/a boolean: compare it with a boolean/);
+    expect(() => runtime.is('docker' as never)).toThrow(/one of 'containerd', 'crio': 'docker' is none of them/);
+    expect(() =>
+      image('x')
+        .base(debian12())
+        .provision((p) => p.when(gpu, (p) => p.post({ type: 'event', target: 'stdout' })))
+        .toIR('x.ts'),
+    ).toThrow(/write it outside the when\(\.\.\.\) block/);
+  });
+
+  it('is refused in hand-made IR on a hook or an artifact, with a sensitive variable or a value of another type (IMGC1004)', () => {
+    const cond = steps[0]!.conditions!;
+    const on = (patch: (i: Image) => Image) => validateImage(patch(structuredClone(ir))).diagnostics.map((d) => d.message);
+    expect(on((i) => ({ ...i, variables: i.variables!.map((v) => (v.name === 'runtime' ? { name: 'runtime', type: 'string', sensitive: true } : v)) }))).toEqual(
+      expect.arrayContaining([expect.stringContaining("variable 'runtime' is sensitive: it cannot decide which steps run")]),
+    );
+    expect(on((i) => ({ ...i, phases: [{ ...i.phases[0]!, steps: [{ ...i.phases[0]!.steps[0]!, conditions: [{ ...cond[0]!, equals: 3 }] }] }] }))).toEqual([
+      expect.stringContaining("variable 'runtime' is a string: the condition compares it with 3"),
+    ]);
+    expect(
+      on((i) => ({ ...i, phases: [{ ...i.phases[0]!, post: [{ kind: 'hook', id: 'provision.post1.hook', when: 'post', action: { type: 'event', target: 'stdout' }, provides: [], requires: [], removes: [], conditions: cond }] }] })),
+    ).toEqual([expect.stringContaining('a hook runs with its phase: it takes no conditions')]);
+    const art = image('x')
+      .base(debian12())
+      .provision((p) => p.file('/etc/a', { content: '' }))
+      .artifact((a) => a.tar('root.tar'))
+      .toIR('x.ts');
+    const withCond = { ...art, phases: art.phases.map((ph) => ({ ...ph, steps: ph.steps.map((s) => (s.kind === 'artifact' ? { ...s, conditions: cond } : s)) })) };
+    expect(validateImage(withCond).diagnostics.map((d) => d.message)).toEqual(
+      expect.arrayContaining([expect.stringContaining('a condition applies to steps that change the root, not to a artifact step')]),
+    );
+  });
+
+  it('verify and the contract take the steps of the values given', () => {
+    const paths = (i: Image) => expectationsOf(i).map((e) => e.what).filter((w) => w.includes('gpu') || w.includes('node-runtime') || w.includes('containerd'));
+    expect(paths(ir)).toContain("package 'containerd' installed");
+    expect(paths(ir).some((w) => w.includes('gpu.conf'))).toBe(false);
+    const other = withValues(definition.toIR('conditions-test.ts'), { runtime: 'crio', gpu: true, site: 'dc1' });
+    expect(paths(other)).not.toContain("package 'containerd' installed");
+    expect(paths(other).some((w) => w.includes('gpu.conf'))).toBe(true);
+    const keys = (i: Image) => contractOf(i).facts.map((f) => `${f.kind}:${f.key}`);
+    expect(keys(ir)).toContain('package:containerd');
+    expect(keys(other)).not.toContain('package:containerd');
+    expect(keys(other)).toContain('path:/etc/gpu.conf');
+  });
+
+  it('cloud-init takes the steps of the values given at compile time', () => {
+    const userData = (i: Image) => compilers['cloud-init'].compile(i, {})['user-data']!;
+    expect(userData(ir)).toContain('containerd');
+    expect(userData(ir)).not.toContain('/etc/gpu.conf');
+    const other = userData(withValues(definition.toIR('conditions-test.ts'), { runtime: 'crio', gpu: true, site: 'dc1' }));
+    expect(other).not.toContain('containerd');
+    expect(other).toContain('/etc/gpu.conf');
+  });
+
+  describe('outputs', () => outputTests(ir, 'conditions'));
+});
+
+describe('when: the shell output and Ansible take the same steps for each value', () => {
+  const ws = workspace('conditions');
+  afterAll(() => ws.remove());
+  const target = (dir: string) =>
+    withValues(
+      image('cond-run')
+        .base(debian12())
+        .provision((p) =>
+          p
+            .when(
+              runtime.is('crio'),
+              (p) => p.file(`${dir}/crio` as `/${string}`, { mode: '0644', content: 'crio\n' }),
+              (p) => p.file(`${dir}/containerd` as `/${string}`, { mode: '0644', content: 'containerd\n' }),
+            )
+            .when(gpu, (p) => p.when(site.is("it's {{ lab }}"), (p) => p.file(`${dir}/gpu` as `/${string}`, { mode: '0644', content: 'gpu\n' })))
+            .file(`${dir}/always` as `/${string}`, { mode: '0644', content: 'always\n' }),
+        )
+        .toIR('cond-run.ts'),
+    );
+  const cases: [string, Record<string, string>, string[]][] = [
+    ['defaults', {}, ['always', 'containerd']],
+    ['crio, gpu, another site', { runtime: 'crio', gpu: 'true', site: 'dc1' }, ['always', 'crio']],
+    ['crio, gpu, the quoted site', { runtime: 'crio', gpu: 'true', site: "it's {{ lab }}" }, ['always', 'crio', 'gpu']],
+  ];
+  const present = (dir: string) => ['always', 'containerd', 'crio', 'gpu'].filter((f) => existsSync(path.join(dir, f)));
+
+  cases.forEach(([name, values, expected], n) => {
+    it(`${name}: ${expected.join(', ')}`, async () => {
+      const sh = path.join(ws.root, `${n}-sh`);
+      const ansible = path.join(ws.root, `${n}-ansible`);
+      mkdirSync(sh, { recursive: true });
+      mkdirSync(ansible, { recursive: true });
+      const out = writeFiles(path.join(ws.root, `${n}-sh-out`), compilers.shell.compile(target(sh), {}));
+      const env = Object.fromEntries(Object.entries(values).map(([k, v]) => [`IMGC_VAR_${k.toUpperCase()}`, v]));
+      const r = await runSh(path.join(out, 'phases', '01-provision.sh'), { env });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(present(sh)).toEqual(expected);
+      const ran = outcomes(parseProgress(r.stdout));
+      expect([...ran.values()].filter((v) => v === 'skipped')).toHaveLength(4 - expected.length);
+
+      // Ansible with the values in group_vars (typed, !unsafe: the braces stay text).
+      const typed = { ...values, ...(values['gpu'] ? { gpu: values['gpu'] === 'true' } : {}) };
+      const play = writeFiles(path.join(ws.root, `${n}-play`), compilers.ansible.compile({ ...target(ansible), variables: withValues(target(ansible), typed).variables }, {}));
+      const a = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'site.yml'], play, ws.home);
+      expect(a.exitCode, a.all).toBe(0);
+      expect(present(ansible)).toEqual(expected);
+    });
+  });
+
+  it('Ansible with the values as extra vars (-e k=v, text): a boolean through bool, the rest compared as text', async () => {
+    const dir = path.join(ws.root, 'extra');
+    mkdirSync(dir, { recursive: true });
+    const play = writeFiles(path.join(ws.root, 'extra-play'), compilers.ansible.compile(target(dir), {}));
+    expect(readFileSync(path.join(play, 'roles', 'provision', 'tasks', 'main.yml'), 'utf8').match(/^  when:/gm)).toHaveLength(3);
+    const a = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', '-e', 'runtime=crio', '-e', 'gpu=true', '-e', 'site=dc1', 'site.yml'], play, ws.home);
+    expect(a.exitCode, a.all).toBe(0);
+    expect(present(dir)).toEqual(['always', 'crio']);
+  });
+});
