@@ -18,6 +18,7 @@ import {
 
 const k8sMinor = variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), { default: '1.31', description: 'Kubernetes minor version (pkgs.k8s.io repository)' });
 const imageBuilderVersion = variable('image_builder_version', z.string(), { default: 'imgc', description: 'written to /etc/image-builder-release' });
+const aptProxy = variable('apt_proxy', z.string(), { default: '', description: "an HTTP proxy for apt while the image is built ('' for none), as image-builder's http_proxy" });
 
 /** image-builder's `common_debs`, as Debian 12 names them; conntrack, curl and socat come with kubernetes(). */
 const commonDebs = [
@@ -34,15 +35,8 @@ const commonDebs = [
   'python3-pip',
 ] as const;
 
-const chronyDispatcher = (state: 'routable' | 'off' | 'no-carrier') =>
-  [
-    '#!/bin/sh',
-    '# Tell chronyd whether the network is up, so it switches its sources online or offline.',
-    'export LC_ALL=C',
-    ...(state === 'routable' ? ['chronyc onoffline >/dev/null 2>&1 || :'] : ['chronyc onoffline >/dev/null 2>&1 || :']),
-    'exit 0',
-    '',
-  ].join('\n');
+/** One script for every networkd-dispatcher state: `chronyc onoffline` reads the routes itself. */
+const chronyDispatcher = ['#!/bin/sh', '# Tell chronyd whether the network is up, so it switches its sources online or offline.', 'export LC_ALL=C', 'chronyc onoffline >/dev/null 2>&1 || :', 'exit 0', ''].join('\n');
 
 export default image('image-builder-node')
   .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables', 'ca-certificates'] }))
@@ -55,6 +49,8 @@ export default image('image-builder-node')
       .maskService('apt-daily.service')
       .maskService('apt-daily-upgrade.service')
       .maskService('unattended-upgrades')
+      // role setup: apt through a proxy when one is given (sysprep removes the file again).
+      .when(aptProxy.isNot(''), (p) => p.file('/etc/apt/apt.conf.d/90proxy', { mode: '0644', content: `Acquire::http::Proxy "${aptProxy}";\n` }))
       .upgrade({ dist: true }) // role setup: a dist-upgrade before the installs
       .packages(commonDebs)
       .packages(['libseccomp2'])
@@ -104,11 +100,11 @@ export default image('image-builder-node')
       .directory('/var/lib/dhcp', { mode: '0755' })
       .directory('/etc/networkd-dispatcher', { mode: '0755' })
       .directory('/etc/networkd-dispatcher/routable.d', { mode: '0755' })
-      .file('/etc/networkd-dispatcher/routable.d/20-chrony', { mode: '0755', content: chronyDispatcher('routable') })
+      .file('/etc/networkd-dispatcher/routable.d/20-chrony', { mode: '0755', content: chronyDispatcher })
       .directory('/etc/networkd-dispatcher/off.d', { mode: '0755' })
-      .file('/etc/networkd-dispatcher/off.d/20-chrony', { mode: '0755', content: chronyDispatcher('off') })
+      .file('/etc/networkd-dispatcher/off.d/20-chrony', { mode: '0755', content: chronyDispatcher })
       .directory('/etc/networkd-dispatcher/no-carrier.d', { mode: '0755' })
-      .file('/etc/networkd-dispatcher/no-carrier.d/20-chrony', { mode: '0755', content: chronyDispatcher('no-carrier') })
+      .file('/etc/networkd-dispatcher/no-carrier.d/20-chrony', { mode: '0755', content: chronyDispatcher })
       .enableService('chrony')
       // role containerd (Debian's containerd 1.6: config version 2)
       .packages(['containerd', 'runc'])

@@ -57,7 +57,7 @@ describe.each(goodExamples())('shell backend: %s', (file) => {
     ir.phases.forEach((p, i) => {
       const script = files[`phases/${String(i + 1).padStart(2, '0')}-${p.name}.sh`]!;
       expect(script).toContain('\nset -eu\n');
-      const runs = [...script.matchAll(/^imgc_run (\S+) step_\d+$/gm)].map((m) => m[1]);
+      const runs = [...script.matchAll(/^(?:  )?imgc_run (\S+) step_\d+$/gm)].map((m) => m[1]);
       expect(runs).toEqual(p.steps.filter((s) => emittedKinds.has(s.kind)).map((s) => s.id));
       for (const s of p.steps) {
         const at = s.loc ? ` (${s.loc.file}:${s.loc.line})` : '';

@@ -11,11 +11,11 @@
 # Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
-#   artifact.1.artifact (image-builder-node.ts:187): tar rootfs.tar.zst
-#   artifact.2.artifact (image-builder-node.ts:187): qcow2 disk.qcow2
-#   verify.1.verify (image-builder-node.ts:188): verify facts
-#   verify.2.verify (image-builder-node.ts:188): verify checksums
-#   verify.3.verify (image-builder-node.ts:188): verify manifest
+#   artifact.1.artifact (image-builder-node.ts:183): tar rootfs.tar.zst
+#   artifact.2.artifact (image-builder-node.ts:183): qcow2 disk.qcow2
+#   verify.1.verify (image-builder-node.ts:184): verify facts
+#   verify.2.verify (image-builder-node.ts:184): verify checksums
+#   verify.3.verify (image-builder-node.ts:184): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -29,6 +29,12 @@ packer {
       version = "~> 1.1"
     }
   }
+}
+
+variable "apt_proxy" {
+  type        = string
+  description = "an HTTP proxy for apt while the image is built ('' for none), as image-builder's http_proxy"
+  default     = ""
 }
 
 variable "image_builder_version" {
@@ -66,7 +72,7 @@ variable "qemu_ssh_password" {
   sensitive   = true
 }
 
-# artifact.3.cloudImage (image-builder-node.ts:187): a VM disk image built with QEMU.
+# artifact.3.cloudImage (image-builder-node.ts:183): a VM disk image built with QEMU.
 # A cloud image lets Packer in only once cloud-init has set a password or key: give it a
 # NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
 # that already accepts qemu_ssh_username and qemu_ssh_password.
@@ -96,21 +102,22 @@ build {
     inline = [
       "f=\"$(printf %s '${base64encode(path.root)}' | base64 -d)/ansible/.extra-vars-${source.name}.json\"",
       "umask 077",
-      "printf %s '${base64encode(jsonencode({ image_builder_version = var.image_builder_version, k8s_minor = var.k8s_minor }))}' | base64 -d > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\"",
+      "printf %s '${base64encode(jsonencode({ apt_proxy = var.apt_proxy, image_builder_version = var.image_builder_version, k8s_minor = var.k8s_minor }))}' | base64 -d > \"$f.tmp\" && mv -f \"$f.tmp\" \"$f\"",
     ]
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
   }
 
   # customize: the playbook's customize play (hooks where packer runs, the rest in the target):
-  #   customize.1.mask (image-builder-node.ts:53): mask apt-daily.timer
-  #   customize.2.mask (image-builder-node.ts:54): mask apt-daily-upgrade.timer
-  #   customize.3.mask (image-builder-node.ts:55): mask apt-daily.service
-  #   customize.4.mask (image-builder-node.ts:56): mask apt-daily-upgrade.service
-  #   customize.5.mask (image-builder-node.ts:57): mask unattended-upgrades.service
-  #   customize.6.upgrade (image-builder-node.ts:58): apt-get dist-upgrade
-  #   customize.7.packages (image-builder-node.ts:59): install auditd apt-transport-https chrony ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
-  #   customize.8.packages (image-builder-node.ts:60): install libseccomp2
-  #   customize.9.packages (image-builder-node.ts:62): install udev
+  #   customize.1.mask (image-builder-node.ts:47): mask apt-daily.timer
+  #   customize.2.mask (image-builder-node.ts:48): mask apt-daily-upgrade.timer
+  #   customize.3.mask (image-builder-node.ts:49): mask apt-daily.service
+  #   customize.4.mask (image-builder-node.ts:50): mask apt-daily-upgrade.service
+  #   customize.5.mask (image-builder-node.ts:51): mask unattended-upgrades.service
+  #   customize.6.file (image-builder-node.ts:53): file /etc/apt/apt.conf.d/90proxy
+  #   customize.7.upgrade (image-builder-node.ts:54): apt-get dist-upgrade
+  #   customize.8.packages (image-builder-node.ts:55): install auditd apt-transport-https chrony ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
+  #   customize.9.packages (image-builder-node.ts:56): install libseccomp2
+  #   customize.10.packages (image-builder-node.ts:58): install udev
   provisioner "ansible" {
     playbook_file = "${path.root}/ansible/site.yml"
     extra_arguments = [
@@ -129,71 +136,71 @@ build {
   }
 
   # provision: the playbook's provision play (hooks where packer runs, the rest in the target):
-  #   provision.1.kernelModule (image-builder-node.ts:67): kernel module overlay
-  #   provision.2.kernelModule (image-builder-node.ts:67): kernel module br_netfilter
-  #   provision.3.sysctl (image-builder-node.ts:67): sysctl net.ipv4.ip_forward = 1
-  #   provision.4.sysctl (image-builder-node.ts:67): sysctl net.bridge.bridge-nf-call-iptables = 1
-  #   provision.5.sysctl (image-builder-node.ts:67): sysctl net.bridge.bridge-nf-call-ip6tables = 1
-  #   provision.6.sysctl (image-builder-node.ts:67): sysctl net.ipv6.conf.all.forwarding = 1
-  #   provision.7.sysctl (image-builder-node.ts:67): sysctl net.ipv6.conf.all.disable_ipv6 = 0
-  #   provision.8.sysctl (image-builder-node.ts:67): sysctl net.ipv4.tcp_congestion_control = bbr
-  #   provision.9.sysctl (image-builder-node.ts:67): sysctl vm.overcommit_memory = 1
-  #   provision.10.sysctl (image-builder-node.ts:67): sysctl kernel.panic = 10
-  #   provision.11.sysctl (image-builder-node.ts:67): sysctl kernel.panic_on_oops = 1
-  #   provision.12.sysctl (image-builder-node.ts:67): sysctl fs.inotify.max_user_instances = 8192
-  #   provision.13.sysctl (image-builder-node.ts:67): sysctl fs.inotify.max_user_watches = 524288
-  #   provision.14.swapOff (image-builder-node.ts:68): swap off
-  #   provision.15.service (image-builder-node.ts:69): enable auditd
-  #   provision.16.file (image-builder-node.ts:70): file /etc/audit/rules.d/containerd.rules
-  #   provision.17.file (image-builder-node.ts:76): file /etc/udev/rules.d/90-etcd-tuning.rules
-  #   provision.18.file (image-builder-node.ts:80): file /usr/local/bin/etcd-network-tuning.sh
-  #   provision.19.file (image-builder-node.ts:95): file /etc/image-builder-release
-  #   provision.20.packages (image-builder-node.ts:97): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-  #   provision.21.file (image-builder-node.ts:97): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-  #   provision.22.directory (image-builder-node.ts:97): directory /etc/systemd/system/cloud-config.service.d
-  #   provision.23.file (image-builder-node.ts:97): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-  #   provision.24.directory (image-builder-node.ts:97): directory /etc/systemd/system/cloud-final.service.d
-  #   provision.25.file (image-builder-node.ts:97): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-  #   provision.26.service (image-builder-node.ts:97): enable cloud-init-local
-  #   provision.27.service (image-builder-node.ts:97): enable cloud-init
-  #   provision.28.service (image-builder-node.ts:97): enable cloud-config
-  #   provision.29.service (image-builder-node.ts:97): enable cloud-final
-  #   provision.30.file (image-builder-node.ts:98): file /etc/cloud/cloud.cfg.d/05_logging.cfg
-  #   provision.31.directory (image-builder-node.ts:104): directory /var/lib/dhcp
-  #   provision.32.directory (image-builder-node.ts:105): directory /etc/networkd-dispatcher
-  #   provision.33.directory (image-builder-node.ts:106): directory /etc/networkd-dispatcher/routable.d
-  #   provision.34.file (image-builder-node.ts:107): file /etc/networkd-dispatcher/routable.d/20-chrony
-  #   provision.35.directory (image-builder-node.ts:108): directory /etc/networkd-dispatcher/off.d
-  #   provision.36.file (image-builder-node.ts:109): file /etc/networkd-dispatcher/off.d/20-chrony
-  #   provision.37.directory (image-builder-node.ts:110): directory /etc/networkd-dispatcher/no-carrier.d
-  #   provision.38.file (image-builder-node.ts:111): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
-  #   provision.39.service (image-builder-node.ts:112): enable chrony
-  #   provision.40.packages (image-builder-node.ts:114): install containerd runc
-  #   provision.41.directory (image-builder-node.ts:115): directory /etc/containerd/conf.d
-  #   provision.42.directory (image-builder-node.ts:116): directory /etc/containerd/certs.d
-  #   provision.43.file (image-builder-node.ts:117): file /etc/containerd/config.toml
-  #   provision.44.directory (image-builder-node.ts:118): directory /etc/systemd/system/containerd.service.d
-  #   provision.45.file (image-builder-node.ts:119): file /etc/systemd/system/containerd.service.d/memory-pressure.conf
-  #   provision.46.file (image-builder-node.ts:120): file /etc/systemd/system/containerd.service.d/max-tasks.conf
-  #   provision.47.file (image-builder-node.ts:121): file /etc/crictl.yaml
-  #   provision.48.service (image-builder-node.ts:122): enable containerd
-  #   provision.49.packages (image-builder-node.ts:124): install conntrack socat
-  #   provision.50.packages (image-builder-node.ts:124): install ca-certificates curl
-  #   provision.51.aptRepository (image-builder-node.ts:124): apt repository kubernetes
-  #   provision.52.packages (image-builder-node.ts:124): install kubelet=1.31.4-1.1 kubeadm=1.31.4-1.1 kubectl=1.31.4-1.1 kubernetes-cni cri-tools
-  #   provision.53.hold (image-builder-node.ts:124): hold kubelet, kubeadm, kubectl
-  #   provision.54.file (image-builder-node.ts:124): file /etc/default/kubelet
-  #   provision.55.file (image-builder-node.ts:124): file /etc/kubernetes-version
-  #   provision.56.service (image-builder-node.ts:124): enable kubelet
-  #   provision.57.directory (image-builder-node.ts:125): directory /etc/kubernetes
-  #   provision.58.directory (image-builder-node.ts:126): directory /etc/kubernetes/manifests
-  #   provision.59.directory (image-builder-node.ts:127): directory /usr/libexec/kubernetes
-  #   provision.60.directory (image-builder-node.ts:128): directory /usr/share/bash-completion
-  #   provision.61.directory (image-builder-node.ts:129): directory /usr/share/bash-completion/completions
-  #   provision.62.command (image-builder-node.ts:131): command: kubectl completion bash >/usr/share/bash-completion/completi…
-  #   provision.63.command (image-builder-node.ts:137): command: kubeadm completion bash >/usr/share/bash-completion/completi…
-  #   provision.64.command (image-builder-node.ts:143): command: crictl completion bash >/usr/share/bash-completion/completio…
-  #   provision.65.file (image-builder-node.ts:148): file /etc/profile.d/kubernetes.sh
+  #   provision.1.kernelModule (image-builder-node.ts:63): kernel module overlay
+  #   provision.2.kernelModule (image-builder-node.ts:63): kernel module br_netfilter
+  #   provision.3.sysctl (image-builder-node.ts:63): sysctl net.ipv4.ip_forward = 1
+  #   provision.4.sysctl (image-builder-node.ts:63): sysctl net.bridge.bridge-nf-call-iptables = 1
+  #   provision.5.sysctl (image-builder-node.ts:63): sysctl net.bridge.bridge-nf-call-ip6tables = 1
+  #   provision.6.sysctl (image-builder-node.ts:63): sysctl net.ipv6.conf.all.forwarding = 1
+  #   provision.7.sysctl (image-builder-node.ts:63): sysctl net.ipv6.conf.all.disable_ipv6 = 0
+  #   provision.8.sysctl (image-builder-node.ts:63): sysctl net.ipv4.tcp_congestion_control = bbr
+  #   provision.9.sysctl (image-builder-node.ts:63): sysctl vm.overcommit_memory = 1
+  #   provision.10.sysctl (image-builder-node.ts:63): sysctl kernel.panic = 10
+  #   provision.11.sysctl (image-builder-node.ts:63): sysctl kernel.panic_on_oops = 1
+  #   provision.12.sysctl (image-builder-node.ts:63): sysctl fs.inotify.max_user_instances = 8192
+  #   provision.13.sysctl (image-builder-node.ts:63): sysctl fs.inotify.max_user_watches = 524288
+  #   provision.14.swapOff (image-builder-node.ts:64): swap off
+  #   provision.15.service (image-builder-node.ts:65): enable auditd
+  #   provision.16.file (image-builder-node.ts:66): file /etc/audit/rules.d/containerd.rules
+  #   provision.17.file (image-builder-node.ts:72): file /etc/udev/rules.d/90-etcd-tuning.rules
+  #   provision.18.file (image-builder-node.ts:76): file /usr/local/bin/etcd-network-tuning.sh
+  #   provision.19.file (image-builder-node.ts:91): file /etc/image-builder-release
+  #   provision.20.packages (image-builder-node.ts:93): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.21.file (image-builder-node.ts:93): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.22.directory (image-builder-node.ts:93): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.23.file (image-builder-node.ts:93): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.24.directory (image-builder-node.ts:93): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.25.file (image-builder-node.ts:93): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.26.service (image-builder-node.ts:93): enable cloud-init-local
+  #   provision.27.service (image-builder-node.ts:93): enable cloud-init
+  #   provision.28.service (image-builder-node.ts:93): enable cloud-config
+  #   provision.29.service (image-builder-node.ts:93): enable cloud-final
+  #   provision.30.file (image-builder-node.ts:94): file /etc/cloud/cloud.cfg.d/05_logging.cfg
+  #   provision.31.directory (image-builder-node.ts:100): directory /var/lib/dhcp
+  #   provision.32.directory (image-builder-node.ts:101): directory /etc/networkd-dispatcher
+  #   provision.33.directory (image-builder-node.ts:102): directory /etc/networkd-dispatcher/routable.d
+  #   provision.34.file (image-builder-node.ts:103): file /etc/networkd-dispatcher/routable.d/20-chrony
+  #   provision.35.directory (image-builder-node.ts:104): directory /etc/networkd-dispatcher/off.d
+  #   provision.36.file (image-builder-node.ts:105): file /etc/networkd-dispatcher/off.d/20-chrony
+  #   provision.37.directory (image-builder-node.ts:106): directory /etc/networkd-dispatcher/no-carrier.d
+  #   provision.38.file (image-builder-node.ts:107): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
+  #   provision.39.service (image-builder-node.ts:108): enable chrony
+  #   provision.40.packages (image-builder-node.ts:110): install containerd runc
+  #   provision.41.directory (image-builder-node.ts:111): directory /etc/containerd/conf.d
+  #   provision.42.directory (image-builder-node.ts:112): directory /etc/containerd/certs.d
+  #   provision.43.file (image-builder-node.ts:113): file /etc/containerd/config.toml
+  #   provision.44.directory (image-builder-node.ts:114): directory /etc/systemd/system/containerd.service.d
+  #   provision.45.file (image-builder-node.ts:115): file /etc/systemd/system/containerd.service.d/memory-pressure.conf
+  #   provision.46.file (image-builder-node.ts:116): file /etc/systemd/system/containerd.service.d/max-tasks.conf
+  #   provision.47.file (image-builder-node.ts:117): file /etc/crictl.yaml
+  #   provision.48.service (image-builder-node.ts:118): enable containerd
+  #   provision.49.packages (image-builder-node.ts:120): install conntrack socat
+  #   provision.50.packages (image-builder-node.ts:120): install ca-certificates curl
+  #   provision.51.aptRepository (image-builder-node.ts:120): apt repository kubernetes
+  #   provision.52.packages (image-builder-node.ts:120): install kubelet=1.31.4-1.1 kubeadm=1.31.4-1.1 kubectl=1.31.4-1.1 kubernetes-cni cri-tools
+  #   provision.53.hold (image-builder-node.ts:120): hold kubelet, kubeadm, kubectl
+  #   provision.54.file (image-builder-node.ts:120): file /etc/default/kubelet
+  #   provision.55.file (image-builder-node.ts:120): file /etc/kubernetes-version
+  #   provision.56.service (image-builder-node.ts:120): enable kubelet
+  #   provision.57.directory (image-builder-node.ts:121): directory /etc/kubernetes
+  #   provision.58.directory (image-builder-node.ts:122): directory /etc/kubernetes/manifests
+  #   provision.59.directory (image-builder-node.ts:123): directory /usr/libexec/kubernetes
+  #   provision.60.directory (image-builder-node.ts:124): directory /usr/share/bash-completion
+  #   provision.61.directory (image-builder-node.ts:125): directory /usr/share/bash-completion/completions
+  #   provision.62.command (image-builder-node.ts:127): command: kubectl completion bash >/usr/share/bash-completion/completi…
+  #   provision.63.command (image-builder-node.ts:133): command: kubeadm completion bash >/usr/share/bash-completion/completi…
+  #   provision.64.command (image-builder-node.ts:139): command: crictl completion bash >/usr/share/bash-completion/completio…
+  #   provision.65.file (image-builder-node.ts:144): file /etc/profile.d/kubernetes.sh
   provisioner "ansible" {
     playbook_file = "${path.root}/ansible/site.yml"
     extra_arguments = [
@@ -212,15 +219,15 @@ build {
   }
 
   # sysprep: the playbook's sysprep play (hooks where packer runs, the rest in the target):
-  #   sysprep.1.clean (image-builder-node.ts:163): empty /etc/machine-id, /etc/hostname
-  #   sysprep.2.clean (image-builder-node.ts:163): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
-  #   sysprep.3.clean (image-builder-node.ts:163): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
-  #   sysprep.4.clean (image-builder-node.ts:165): remove /etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg, /etc/cloud/cloud.cfg.d/99-installer.cfg, /etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg, /etc/cloud/ds-identify.cfg, /etc/netplan/*.yaml, /etc/apt/apt.conf.d/90proxy, /etc/pip.conf, /swapfile, /swap.img
-  #   sysprep.5.clean (image-builder-node.ts:176): remove /etc/cloud/cloud-init.disabled
-  #   sysprep.6.file (image-builder-node.ts:177): file /etc/hosts
-  #   sysprep.7.hold (image-builder-node.ts:178): hold auditd, apt-transport-https, chrony, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, containerd, runc, cloud-init
-  #   sysprep.8.directory (image-builder-node.ts:179): directory /etc/default/grub.d
-  #   sysprep.9.file (image-builder-node.ts:180): file /etc/default/grub.d/50-cloudimg-settings.cfg
+  #   sysprep.1.clean (image-builder-node.ts:159): empty /etc/machine-id, /etc/hostname
+  #   sysprep.2.clean (image-builder-node.ts:159): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   sysprep.3.clean (image-builder-node.ts:159): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   sysprep.4.clean (image-builder-node.ts:161): remove /etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg, /etc/cloud/cloud.cfg.d/99-installer.cfg, /etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg, /etc/cloud/ds-identify.cfg, /etc/netplan/*.yaml, /etc/apt/apt.conf.d/90proxy, /etc/pip.conf, /swapfile, /swap.img
+  #   sysprep.5.clean (image-builder-node.ts:172): remove /etc/cloud/cloud-init.disabled
+  #   sysprep.6.file (image-builder-node.ts:173): file /etc/hosts
+  #   sysprep.7.hold (image-builder-node.ts:174): hold auditd, apt-transport-https, chrony, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, containerd, runc, cloud-init
+  #   sysprep.8.directory (image-builder-node.ts:175): directory /etc/default/grub.d
+  #   sysprep.9.file (image-builder-node.ts:176): file /etc/default/grub.d/50-cloudimg-settings.cfg
   provisioner "ansible" {
     playbook_file = "${path.root}/ansible/site.yml"
     extra_arguments = [
