@@ -5,13 +5,16 @@
 // Paths carry their owner, group and mode; packages their version. Facts of
 // an expected contract that the bounded listing leaves out (a file deep under
 // /etc) are checked one by one and added when they hold, so that
-// `imgc contract diff EXPECTED PROBE` names exactly what the root lacks.
+// `imgc contract diff EXPECTED PROBE` names exactly what the root lacks. The
+// files a bootable disk is made from are always looked for, so a probe of a
+// built node holds what its artifact phase requires.
 import { readBaseFacts } from '../build/base-facts.js';
 import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../core/root.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
 import { factId } from '../core/facts.js';
+import { bootFiles } from '../ir/boot.js';
 
 export interface ProbeOptions {
   /** What the contract calls the probed root (default: what was read). */
@@ -53,7 +56,9 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   const base = readBaseFacts(dir);
   const users = new Map([...readPasswd(view).values()].map((u) => [u.uid, u.name]));
   const groups = new Map([...readGroups(view).values()].map((g) => [g.gid, g.name]));
-  view.preloadMeta?.([...base.paths, ...(opts.expect ?? []).filter((f) => f.kind === 'path').map((f) => f.key)]);
+  // Looked for one by one: the expected facts, and the files a bootable disk takes from the root (src/ir/boot.ts), which no bounded listing reaches.
+  const wanted: ContractFact[] = [...(opts.expect ?? []), ...Object.values(bootFiles).map((key) => ({ kind: 'path' as const, key }))];
+  view.preloadMeta?.([...base.paths, ...wanted.filter((f) => f.kind === 'path').map((f) => f.key)]);
   const facts = new Map<string, ContractFact>();
   const add = (f: ContractFact) => facts.set(factId(f), f);
   for (const k of base.users) add({ kind: 'user', key: k });
@@ -71,7 +76,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   // What the listing leaves out: the expected facts that are there, with the root's own details (a different mode is a change, not an absence).
   const r = new RootFacts(view);
   const dpkg = readDpkg(view);
-  for (const f of opts.expect ?? []) {
+  for (const f of wanted) {
     if (facts.has(factId(f)) || factCheck(f)?.(r) !== undefined) continue;
     const version = f.kind === 'package' ? dpkg.get(f.key)?.version : undefined;
     add({ kind: f.kind, key: f.key, ...(f.kind === 'path' ? pathDetails(view, f.key, users, groups) : {}), ...(version ? { version } : {}) });

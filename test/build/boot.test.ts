@@ -72,6 +72,26 @@ describe.skipIf(cannotBoot)('bootable disks booted in QEMU', () => {
     expect(v.exitCode, v.all).toBe(0);
   });
 
+  it('the probe of the built node, tarball or disk, holds every fact the definition promised, and the definition checks against it', async () => {
+    const dir = tempDir('boot-probe');
+    const promised = path.join(dir, 'promised.json');
+    const c = await imgcRun(['contract', example, '--no-typecheck', '--out', promised]);
+    expect(c.exitCode, c.all).toBe(0);
+    for (const image of ['rootfs.tar.zst', 'disk.qcow2']) {
+      for (const phase of ['base', 'provision']) {
+        const probed = path.join(dir, `${image}-${phase}.json`);
+        const p = await imgcRun(['probe', '--image', path.join(out, image), '--phase', phase, '--expect', promised, '--out', probed]);
+        expect(p.exitCode, p.all).toBe(0);
+        const d = await imgcRun(['contract', 'diff', promised, probed]);
+        expect(d.exitCode, d.all).toBe(0);
+        expect(d.stdout).toMatch(/: 0 removed, 0 changed, \d+ added/);
+        // As the state after the base, every phase fits the built node; after provision, the artifacts and verify do (the disk's boot files included).
+        const k = await imgcRun(['check', example, '--no-typecheck', '--against', probed]);
+        expect(k.exitCode, `${image} after ${phase}: ${k.all}`).toBe(0);
+      }
+    }
+  }, 600_000);
+
   it('writes an SPDX SBOM of the root beside the manifest', () => {
     const sbom = JSON.parse(read(path.join(out, 'sbom.spdx.json')));
     expect(sbom.spdxVersion).toBe('SPDX-2.3');
