@@ -18,6 +18,8 @@ import { debian12 } from '../stdlib/bases.js';
 import { run, workspace, writeFiles } from './compilers/ansible-support.js';
 import { outcomes, parseProgress, runSh } from './compilers/shell-support.js';
 import { outputTests } from './steps/support.js';
+import { cannotChroot, freshRoot, inRoot, removeRoot } from './runtime-support.js';
+import { execa } from 'execa';
 
 const runtime = variable('runtime', z.enum(['containerd', 'crio']), { default: 'containerd', description: 'the container runtime' });
 const gpu = variable('gpu', z.boolean(), { default: false });
@@ -240,4 +242,71 @@ describe('when: the shell output and Ansible take the same steps for each value'
     expect(a.exitCode, a.all).toBe(0);
     expect(present(dir)).toEqual(['always', 'crio']);
   });
+});
+
+describe('when: a value the conditions cannot compare is refused before any step', () => {
+  const ws = workspace('conditions-values');
+  afterAll(() => ws.remove());
+  const dir = path.join(ws.root, 'files');
+  const ir = withValues(
+    image('cond-values')
+      .base(debian12())
+      .provision((p) => p.when(gpu, (p) => p.file(`${dir}/gpu` as `/${string}`, { mode: '0644', content: 'gpu\n' })).when(runtime.is('crio'), (p) => p.file(`${dir}/crio` as `/${string}`, { mode: '0644', content: 'crio\n' })))
+      .toIR('cond-values.ts'),
+  );
+
+  it('shell: IMGC_VAR_GPU=yes or a runtime outside the enum exits 2 naming the values, having run nothing', async () => {
+    mkdirSync(dir, { recursive: true });
+    const out = writeFiles(path.join(ws.root, 'sh-out'), compilers.shell.compile(ir, {}));
+    for (const [env, says] of [
+      [{ IMGC_VAR_GPU: 'yes' }, 'imgc: IMGC_VAR_GPU is none of: true, false (variable gpu)'],
+      [{ IMGC_VAR_RUNTIME: 'cri-o' }, 'imgc: IMGC_VAR_RUNTIME is none of: containerd, crio (variable runtime)'],
+    ] as const) {
+      const r = await runSh(path.join(out, 'phases', '01-provision.sh'), { env });
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(says);
+      expect(r.stdout).toBe('');
+    }
+    expect(existsSync(path.join(dir, 'gpu'))).toBe(false);
+  });
+
+  it('ansible: -e gpu=yes or -e runtime=cri-o fails its assert before any step; true and false in either form pass', async () => {
+    mkdirSync(dir, { recursive: true });
+    const play = writeFiles(path.join(ws.root, 'play'), compilers.ansible.compile(ir, {}));
+    const ansible = (...extra: string[]) => run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', ...extra, 'site.yml'], play, ws.home);
+    for (const [e, says] of [
+      ['gpu=yes', 'variable gpu is none of: true, false'],
+      ['runtime=cri-o', 'variable runtime is none of: containerd, crio'],
+    ] as const) {
+      const r = await ansible('-e', e);
+      expect(r.exitCode, r.all).toBe(2);
+      expect(r.all).toContain(says);
+      expect(existsSync(path.join(dir, 'gpu'))).toBe(false);
+    }
+    const ok = await ansible('-e', 'gpu=True', '-e', 'runtime=crio');
+    expect(ok.exitCode, ok.all).toBe(0);
+    expect(existsSync(path.join(dir, 'gpu')) && existsSync(path.join(dir, 'crio'))).toBe(true);
+  });
+
+  it.skipIf(cannotChroot)('provision.sh (--runtime) sets the compile-time values and checks them like the phase scripts', async () => {
+    const onHost = withValues(
+      image('cond-runtime')
+        .base(debian12())
+        .provision((p) => p.when(gpu, (p) => p.file('/etc/gpu', { mode: '0644', content: 'gpu\n' }), (p) => p.file('/etc/no-gpu', { mode: '0644', content: `${site}\n` })))
+        .toIR('cond-runtime.ts'),
+    );
+    const script = compilers.shell.compile(onHost, { runtime: true })['provision.sh']!;
+    const root = await freshRoot(onHost, 'cond-runtime');
+    try {
+      const bad = await execa('chroot', [root, '/bin/sh', '-s'], { input: script, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', IMGC_VAR_GPU: '1' }, extendEnv: false, reject: false });
+      expect(bad.exitCode, bad.stderr).toBe(2);
+      expect(bad.stderr).toContain('IMGC_VAR_GPU is none of: true, false');
+      const r = await inRoot(root, script);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(readFileSync(path.join(root, 'etc/no-gpu'), 'utf8')).toBe('lab\n');
+      expect(existsSync(path.join(root, 'etc/gpu'))).toBe(false);
+    } finally {
+      removeRoot(root);
+    }
+  }, 300_000);
 });

@@ -21,7 +21,7 @@ import { kindOf } from '../../steps/index.js';
 import type { Elsewhere } from '../../steps/kind.js';
 import { isElsewhere } from '../renderings.js';
 import { taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { guardSensitive, variableDefaults } from './variables.js';
+import { guardSensitive, valueChecks, variableDefaults } from './variables.js';
 import { document, map, seq } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
@@ -54,7 +54,7 @@ const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
     else tasks.push(...stepTasks(s as RootStep, ctx));
   }
   tasks.push(...phase.post.flatMap((h) => hookTasks(h, phase.name)));
-  return { phase, tasks: guardSensitive(ir, tasks), notes: [...ctx.notes], skipped };
+  return { phase, tasks: [...valueChecks(ir, phase), ...guardSensitive(ir, tasks)], notes: [...ctx.notes], skipped };
 };
 
 const tasksFile = (ir: Image, c: CompiledPhase): string =>

@@ -5,6 +5,7 @@
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
@@ -281,7 +282,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
         ...fleetKeywords(ir, opts),
         tags: seq([unsafe(rp.phase.name)]),
         vars: handlers.tasks.length ? map({ imgc_handlers: word('auto') }) : undefined,
-        tasks: seq([...pre.map(taskItem), phaseBlock, ...[...post, doneTask(rp.phase.name)].map(taskItem)], { spaced: true }),
+        tasks: seq([...[...valueChecks(ir, rp.phase), ...pre].map(taskItem), phaseBlock, ...[...post, doneTask(rp.phase.name)].map(taskItem)], { spaced: true }),
         handlers: handlers.tasks.length ? seq(handlers.tasks.map(taskItem), { spaced: true }) : undefined,
       }),
     );

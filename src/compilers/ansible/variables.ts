@@ -3,7 +3,9 @@
 // expected from `-e` or a vault: each play that uses one first asserts they
 // are defined, and every task whose arguments hold one has `no_log: true`.
 import type { Image } from '../../ir/schema.js';
-import { bool, num, str, unsafe, type Scalar } from '../../emit/ansible/quote.js';
+import { bool, num, oneOfExpression, str, unsafe, type Scalar } from '../../emit/ansible/quote.js';
+import { labelText } from '../../emit/ansible/names.js';
+import { variablesIn } from '../../core/variables.js';
 import { task, type Task } from '../../emit/ansible/tasks.js';
 import { entry, map, seq, type Node } from '../../emit/ansible/yaml.js';
 
@@ -56,3 +58,26 @@ export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
     ...guarded,
   ];
 };
+
+/**
+ * One assert per boolean or z.enum variable `used` references, before its
+ * steps: a condition compares the value as text, so `-e gpu=yes` or a
+ * misspelt value would otherwise silently take the other branch (the shell
+ * target checks the same in its prologue).
+ */
+export const valueChecks = (ir: Image, used: unknown): Task[] =>
+  variablesIn(ir, used).flatMap((v) => {
+    const values = v.type === 'boolean' ? ['true', 'false'] : v.oneOf;
+    if (!values) return [];
+    return [
+      task({
+        name: `Variable ${v.name} is one of: ${values.map(labelText).join(', ')}`,
+        module: 'ansible.builtin.assert',
+        args: map({
+          that: seq([{ value: oneOfExpression(v.name, v.type === 'boolean', values) }]),
+          fail_msg: unsafe(`variable ${v.name} is none of: ${values.join(', ')}`),
+          quiet: bool(true),
+        }),
+      }),
+    ];
+  });

@@ -16,7 +16,8 @@ import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
 import { hooksScript } from './hooks.js';
 import { packageManagers, type ShellRendering as PackageManager } from '../../steps/package-managers.js';
 import { literalNote, runStep, runtime as stepRuntime, stepComment, where, type PhaseFile } from './phase.js';
-import { comment, word, words } from '../../emit/shell/quote.js';
+import { comment, variablePrologue, word, words } from '../../emit/shell/quote.js';
+import { variablesIn } from '../../core/variables.js';
 import { emitStep, isRootStep, type StepContext } from './steps.js';
 import { summary } from '../summary.js';
 
@@ -286,6 +287,7 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
     'umask 022',
     'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     'export PATH',
+    ...variablePrologue(variablesIn(ir, plan.phases.map((p) => p.phase))),
     `imgc_record_dir=${word(plan.recordDir)}`,
     'imgc_record_file=$imgc_record_dir/created',
   ];

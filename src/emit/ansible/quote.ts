@@ -360,3 +360,7 @@ export const conditionExpression = (c: Condition): Scalar => {
   if (typeof c.equals === 'boolean') return str(c.equals !== c.negate ? `${name} | bool` : `not (${name} | bool)`);
   return str(`(${name} | string) ${c.negate ? '!=' : '=='} ${plainLiteral(conditionText(c.equals))}`);
 };
+
+/** An `assert` test that a variable's value is one of `values`: a boolean's as text in either case (`-e gpu=true`, group_vars' `true`), anything else as text. */
+export const oneOfExpression = (name: string, boolean: boolean, values: readonly string[]): Scalar =>
+  str(`(${name} | string${boolean ? ' | lower' : ''}) in [${values.map(plainLiteral).join(', ')}]`);

@@ -45,8 +45,27 @@ export const variablePrologue = (vars: readonly IRVariable[]): string[] =>
             ? `: "\${${envName(v.name)}:?set ${envName(v.name)} (sensitive variable ${v.name})}"`
             : `${envName(v.name)}=\${${envName(v.name)}:-${literalWord(String(v.value))}}`,
         ),
+        ...vars.flatMap(oneOfCheck),
       ]
     : [];
+
+/**
+ * A boolean's or a z.enum's value from the environment checked before any
+ * step: a condition compares it as text, so `yes` or a misspelt value would
+ * otherwise silently take the other branch.
+ */
+const oneOfCheck = (v: IRVariable): string[] => {
+  const values = v.type === 'boolean' ? ['true', 'false'] : v.oneOf;
+  if (!values) return [];
+  const name = envName(v.name);
+  const allowed = values.join(', ');
+  return [
+    `case \${${name}} in`,
+    `  ${values.map(literalWord).join(' | ')}) ;;`,
+    `  *) printf '%s\\n' ${literalWord(`imgc: ${name} is none of: ${allowed} (variable ${v.name})`)} >&2; exit 2 ;;`,
+    'esac',
+  ];
+};
 
 /** Several words, separated by spaces. */
 export const words = (values: readonly string[]): string => values.map(word).join(' ');

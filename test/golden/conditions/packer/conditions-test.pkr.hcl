@@ -78,13 +78,13 @@ build {
   }
 
   # provision: in the target, as root:
-  #   provision.1.packages (test/conditions.test.ts:65): install containerd
-  #   provision.2.directory (test/conditions.test.ts:65): directory /etc/node-runtime
-  #   provision.3.service (test/conditions.test.ts:65): enable containerd
-  #   provision.4.directory (test/conditions.test.ts:65): directory /etc/node-runtime
-  #   provision.5.file (test/conditions.test.ts:65): file /etc/node-runtime/name
-  #   provision.6.file (test/conditions.test.ts:68): file /etc/gpu.conf
-  #   provision.7.file (test/conditions.test.ts:71): file /etc/motd
+  #   provision.1.packages (test/conditions.test.ts:69): install containerd
+  #   provision.2.directory (test/conditions.test.ts:69): directory /etc/node-runtime
+  #   provision.3.service (test/conditions.test.ts:69): enable containerd
+  #   provision.4.directory (test/conditions.test.ts:69): directory /etc/node-runtime
+  #   provision.5.file (test/conditions.test.ts:69): file /etc/node-runtime/name
+  #   provision.6.file (test/conditions.test.ts:72): file /etc/gpu.conf
+  #   provision.7.file (test/conditions.test.ts:75): file /etc/motd
   provisioner "shell" {
     script = "${path.root}/shell/phases/01-provision.sh"
     environment_vars = [

@@ -134,7 +134,7 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: provision (test/conditions.test.ts:65)
+# Phase 1: provision (test/conditions.test.ts:69)
 if imgc_wanted provision; then
   imgc_phase 01-provision || imgc_failed provision "$?"
 fi
