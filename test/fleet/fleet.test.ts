@@ -105,7 +105,7 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
     expect(changes(before, h.root)).toEqual([]);
   }, 120_000);
 
-  it('ansible: one inventory of 5, batches of 2: the host missing a fact is named and untouched, the others converge; a second run changes nothing; decommission undoes it', async () => {
+  it('ansible: one inventory of 5, batches of 2: the host missing a fact is named and untouched, the others converge; a second run changes nothing; decommission undoes it; a run stopped by max_fail_percentage still ends with every host', async () => {
     const fleet = names.map(host);
     const files = ansibleCompiler.compile(ir, { runtime: true, decommission: true, serial: '2' });
     const ws = workspace('fleet');
@@ -153,6 +153,16 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       const left = Object.fromEntries(fleet.map((h) => [h.name, changes(befores.get(h.name)!, h.root).filter((l) => l !== '+ etc/demo/imgc-demo.d')]));
       expect(left).toEqual(Object.fromEntries(names.map((n) => [n, []])));
       expect(changes(befores.get('node5')!, host('node5').root)).toEqual([]);
+
+      // max_fail_percentage exceeded: the pre hook's default URL has no server, so the first batch (node1) fails
+      // and Ansible ends the run before the next; the summary still names every host of the inventory.
+      const stopped = await play('runtime.yml', '-e', 'imgc_serial=1', '-e', 'imgc_max_fail=0');
+      expect(stopped.exitCode, stopped.all).toBe(2);
+      expect(stopped.all.match(/PLAY \[Phase provision \(runtime\)\]/g)).toHaveLength(1);
+      expect(stopped.all).toContain('imgc: node1: failed after: nothing');
+      for (const n of ['node2', 'node3', 'node4']) expect(stopped.all).toContain(`imgc: ${n}: not reached: the run stopped before this host`);
+      expect(stopped.all).toContain("imgc: node5: preflight failed, untouched: missing user 'ops'");
+      for (const h of fleet) expect(changes(befores.get(h.name)!, h.root).filter((l) => l !== '+ etc/demo/imgc-demo.d'), h.name).toEqual([]);
     } finally {
       controller.close();
       ws.remove();

@@ -11,7 +11,8 @@ import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
-import { fleetKeywords, safePhase, summaryPlay } from './fleet.js';
+import { fleetKeywords, safePhase } from './fleet.js';
+import { summaryCallback } from './summary-callback.js';
 import { ansiblePhaseHandlers, whereTasks } from './handlers.js';
 import { FAILED_MESSAGE, hookTasks } from './hooks.js';
 import { ansibleCfg, groupVars } from './index.js';
@@ -287,7 +288,6 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
       }),
     );
   }
-  plays.push(summaryPlay(ir, plan.phases.map((p) => p.phase.name)));
   const runtimeYml = document(seq(plays.map((value) => ({ value })), { spaced: true }), [
     `${ir.name}: runtime provisioning of existing hosts (phases ${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}), written by imgc`,
     `from ${labelText(ir.source)} (imgc compile --target ansible --runtime); edit the definition, not this file.`,
@@ -300,5 +300,10 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
     'a line, only when the step itself created it there; decommission.yml undoes the',
     'recorded things only, in reverse order, then removes the record.',
   ]);
-  return { 'runtime.yml': runtimeYml, 'ansible.cfg': ansibleCfg, 'group_vars/all.yml': groupVars(ir) };
+  return {
+    'runtime.yml': runtimeYml,
+    'ansible.cfg': ansibleCfg,
+    'group_vars/all.yml': groupVars(ir),
+    'callback_plugins/imgc_summary.py': summaryCallback(plan.phases.map((p) => safePhase(p.phase.name))),
+  };
 };
