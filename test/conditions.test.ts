@@ -91,6 +91,19 @@ describe('when: conditions on steps', () => {
     expect(ds[0]!.loc?.line).toBeGreaterThan(0);
   });
 
+  it('says which combination shows which wording when a requirement fails on every combination, and claims no branch meets it', () => {
+    const bad = withValues(
+      image('x')
+        .base(debian12())
+        .provision((p) => p.file('/opt/a/conf', { content: '' }).when(gpu, (p) => p.directory('/opt/a', { mode: '0755' })))
+        .toIR('x.ts'),
+    );
+    const ds = checkImage(bad);
+    expect(ds.map((d) => d.code).sort()).toEqual(['IMGC0001', 'IMGC0002']);
+    expect(ds.find((d) => d.code === 'IMGC0001')!.message).toMatch(/\(when gpu is false\)$/);
+    expect(ds.find((d) => d.code === 'IMGC0002')!.message).toMatch(/\(when gpu is true\)$/);
+  });
+
   it('reports a problem of a conditional step itself with its own code, once', () => {
     const bad = withValues(
       image('x')

@@ -131,7 +131,7 @@ export const factsAfter = (ir: Image, steps: Placed[]): ReadonlyMap<string, stri
 export const checkImage = (ir: Image): Diagnostic[] => {
   const steps = runOrder(ir);
   const conditioned = steps.filter((p) => p.step.conditions).map((p) => p.step);
-  if (!conditioned.length) return sortDiagnostics([...checkSteps(ir, steps), ...unrepresentable(ir)]);
+  if (!conditioned.length) return sortDiagnostics([...checkSteps(ir, steps).map((f) => f.d), ...unrepresentable(ir)]);
   const all = variants(conditioned, ir.variables);
   if (all.length > MAX_VARIANTS) {
     const names = [...new Set(conditioned.flatMap((s) => s.conditions!.map(conditionVariable)))];
@@ -143,28 +143,36 @@ export const checkImage = (ir: Image): Diagnostic[] => {
       }),
     ]);
   }
-  const found = new Map<string, { d: Diagnostic; on: Assignment[] }>();
+  // Per problem (a step's requirement, or one diagnostic's text), each wording of it with the combinations it was found on.
+  const found = new Map<string, Map<string, { d: Diagnostic; on: Assignment[] }>>();
   for (const a of all) {
-    for (const d of checkSteps(ir, steps.filter((p) => runsUnder(p.step.conditions, a)))) {
-      const key = JSON.stringify([d.code, d.stepId, d.message, d.loc]);
-      const f = found.get(key);
-      if (f) f.on.push(a);
-      else found.set(key, { d, on: [a] });
+    for (const { d, problem } of checkSteps(ir, steps.filter((p) => runsUnder(p.step.conditions, a)))) {
+      const wordings = found.get(problem) ?? new Map<string, { d: Diagnostic; on: Assignment[] }>();
+      const wording = JSON.stringify([d.code, d.message, d.loc]);
+      const w = wordings.get(wording) ?? { d, on: [] };
+      w.on.push(a);
+      wordings.set(wording, w);
+      found.set(problem, wordings);
     }
   }
   const byId = new Map(steps.map((p) => [p.step.id, p.step]));
-  const out = [...found.values()].map(({ d, on }) => {
-    // Where the step is taken at all: a diagnostic on each of those is the step's own, whatever the values.
+  const out = [...found.values()].flatMap((wordings) => {
+    const list = [...wordings.values()];
+    const { d } = list[0]!;
+    // Where the step is taken at all: a problem on each of those is the step's own, whatever the values.
     const taken = all.filter((a) => runsUnder(d.stepId === undefined ? undefined : byId.get(d.stepId)?.conditions, a));
-    if (on.length === taken.length) return d;
-    const when = describeAssignment(on[0]!, conditioned);
-    const met = taken.find((a) => !on.includes(a))!;
-    if (!unmetCodes.has(d.code)) return { ...d, message: `${d.message} (when ${when})` };
-    return diagnostic('IMGC0013', `${d.message}, when ${when}`, {
-      loc: d.loc,
-      related: d.related,
-      ...(d.stepId ? { stepId: d.stepId } : {}),
-      hint: `it is met when ${describeAssignment(met, conditioned)}: put this step in the same when(...) block as the step that provides it, or provide it on every branch`,
+    const failing = new Set(list.flatMap((w) => w.on));
+    const met = taken.find((a) => !failing.has(a));
+    return list.map(({ d, on }) => {
+      const when = describeAssignment(on[0]!, conditioned);
+      if (met === undefined) return list.length === 1 ? d : { ...d, message: `${d.message} (when ${when})` };
+      if (!unmetCodes.has(d.code)) return { ...d, message: `${d.message} (when ${when})` };
+      return diagnostic('IMGC0013', `${d.message}, when ${when}`, {
+        loc: d.loc,
+        related: d.related,
+        ...(d.stepId ? { stepId: d.stepId } : {}),
+        hint: `it is met when ${describeAssignment(met, conditioned)}: put this step in the same when(...) block as the step that provides it, or provide it on every branch`,
+      });
     });
   });
   return sortDiagnostics([...out, ...unrepresentable(ir)]);
@@ -176,8 +184,12 @@ const MAX_VARIANTS = 256;
 /** The diagnostics of a requirement the walk cannot meet. */
 const unmetCodes = new Set<Diagnostic['code']>(['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005']);
 
-/** The diagnostics of the steps, in run order, as one run takes them. */
-const checkSteps = (ir: Image, steps: Placed[]): Diagnostic[] => {
+/**
+ * The diagnostics of the steps, in run order, as one run takes them, each with
+ * the problem it is about: a step's requirement (worded as never provided,
+ * provided later or removed, depending on the run), or the diagnostic itself.
+ */
+const checkSteps = (ir: Image, steps: Placed[]): { d: Diagnostic; problem: string }[] => {
   const providers = new Map<string, Provider[]>();
   const keysByKind = new Map<Fact['kind'], Set<string>>();
   const note = (f: Fact) => {
@@ -195,10 +207,11 @@ const checkSteps = (ir: Image, steps: Placed[]): Diagnostic[] => {
     }
   }
   // A key holding a variable reference is reported once, as IMGC0011 (./variables.ts).
-  const out = walkFacts(ir, steps).unmet.filter(({ req }) => !hasMarker(req.key)).map(({ placed, req, removal }) =>
-    unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
-  );
-  out.push(...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps));
+  const out = walkFacts(ir, steps).unmet.filter(({ req }) => !hasMarker(req.key)).map(({ placed, req, removal }) => ({
+    d: unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
+    problem: `requires ${placed.step.id} ${factId(req)}`,
+  }));
+  for (const d of [...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps)]) out.push({ d, problem: JSON.stringify([d.code, d.stepId, d.message, d.loc]) });
   return out;
 };
 
