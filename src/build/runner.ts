@@ -17,7 +17,7 @@ import { HELPERS_FILE } from '../compilers/shell/phase.js';
 import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
-import { variableEnv, type SensitiveValues } from './secrets.js';
+import { variableEnv, variableValues, type SensitiveValues } from './secrets.js';
 import { substitute, variablesIn } from '../core/variables.js';
 import { kindOf } from '../steps/index.js';
 import { stageDownloads, StepDownloadError, type StepDownload } from './downloads.js';
@@ -179,11 +179,7 @@ const failure = (ctx: PhaseContext, e: unknown, step: string | undefined, steps:
 
 /** The files `steps` fetch, their URLs and sums with the variables' values in place. */
 const downloadsOf = (ctx: PhaseContext, steps: readonly Step[]): StepDownload[] => {
-  const values = new Map<string, string | number | boolean>();
-  for (const v of variablesIn(ctx.ir, steps)) {
-    const value = v.sensitive ? ctx.sensitive.get(v.name) : v.value;
-    if (value !== undefined) values.set(v.name, value);
-  }
+  const values = variableValues(ctx.ir, ctx.sensitive);
   // A step its conditions do not take fetches nothing (conditions name no sensitive variable: `values` decides them).
   return steps
     .filter((s) => runsUnder(s.conditions, values))

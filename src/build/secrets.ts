@@ -7,8 +7,8 @@
 // writes or prints (logs, the terminal, build.json); docs/build-faults.md says
 // what else keeps them out of the cache.
 import type { Image } from '../ir/schema.js';
-import { decideConditions } from '../core/conditions.js';
-import { envName, hasMarker, substitute, variablesIn } from '../core/variables.js';
+import { runWith } from '../core/conditions.js';
+import { envName, variablesIn } from '../core/variables.js';
 
 /** The values of the image's sensitive variables, by name (the IR never holds them). */
 export type SensitiveValues = ReadonlyMap<string, string | number | boolean>;
@@ -60,10 +60,11 @@ export const missingSensitiveMessage = (unset: readonly string[]): string =>
  * ones included: what the built root must hold, for verifying it (in memory
  * only; verify's messages give sizes, never contents).
  */
-export const withValues = (ir: Image, sensitive: SensitiveValues): Image => {
+export const withValues = (ir: Image, sensitive: SensitiveValues): Image => runWith(ir, variableValues(ir, sensitive));
+
+/** Every variable's value: the IR's for the plain ones, `sensitive`'s for the others. */
+export const variableValues = (ir: Image, sensitive: SensitiveValues): Map<string, string | number | boolean> => {
   const values = new Map<string, string | number | boolean>(sensitive);
   for (const v of ir.variables ?? []) if (!v.sensitive && v.value !== undefined) values.set(v.name, v.value);
-  // Conditions first: they name their variable by marker, which the substitution replaces.
-  const decided = { ...ir, phases: decideConditions(ir.phases, values) };
-  return JSON.parse(JSON.stringify(decided), (_k, v: unknown) => (typeof v === 'string' && hasMarker(v) ? substitute(v, values) : v)) as Image;
+  return values;
 };

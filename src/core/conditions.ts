@@ -8,7 +8,7 @@
 // for any other variable each value a condition compares it with plus "none of
 // them" (docs/conditions.md).
 import { z } from '../util/zod.js';
-import { marker, type IRVariable } from './variables.js';
+import { marker, substituteAll, type IRVariable } from './variables.js';
 
 export type Scalar = string | number | boolean;
 
@@ -36,8 +36,11 @@ export const conditionText = (v: Scalar): string => String(v);
 /** Whether a condition holds for a variable's value (undefined: a value none of the conditions names). */
 export const holds = (c: Condition, value: Scalar | undefined): boolean => (value !== undefined && conditionText(value) === conditionText(c.equals)) !== c.negate;
 
+/** A value as conditions read in words: a string quoted, `true` and `3` as they are. */
+const shown = (v: Scalar): string => (typeof v === 'string' ? `'${v}'` : String(v));
+
 /** How a condition reads in comments, explain and diagnostics: `runtime is 'crio'`, `gpu is not true`. */
-export const describeCondition = (c: Condition): string => `${conditionVariable(c)} ${c.negate ? 'is not' : 'is'} ${typeof c.equals === 'string' ? `'${c.equals}'` : String(c.equals)}`;
+export const describeCondition = (c: Condition): string => `${conditionVariable(c)} ${c.negate ? 'is not' : 'is'} ${shown(c.equals)}`;
 
 export const describeConditions = (cs: readonly Condition[]): string => cs.map(describeCondition).join(' and ');
 
@@ -58,6 +61,16 @@ export const valuesOf = (variables: readonly IRVariable[] | undefined): Assignme
 export const decideConditions = <P extends { readonly steps: readonly (Conditioned & object)[] }>(phases: readonly P[], a: Assignment): P[] =>
   phases.map((p) => ({ ...p, steps: p.steps.filter((s) => runsUnder(s.conditions, a)).map(({ conditions: _, ...s }) => s) }));
 
+/**
+ * An image as it runs with these values: the steps its conditions take, and
+ * every variable reference replaced. Conditions first: they name their
+ * variable by marker, which the substitution replaces.
+ */
+export const runWith = <I extends { readonly phases: readonly P[] }, P extends { readonly steps: readonly (Conditioned & object)[] }>(
+  ir: I,
+  values: ReadonlyMap<string, Scalar>,
+): I => substituteAll({ ...ir, phases: decideConditions(ir.phases, values) }, values);
+
 interface Conditioned {
   readonly conditions?: readonly Condition[] | undefined;
 }
@@ -68,15 +81,8 @@ interface Conditioned {
  * value compared with and "none of them".
  */
 export const variants = (steps: Iterable<Conditioned>, variables: readonly IRVariable[] | undefined): Assignment[] => {
-  const compared = new Map<string, Set<Scalar>>();
-  for (const s of steps)
-    for (const c of s.conditions ?? []) {
-      const set = compared.get(conditionVariable(c)) ?? new Set();
-      set.add(c.equals);
-      compared.set(conditionVariable(c), set);
-    }
   let out: Map<string, Scalar | undefined>[] = [new Map()];
-  for (const [name, values] of compared) {
+  for (const [name, values] of comparedValues(steps)) {
     const v = variables?.find((x) => x.name === name);
     const domain: (Scalar | undefined)[] = v?.type === 'boolean' ? [true, false] : v?.oneOf ? [...v.oneOf] : [...values, undefined];
     out = out.flatMap((a) => domain.map((d) => new Map(a).set(name, d)));
@@ -84,11 +90,15 @@ export const variants = (steps: Iterable<Conditioned>, variables: readonly IRVar
   return out;
 };
 
+/** Per variable the conditions of `steps` test, the values they compare it with. */
+const comparedValues = (steps: Iterable<Conditioned>): Map<string, Set<Scalar>> => {
+  const compared = new Map<string, Set<Scalar>>();
+  for (const s of steps) for (const c of s.conditions ?? []) compared.set(conditionVariable(c), (compared.get(conditionVariable(c)) ?? new Set()).add(c.equals));
+  return compared;
+};
+
 /** An assignment in words: `runtime is 'crio'`, `runtime is none of 'crio', 'containerd'`. */
 export const describeAssignment = (a: Assignment, steps: Iterable<Conditioned>): string => {
-  const named = new Map<string, Set<string>>();
-  for (const s of steps) for (const c of s.conditions ?? []) named.set(conditionVariable(c), (named.get(conditionVariable(c)) ?? new Set()).add(typeof c.equals === 'string' ? `'${c.equals}'` : String(c.equals)));
-  return [...a]
-    .map(([name, v]) => (v === undefined ? `${name} is none of ${[...(named.get(name) ?? [])].join(', ')}` : `${name} is ${typeof v === 'string' ? `'${v}'` : String(v)}`))
-    .join(' and ');
+  const compared = comparedValues(steps);
+  return [...a].map(([name, v]) => (v === undefined ? `${name} is none of ${[...(compared.get(name) ?? [])].map(shown).join(', ')}` : `${name} is ${shown(v)}`)).join(' and ');
 };

@@ -75,5 +75,21 @@ export const variablesIn = (ir: { readonly variables?: readonly IRVariable[] | u
 export const substitute = (s: string, values: ReadonlyMap<string, string | number | boolean>): string =>
   s.replace(markerRe, (m, n: string) => (values.has(n) ? String(values.get(n)) : m));
 
+/** `value` (plain JSON) with `substitute` applied to every string but the locations (`loc`: file names, never references, as in usedVariables). */
+export const substituteAll = <T>(value: T, values: ReadonlyMap<string, string | number | boolean>): T => {
+  const walk = (v: unknown): unknown =>
+    typeof v === 'string'
+      ? substitute(v, values)
+      : Array.isArray(v)
+        ? v.map(walk)
+        : typeof v === 'object' && v !== null
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === 'loc' ? x : walk(x)]))
+          : v;
+  return walk(value) as T;
+};
+
+/** The only values a variable takes, as text: a boolean's true and false, a z.enum's values; undefined for any other. */
+export const allowedValues = (v: IRVariable): readonly string[] | undefined => (v.type === 'boolean' ? ['true', 'false'] : v.oneOf);
+
 /** The environment variable a shell script reads a variable from. */
 export const envName = (name: string): string => `IMGC_VAR_${name.toUpperCase()}`;

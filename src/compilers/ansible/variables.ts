@@ -5,7 +5,7 @@
 import type { Image } from '../../ir/schema.js';
 import { bool, num, oneOfExpression, str, unsafe, type Scalar } from '../../emit/ansible/quote.js';
 import { labelText } from '../../emit/ansible/names.js';
-import { variablesIn } from '../../core/variables.js';
+import { allowedValues, variablesIn } from '../../core/variables.js';
 import { task, type Task } from '../../emit/ansible/tasks.js';
 import { entry, map, seq, type Node } from '../../emit/ansible/yaml.js';
 
@@ -67,7 +67,7 @@ export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
  */
 export const valueChecks = (ir: Image, used: unknown): Task[] =>
   variablesIn(ir, used).flatMap((v) => {
-    const values = v.type === 'boolean' ? ['true', 'false'] : v.oneOf;
+    const values = allowedValues(v);
     if (!values) return [];
     return [
       task({

@@ -5,18 +5,8 @@
 // steps are decided with the same values.
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Image } from '../../ir/schema.js';
-import { decideConditions } from '../../core/conditions.js';
-import { substitute } from '../../core/variables.js';
+import { runWith } from '../../core/conditions.js';
 import { CompileError } from '../types.js';
-
-const mapStrings = (value: unknown, f: (s: string) => string): unknown =>
-  typeof value === 'string'
-    ? f(value)
-    : Array.isArray(value)
-      ? value.map((v) => mapStrings(v, f))
-      : typeof value === 'object' && value !== null
-        ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'loc' ? v : mapStrings(v, f)]))
-        : value;
 
 /** The image with every variable reference replaced by its value; CompileError (IMGC2002) for a sensitive one. */
 export const substituteVariables = (ir: Image): Image => {
@@ -33,8 +23,7 @@ export const substituteVariables = (ir: Image): Image => {
         ),
       ),
     );
-  const values = new Map(vars.map((v) => [v.name, v.value as string | number | boolean]));
   // Conditions are decided the same way: a step they do not take is left out.
-  const { variables: _, ...rest } = { ...ir, phases: decideConditions(ir.phases, values) };
-  return { ...(mapStrings(rest, (s) => substitute(s, values)) as Image) };
+  const { variables: _, ...rest } = runWith(ir, new Map(vars.map((v) => [v.name, v.value as string | number | boolean])));
+  return rest;
 };

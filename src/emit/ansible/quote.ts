@@ -175,8 +175,11 @@ const pieces = (s: string): string[] => {
   return out;
 };
 
-/** The Jinja terms whose concatenation (`~`) is `s`: see jinjaString. */
-const jinjaParts = (s: string, cut = false): string[] => {
+/** What may stand raw in a Jinja literal of user data: LF and tab, and anything but a quote, a backslash and what must be escaped (see jinjaString). */
+const rawInLiteral = (ch: string): boolean => ch === '\n' || ch === '\t' || (ch !== "'" && ch !== '\\' && !mustEscape(ch.codePointAt(0)!));
+
+/** The Jinja terms whose concatenation (`~`) is `s`: literals of the characters `raw` keeps, `format` for the others (see jinjaString). */
+const jinjaParts = (s: string, cut = false, raw: (ch: string) => boolean = rawInLiteral): string[] => {
   const parts: string[] = [];
   let run = '';
   const flush = () => {
@@ -185,7 +188,7 @@ const jinjaParts = (s: string, cut = false): string[] => {
   };
   for (const ch of s) {
     const cp = ch.codePointAt(0)!;
-    if (ch === '\n' || ch === '\t' || (ch !== "'" && ch !== '\\' && !mustEscape(cp))) {
+    if (raw(ch)) {
       run += ch;
       continue;
     }
@@ -333,20 +336,13 @@ export const key = (k: string): string => {
 /** Escapes `s` for a Python regular expression (Ansible's lineinfile/replace) so it matches literally. */
 export const pythonRegexLiteral = (s: string): string => s.replace(/[^A-Za-z0-9_\u0080-\u{10FFFF}]/gu, (c) => `\\${c}`);
 
-/** A Jinja string literal of constant text, with every character outside a narrow safe set made by `format`: no quote, brace or delimiter reaches the template. */
+/**
+ * A Jinja string expression of constant text for a test written as a plain
+ * scalar (`when:`, `that:`): every character outside a narrow safe set made by
+ * `format`, so no quote, brace or delimiter reaches the template.
+ */
 const plainLiteral = (text: string): string => {
-  const parts: string[] = [];
-  let run = '';
-  for (const ch of text) {
-    if (/^[A-Za-z0-9 _.,:/@+=-]$/.test(ch)) {
-      run += ch;
-      continue;
-    }
-    if (run) parts.push(`'${run}'`);
-    run = '';
-    parts.push(`('%c' | format(${ch.codePointAt(0)}))`);
-  }
-  if (run || !parts.length) parts.push(`'${run}'`);
+  const parts = jinjaParts(text, false, (ch) => /^[A-Za-z0-9 _.,:/@+=-]$/.test(ch));
   return parts.length > 1 ? `(${parts.join(' ~ ')})` : parts[0]!;
 };
 

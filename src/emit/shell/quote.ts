@@ -9,7 +9,7 @@
 // are never put in double quotes, heredocs or `echo`; file bodies are written
 // with `printf '%s' WORD`, which adds nothing (no trailing newline).
 
-import { displayMarkers, envName, hasMarker, splitMarkers, type IRVariable } from '../../core/variables.js';
+import { allowedValues, displayMarkers, envName, hasMarker, splitMarkers, type IRVariable } from '../../core/variables.js';
 import { conditionText, type Condition } from '../../core/conditions.js';
 
 /** Characters that mean nothing to the shell anywhere in a word (no glob, tilde, `=`, space, quote). */
@@ -55,7 +55,7 @@ export const variablePrologue = (vars: readonly IRVariable[]): string[] =>
  * otherwise silently take the other branch.
  */
 const oneOfCheck = (v: IRVariable): string[] => {
-  const values = v.type === 'boolean' ? ['true', 'false'] : v.oneOf;
+  const values = allowedValues(v);
   if (!values) return [];
   const name = envName(v.name);
   const allowed = values.join(', ');
