@@ -17,6 +17,7 @@ describe('npm pack consumer', () => {
     const shipped = files.map((f) => f.path);
     expect(shipped).toContain('dist/src/index.d.ts');
     expect(shipped).toContain('bin/imgc.js');
+    expect(shipped).toContain('templates/init/node-image.ts'); // imgc init's scaffold
     expect(shipped).toContain('dist/src/load/evaluate.js'); // the evaluation process's script
     expect(shipped.some((f) => f.startsWith('test/') || f.startsWith('src/') || f.endsWith('.ts') && !f.endsWith('.d.ts'))).toBe(false);
 
@@ -79,7 +80,8 @@ describe('npm pack consumer', () => {
   it("a consumer's install from a directory runs no build script, linked or packed (as npm packs a git dependency)", async () => {
     // A built checkout without node_modules: a build script (prepare) would fail here, as tsc is not installed.
     const checkout = tempDir('checkout');
-    for (const f of ['package.json', 'LICENSE', 'README.md', 'bin', 'dist/src', 'dist/stdlib']) cpSync(path.join(repoRoot, f), path.join(checkout, f), { recursive: true });
+    const shipped = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { files: string[] }).files;
+    for (const f of ['package.json', 'LICENSE', 'README.md', ...shipped]) cpSync(path.join(repoRoot, f), path.join(checkout, f), { recursive: true });
     const built = statSync(path.join(checkout, 'dist/src/index.js')).mtimeMs;
     const scripts = (JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     // What npm runs when it installs a directory (a link: prepare) or packs one for a git dependency (prepare, after preinstall/install/postinstall).

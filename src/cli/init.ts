@@ -1,36 +1,11 @@
 // `imgc init [dir]`: a project that checks clean and type-checks in an editor.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { packageRoot } from '../util/package-root.js';
 
-const definition = `// A Kubernetes node image. \`npx imgc check\` proves its contracts;
-// \`npx imgc compile --target packer|ansible|shell\` emits it.
-import { containerd, debian12, image, kubernetes, kubernetesNetworking, sshHardening } from 'imgc';
-
-export default image('k8s-node')
-  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo'] }))
-  .customize((p) =>
-    p
-      .user('ops', { groups: ['sudo'], shell: '/bin/bash' })
-      .use(sshHardening()),
-  )
-  .provision((p) =>
-    p
-      .use(kubernetesNetworking())
-      .swapOff()
-      .use(containerd())
-      .use(kubernetes({ source: 'upstream', minor: '1.30' })),
-  )
-  .artifact((a) => a.tar('rootfs.tar.zst').qcow2('disk.qcow2', { size: '8G' }))
-  .verify((v) => v.facts().checksums().manifest());
-`;
-
-const toml = `# imgc project settings; \`npx imgc --help\` lists the commands and what each reads from here.
-definition = "node-image.ts"
-
-[compile]
-target = "packer"
-out = "out/packer"
-`;
+// The files copied as they are; templates/init/node-image.ts is type-checked with the repository.
+const templates = path.join(packageRoot, 'templates', 'init');
+const template = (name: string): string => readFileSync(path.join(templates, name), 'utf8');
 
 const tsconfig = `${JSON.stringify(
   {
@@ -57,33 +32,6 @@ const projectNeeds = (imgc: ImgcInstall) => ({
   scripts: { check: 'imgc check', compile: 'imgc compile', 'check:sarif': 'imgc check --format sarif > imgc.sarif' },
   devDependencies: { imgc: imgc.spec, typescript: imgc.typescript },
 });
-
-const gitignore = `node_modules/
-out/
-imgc.sarif
-`;
-
-const workflow = `# Contract lint on every push: results appear as code-scanning alerts.
-name: imgc
-on: [push, pull_request]
-permissions:
-  contents: read
-  security-events: write
-jobs:
-  check:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-node@v4
-        with:
-          node-version: 20
-      - run: npm ci
-      - run: npx imgc check --format sarif > imgc.sarif
-      - if: always()
-        uses: github/codeql-action/upload-sarif@v3
-        with:
-          sarif_file: imgc.sarif
-`;
 
 /** The imgc that is running, as the scaffold's package.json should depend on it. */
 export interface ImgcInstall {
@@ -141,7 +89,7 @@ const mergedPackageJson = (text: string, file: string, imgc: ImgcInstall): strin
 /** .gitignore with the scaffold's lines it lacks appended. */
 const mergedGitignore = (text: string): string => {
   const have = new Set(text.split('\n').map((l) => l.trim()));
-  const missing = gitignore.split('\n').filter((l) => l && !have.has(l));
+  const missing = template('gitignore').split('\n').filter((l) => l && !have.has(l));
   return missing.length ? `${text}${text.endsWith('\n') || !text ? '' : '\n'}${missing.join('\n')}\n` : text;
 };
 
@@ -161,12 +109,12 @@ export interface Scaffolded {
 export const scaffold = (dir: string, imgc: ImgcInstall): Scaffolded => {
   const name = path.basename(path.resolve(dir)).toLowerCase().replace(/[^a-z0-9._-]/g, '-') || 'node-image';
   const files: Record<string, string> = {
-    'node-image.ts': definition,
-    'imgc.toml': toml,
+    'node-image.ts': template('node-image.ts'),
+    'imgc.toml': template('imgc.toml'),
     'tsconfig.json': tsconfig,
     'package.json': `${JSON.stringify({ name, private: true, type: 'module', ...projectNeeds(imgc) }, null, 2)}\n`,
-    '.gitignore': gitignore,
-    '.github/workflows/imgc.yml': workflow,
+    '.gitignore': template('gitignore'),
+    '.github/workflows/imgc.yml': template('imgc.yml'),
   };
   const exists = (rel: string) => existsSync(path.join(dir, rel));
   const clashing = Object.keys(files).filter((f) => exists(f) && !mergeable.has(f));

@@ -2,7 +2,6 @@
 // definition, 2 usage errors or a definition that cannot be loaded.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
 import { isTarget, targets } from '../compilers/targets.js';
@@ -10,6 +9,7 @@ import type { LoadedDefinition } from '../load/index.js';
 import { colorWanted, chooseColor } from './color.js';
 import { commandHelp, findCommand, overviewHelp, parseCommand, type FlagValues } from './commands.js';
 import { EXIT, UsageError } from './exit.js';
+import { packageRoot } from '../util/package-root.js';
 
 // Each command imports what only it needs when it runs (the backends, the
 // builder, the scaffold, …): `imgc check`, the one CI runs on every push,
@@ -18,7 +18,6 @@ import { EXIT, UsageError } from './exit.js';
 /** What every command needs besides: the loader and the checker. */
 const loadCheck = () => import('./load-check.js');
 
-const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const pkg = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string };
 const version: string = pkg.version;
 const targetNames = [...targets].sort();

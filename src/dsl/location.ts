@@ -5,13 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { findSourceMap, type SourceMap } from 'node:module';
 import path from 'node:path';
 import type { SourceLocation } from '../ir/types.js';
+import { packageRoot } from '../util/package-root.js';
 
-const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-// Works from src/dsl (tests, tsc paths) and from dist/src/dsl (the built CLI).
-const ownRoots = (() => {
-  const root = path.basename(packageRoot) === 'dist' ? path.dirname(packageRoot) : packageRoot;
-  return ['src', 'stdlib', 'dist'].map((d) => path.join(root, d) + path.sep);
-})();
+const ownRoots = ['src', 'stdlib', 'dist'].map((d) => path.join(packageRoot, d) + path.sep);
 
 /** The definition file locations are made relative to; set by the loader. */
 let definitionDir: string | undefined;
