@@ -21,7 +21,7 @@ export interface LifecycleEdge {
 export const lifecycle: readonly LifecycleEdge[] = [
   { from: 'base', to: 'customized', by: 'phase customize', phase: 'customize', where: 'build' },
   { from: 'customized', to: 'provisioned', by: 'phase provision (imgc build, or imgc compile --runtime on an existing host)', phase: 'provision', where: 'build or runtime' },
-  { from: 'provisioned', to: 'bootstrapped', by: 'kubeadm join (cluster tooling)', where: 'cluster' },
+  { from: 'provisioned', to: 'bootstrapped', by: 'phase bootstrap (imgc compile --runtime, on existing hosts only): kubeadm join', phase: 'bootstrap', where: 'runtime' },
   { from: 'bootstrapped', to: 'ready', by: 'kubelet reports Ready', where: 'cluster' },
   { from: 'ready', to: 'draining', by: 'kubectl drain (cluster tooling)', where: 'cluster' },
   { from: 'draining', to: 'decommissioned', by: 'imgc compile --decommission: the inverse of provision', where: 'runtime' },

@@ -58,7 +58,7 @@ describe('host contract', () => {
   });
 });
 
-describe.each(['examples/node-image.ts', fixture])('ansible --runtime --decommission of %s', (file) => {
+describe.each(['examples/node-image.ts', fixture, 'test/fixtures/runtime/join.ts'])('ansible --runtime --decommission of %s', (file) => {
   it('passes ansible-playbook --syntax-check and ansible-lint --profile production', async () => {
     const ir = await irOf(file);
     const files = ansibleCompiler.compile(ir, { runtime: true, decommission: true });

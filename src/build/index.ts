@@ -27,6 +27,7 @@ import { Interrupted, Session } from './session.js';
 import { runPhases } from './stages.js';
 import { BuildError, failed, locText, type BuildOptions, type BuildRun, type BuildSummary } from './state.js';
 import { openWork, startRoot } from './work.js';
+import { imageView } from '../ir/phases.js';
 
 export type { Io } from './display.js';
 export { BuildError, type BuildOptions, type BuildSummary, type PhaseSummary } from './state.js';
@@ -151,7 +152,9 @@ const builtLine = (run: BuildRun): string => {
 };
 
 /** Builds `ir`; returns the exit code (0 built, 1 failed, 130/143 interrupted) and what happened. */
-export const buildImage = async (ir: Image, opts: BuildOptions, io: Io): Promise<{ exitCode: number; summary: BuildSummary }> => {
+export const buildImage = async (definition: Image, opts: BuildOptions, io: Io): Promise<{ exitCode: number; summary: BuildSummary }> => {
+  // An image: the phases for existing hosts only (bootstrap) run from the runtime outputs, never here.
+  const ir = imageView(definition);
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const outDir = path.resolve(cwd, opts.outDir);

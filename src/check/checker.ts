@@ -20,11 +20,13 @@ export interface Placed {
   phase: string;
   phaseIndex: number;
   order: number;
+  /** The phase runs on existing hosts only (bootstrap), never in the image. */
+  hostOnly: boolean;
 }
 
 /** Every step of the image in run order: per phase its pre hooks, steps, post hooks. */
 export const runOrder = (ir: Image): Placed[] =>
-  ir.phases.flatMap((p, phaseIndex) => [...p.pre, ...p.steps, ...p.post].map((step) => ({ step, phase: p.name, phaseIndex }))).map((s, order) => ({ ...s, order }));
+  ir.phases.flatMap((p, phaseIndex) => [...p.pre, ...p.steps, ...p.post].map((step) => ({ step, phase: p.name, phaseIndex, hostOnly: p.runtimeOnly === true }))).map((s, order) => ({ ...s, order }));
 
 const verb: Record<Fact['kind'], string> = {
   user: 'created',
@@ -228,14 +230,20 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   }
   const later = providers.find((p) => p.placed.order > placed.order);
   if (later) {
-    const where =
-      later.placed.phaseIndex > placed.phaseIndex
+    const onHostsOnly = later.placed.hostOnly && !placed.hostOnly;
+    const where = onHostsOnly
+      ? `in phase '${later.placed.phase}', which runs on existing hosts only, after every phase of the image`
+      : later.placed.phaseIndex > placed.phaseIndex
         ? `in phase '${later.placed.phase}', which runs after '${placed.phase}'`
         : `by a later step of phase '${placed.phase}' (${describeStep(later.placed.step)})`;
     return diagnostic('IMGC0002', `${describeStep(step)} requires ${what}, but ${what} is ${verb[req.kind]} ${where}`, {
       ...base,
       related: [related(`${what} is ${verb[req.kind]} here`, later.placed.step.loc)],
-      hint: later.placed.phaseIndex > placed.phaseIndex ? `move that step into phase '${placed.phase}' or earlier, or this step into phase '${later.placed.phase}'` : 'move that step before this one',
+      hint: onHostsOnly
+        ? `the image never has it: move that step into phase '${placed.phase}' or earlier, or this step into phase '${later.placed.phase}'`
+        : later.placed.phaseIndex > placed.phaseIndex
+          ? `move that step into phase '${placed.phase}' or earlier, or this step into phase '${later.placed.phase}'`
+          : 'move that step before this one',
     });
   }
   const guess = didYouMean(req.key, known);

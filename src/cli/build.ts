@@ -13,6 +13,7 @@ import { UsageError } from './exit.js';
 import { asUsage, givenVariables, loadFromCli, type LoadFlags } from './load-check.js';
 import type { Image } from '../ir/schema.js';
 import { missingSensitive, missingSensitiveMessage, withValues, type SensitiveValues } from '../build/secrets.js';
+import { imageView } from '../ir/phases.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 import { verifyBoot } from '../verify/boot.js';
@@ -154,11 +155,13 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
     const format = v.format === 'json' ? 'json' : 'text';
     const { loaded, exit } = await loadChecked(file, v, io);
     if (!loaded.ir || exit === 2) return exit;
-    // What the root must hold is what the build wrote: every variable at its value, sensitive ones too.
-    const sensitive = sensitiveValues(loaded.ir, (v.var as string[] | undefined) ?? []);
-    const missing = missingSensitive(loaded.ir, sensitive);
+    // What the root must hold is what the build wrote (the image: no phase for existing hosts only),
+    // every variable at its value, sensitive ones too.
+    const built = imageView(loaded.ir);
+    const sensitive = sensitiveValues(built, (v.var as string[] | undefined) ?? []);
+    const missing = missingSensitive(built, sensitive);
     if (missing.length) throw new UsageError(`${missingSensitiveMessage(missing)} (verify compares the root with the values it was built with)`);
-    const ir = withValues(loaded.ir, sensitive);
+    const ir = withValues(built, sensitive);
     let result;
     try {
       result = boot

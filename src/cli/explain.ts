@@ -23,7 +23,7 @@ export const explainText = (ir: Image): string => {
     lines.push(`  variable ${v.name} (${type}) = ${value}${v.description ? `: ${v.description.replace(/\s+/g, ' ')}` : ''}`);
   }
   ir.phases.forEach((p, i) => {
-    lines.push(`  phase ${i + 1} ${p.name}${p.runtime ? ' (may run at runtime on existing hosts)' : ''}`);
+    lines.push(`  phase ${i + 1} ${p.name}${p.runtimeOnly ? ' (on existing hosts only: never in the image)' : p.runtime ? ' (may run at runtime on existing hosts)' : ''}`);
     for (const s of [...p.pre, ...p.steps, ...p.post]) {
       const at = s.loc ? `  ${s.loc.file}:${s.loc.line}` : '';
       lines.push(`    ${s.id}: ${describeStep(s)}${at}`, ...(s.conditions ? [`      when ${describeConditions(s.conditions)}`] : []));

@@ -695,6 +695,7 @@ const sortKeys = <T>(o: Record<string, T>): Record<string, T> =>
 interface PhaseRecord {
   name: string;
   runtime: boolean;
+  runtimeOnly: boolean;
   loc: SourceLocation | undefined;
   chain: StepChain<Facts, PackageCatalog>;
 }
@@ -715,7 +716,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     private readonly fleetOpts?: Fleet,
   ) {}
 
-  private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions, chain: B, build: (b: B) => R): R {
+  private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
     // A variable here is the checker's to report (IMGC0011, naming it).
     if (!hasMarker(name) && !/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
     if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);
@@ -723,7 +724,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     const built = build(chain) as unknown as StepChain<Facts, PackageCatalog>;
     return new ImageBuilder(this.name, this.baseImage, this.baseLoc, [
       ...this.phases,
-      { name, runtime: opts.runtime ?? name === 'provision', loc, chain: built },
+      { name, runtime: opts.runtimeOnly === true || (opts.runtime ?? name === 'provision'), runtimeOnly: opts.runtimeOnly === true, loc, chain: built },
     ], this.fleetOpts) as R;
   }
 
@@ -763,6 +764,20 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     return this.phase('provision', build, { runtime: true });
   }
 
+  /**
+   * On existing hosts only, after the runtime phases: the node joins its
+   * cluster (kubeadm join, with a sensitive token variable). Never part of an
+   * image build, so nothing secret reaches an image; `imgc compile --runtime`
+   * runs it, with its pre/post hooks, after provision. Its steps see the
+   * facts of the phases before it; what it provides stays on the host (the
+   * image's later phases do not see it).
+   */
+  bootstrap<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  ): ImageBuilder<F, C> {
+    return this.with('bootstrap', { runtimeOnly: true }, new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>, build) as never;
+  }
+
   /** Phase 3: files made from the finished root. */
   artifact(build: (a: ArtifactBuilder<F, C>) => ArtifactBuilder<F, C>): ImageBuilder<F, C> {
     return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
@@ -775,13 +790,16 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
 
   /** The Image IR: plain, deterministic JSON. */
   toIR(source = this.baseLoc?.file ?? 'definition.ts'): Image {
-    const phases: Phase[] = this.phases.map((p) => {
+    // The phases for existing hosts only run after every phase of the image, wherever they were declared.
+    const ordered = [...this.phases.filter((p) => !p.runtimeOnly), ...this.phases.filter((p) => p.runtimeOnly)];
+    const phases: Phase[] = ordered.map((p) => {
       const { steps, hooks } = p.chain.collect();
       const withId = (l: Link, i: number, prefix: string): Step => record(l, `${p.name}.${prefix}${i + 1}.${l.input.kind}`);
       const when = (w: 'pre' | 'post') => hooks.filter((h) => (h.input as StepInput<'hook'>).when === w).map((h, i) => withId(h, i, w) as StepOf<'hook'>);
       return {
         name: p.name,
         runtime: p.runtime,
+        ...(p.runtimeOnly ? { runtimeOnly: true as const } : {}),
         pre: when('pre'),
         steps: steps.map((s, i) => withId(s, i, '')) as PhaseStep[],
         post: when('post'),

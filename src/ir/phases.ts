@@ -1,7 +1,8 @@
 // What a phase is for, from what it holds: steps that change the root, the
 // artifacts made from it, or the checks run on the result. The build, verify
 // and contracts all ask.
-import type { Phase } from './schema.js';
+import { variablesIn } from '../core/variables.js';
+import type { Image, Phase } from './schema.js';
 
 export type PhaseKind = 'root' | 'artifact' | 'verify';
 
@@ -11,3 +12,17 @@ export const phaseKind = (phase: Phase): PhaseKind =>
     : phase.name === 'verify' || phase.steps.some((s) => s.kind === 'verify')
       ? 'verify'
       : 'root';
+
+/**
+ * The image without the phases that run on existing hosts only (bootstrap):
+ * what an image build, its outputs and its verification see. They come last
+ * (the schema says so), so nothing of the image depends on them.
+ */
+export const imageView = (ir: Image): Image => {
+  if (!ir.phases.some((p) => p.runtimeOnly)) return ir;
+  const phases = ir.phases.filter((p) => !p.runtimeOnly);
+  // A variable only those phases use (the join token) is none of the image's business.
+  const { variables: _all, ...rest } = ir;
+  const variables = variablesIn(ir, phases);
+  return { ...rest, phases, ...(variables.length ? { variables } : {}) };
+};

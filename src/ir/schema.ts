@@ -86,6 +86,8 @@ export const Phase = z
     name: z.string().regex(/^[a-z][a-z0-9-]*$/, 'phase names are lower-case words joined by "-"'),
     /** May run on existing hosts at runtime (provision, by default). */
     runtime: z.boolean(),
+    /** Runs on existing hosts only, never in an image build (bootstrap); such phases come last. */
+    runtimeOnly: z.literal(true).optional(),
     pre: z.array(HookStep),
     steps: z.array(PhaseStep),
     post: z.array(HookStep),
@@ -165,6 +167,9 @@ export const Image = z
     const family = ir.base?.packageManager;
     if (family === undefined || !Array.isArray(ir.phases)) return;
     ir.phases.forEach((p, i) => {
+      if (p?.runtimeOnly && !p.runtime) ctx.addIssue({ code: 'custom', path: ['phases', i, 'runtime'], message: 'a phase that runs on existing hosts only has runtime: true' });
+      if (p?.runtimeOnly && ir.phases.slice(i + 1).some((q) => !q?.runtimeOnly))
+        ctx.addIssue({ code: 'custom', path: ['phases', i, 'runtimeOnly'], message: 'phases that run on existing hosts only come after every phase of the image' });
       if (!Array.isArray(p?.steps)) return;
       p.steps.forEach((s, j) => {
         const why = s && isRegistered(s) ? kindOf(s).onBase?.(family) : undefined;

@@ -530,6 +530,7 @@ export type Phase = {
     pre: HookStep[];
     steps: (PhaseStep)[];
     post: HookStep[];
+    runtimeOnly?: true | undefined;
     loc?: SourceLocation | undefined;
 };
 export type Base = {

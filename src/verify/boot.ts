@@ -16,7 +16,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync,
 import path from 'node:path';
 import type { Image, SourceLocation, Step } from '../ir/schema.js';
 import { word } from '../emit/shell/quote.js';
-import { phaseKind } from '../ir/phases.js';
+import { imageView, phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
 import { rootPartitionOffset } from '../host/gpt.js';
 import { run, SYSTEM_PATH } from '../host/exec.js';
@@ -51,7 +51,7 @@ export const bootChecksOf = (ir: Image): BootCheck[] => {
     bySubject.set(subject, { subject, what, stepId: s.id, ...(s.loc ? { loc: s.loc } : {}), script });
   };
   const values = valuesOf(ir.variables);
-  for (const phase of ir.phases) {
+  for (const phase of imageView(ir).phases) {
     if (phaseKind(phase) !== 'root') continue;
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
       if (!runsUnder(s.conditions, values)) continue; // a step the variables' values do not take

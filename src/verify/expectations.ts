@@ -6,7 +6,7 @@
 import { describeFact } from '../core/facts.js';
 import { runsUnder, valuesOf } from '../core/conditions.js';
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
-import { phaseKind } from '../ir/phases.js';
+import { imageView, phaseKind } from '../ir/phases.js';
 import { kindOf } from '../steps/index.js';
 import {
   findCommand,
@@ -102,7 +102,8 @@ export const expectationsOf = (ir: Image): Expectation[] => {
     if (check) put({ subject: factSubject(f), what: describeFact(f), stepId: 'base', ...(baseLoc ? { loc: baseLoc } : {}), check });
   }
   const values = valuesOf(ir.variables);
-  for (const phase of ir.phases) {
+  // The image's root: what the phases for existing hosts only (bootstrap) do is not in it.
+  for (const phase of imageView(ir).phases) {
     if (phaseKind(phase) === 'artifact') continue;
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
       if (!runsUnder(s.conditions, values)) continue; // a step the variables' values do not take

@@ -231,3 +231,21 @@ test('a condition compares a variable with a value of its type', () => {
   n.is('1');
   expectTypeOf(n.isNot(2)).toMatchObjectType<{ negate: boolean }>();
 });
+
+test('bootstrap sees the phases before it; what it makes stays on the host, out of the image', () => {
+  image('t')
+    .base(base)
+    .customize((p) => p.user('ops'))
+    .bootstrap((p) =>
+      p
+        .user('joiner')
+        .file('/etc/joined', { owner: 'ops', content: '' })
+        .file('/etc/joined-by', { owner: 'joiner', content: '' })
+        // @ts-expect-error: no user 'opz' exists
+        .file('/etc/x', { owner: 'opz', content: '' }),
+    )
+    .provision((p) =>
+      // @ts-expect-error: 'joiner' exists on bootstrapped hosts only, never in the image
+      p.file('/etc/y', { owner: 'joiner', content: '' }),
+    );
+});

@@ -25,6 +25,7 @@ import { guardSensitive, valueChecks, variableDefaults } from './variables.js';
 import { document, map, seq } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
+import { imageView } from '../../ir/phases.js';
 
 /** Role directory of a phase: ansible-lint's role-name wants [a-z][a-z0-9_]*; phase names never hold `_`. */
 export const roleName = (phase: string): string => phase.replace(/-/g, '_');
@@ -148,10 +149,11 @@ const inventoryExample = (ir: Image): string => {
 export const ansibleCompiler: Compiler = {
   target: 'ansible',
   description: 'Ansible playbook: site.yml, one role per phase (ansible-core 2.14; runs on a chroot or an SSH host)',
-  compile(ir: Image, opts: CompileOptions = {}): CompiledFiles {
+  compile(given: Image, opts: CompileOptions = {}): CompiledFiles {
     // The schema and unrepresentable strings; Ansible itself can express
     // every step kind on apt and dnf bases, so nothing is refused below.
-    assertCompilable(ir);
+    assertCompilable(given);
+    const ir = opts.runtime || opts.decommission ? given : imageView(given);
     // --runtime / --decommission: playbooks for existing hosts instead of the build (./runtime.ts).
     if (opts.runtime || opts.decommission) {
       const host = { ...(opts.runtime ? ansibleRuntime(ir, opts) : {}), ...(opts.decommission ? ansibleDecommission(ir) : {}) };

@@ -14,6 +14,7 @@ import { plan, type Item } from './plan.js';
 import { bool, str } from '../../emit/cloud-init/quote.js';
 import { emit, emptyEmission, type Emission } from './steps.js';
 import { document, entries, map, seq, type Entry, type Item as YItem } from '../../emit/cloud-init/yaml.js';
+import { imageView } from '../../ir/phases.js';
 
 /** Phases that change the root; artifact and verify are imgc build's (and their steps' kinds are not `inRoot`). */
 const rootChanging = (p: Phase): boolean => p.name !== 'artifact' && p.name !== 'verify' && p.steps.every((s) => kindOf(s).inRoot);
@@ -102,7 +103,8 @@ export const cloudInitCompiler: Compiler = {
   compile: (given): CompiledFiles => {
     assertCompilable(given);
     // Variables become their compile-time values; a sensitive one is refused (./variables.ts).
-    const ir = substituteVariables(given);
+    // First boot applies the image's phases; the ones for existing hosts only (bootstrap) are not among them.
+    const ir = substituteVariables(imageView(given));
     const compiled = ir.phases.filter(rootChanging);
     const skipped = ir.phases.filter((p) => !rootChanging(p));
     const items: Item[] = compiled.flatMap((phase) => [...phase.pre, ...phase.steps, ...phase.post].map((step) => ({ step, phase }) as Item));

@@ -17,6 +17,7 @@ import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writ
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
 import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
+import { imageView } from '../../ir/phases.js';
 
 type Provisioner = 'shell' | 'ansible';
 
@@ -328,8 +329,10 @@ const prefixed = (prefix: string, files: CompiledFiles): CompiledFiles =>
 export const packerCompiler: Compiler = {
   target: 'packer',
   description: 'Packer HCL2 template (Packer 1.10+ with pinned plugins, or 1.6.6): cloud image sources, the phases as provisioners',
-  compile(ir: Image, opts: CompileOptions): CompiledFiles {
-    assertCompilable(ir);
+  compile(given: Image, opts: CompileOptions): CompiledFiles {
+    assertCompilable(given);
+    // An image build: the phases for existing hosts only (bootstrap) are not in it.
+    const ir = imageView(given);
     const problems = templateDiagnostics(ir, opts.packerVersion === '1.6');
     if (problems.length) throw new CompileError(problems);
     const provisioner: Provisioner = opts.provisioner ?? 'shell';

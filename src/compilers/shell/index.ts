@@ -12,14 +12,17 @@ import type { HelperName } from '../../emit/shell/emitted.js';
 import { shellRuntime } from './runtime.js';
 import { isRootStep } from './steps.js';
 import { shellDecommission } from './decommission.js';
+import { imageView } from '../../ir/phases.js';
 
 export const shellCompiler: Compiler = {
   target: 'shell',
   description: 'POSIX sh scripts: build.sh, one idempotent script per phase, hook scripts',
-  compile: (ir, opts = {}) => {
+  compile: (given, opts = {}) => {
     // Schema and unrepresentable strings; what is left to refuse here is a
     // base whose package manager this backend does not drive (IMGC2002).
-    assertCompilable(ir);
+    assertCompilable(given);
+    // The build never runs the phases for existing hosts only (bootstrap); provision.sh does.
+    const ir = opts.runtime || opts.decommission ? given : imageView(given);
     // Looked up only when a step needs it, so a base without a supported
     // package manager still compiles when nothing installs packages.
     let pm: PackageManager | undefined;
