@@ -14,6 +14,7 @@ export {
   type WithoutTree,
   ArtifactBuilder,
   VerifyBuilder,
+  HookBuilder,
   type BaseImage,
   type CommandOptions,
   type DiskOptions,

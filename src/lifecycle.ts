@@ -24,7 +24,7 @@ export const lifecycle: readonly LifecycleEdge[] = [
   { from: 'provisioned', to: 'bootstrapped', by: 'phase bootstrap (imgc compile --runtime, on existing hosts only): kubeadm join', phase: 'bootstrap', where: 'runtime' },
   { from: 'bootstrapped', to: 'ready', by: 'kubelet reports Ready', where: 'cluster' },
   { from: 'ready', to: 'draining', by: 'kubectl drain (cluster tooling)', where: 'cluster' },
-  { from: 'draining', to: 'decommissioned', by: 'imgc compile --decommission: the inverse of provision', where: 'runtime' },
+  { from: 'draining', to: 'decommissioned', by: 'imgc compile --decommission: the inverse of the runtime phases', phase: 'decommission', where: 'runtime' },
 ];
 
 const label = (s: string) => s.replace(/"/g, "'").replace(/:/g, ' -');

@@ -2,7 +2,7 @@
 // never in an image or its outputs; the runtime outputs run it with its hooks
 // after provision, and decommission undoes what it created.
 import { execa } from 'execa';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compilers, targets } from '../src/compilers/index.js';
@@ -24,7 +24,9 @@ describe('bootstrap phase', () => {
       ['provision', true, false],
       ['artifact', false, false],
       ['bootstrap', true, true],
+      ['decommission', true, true],
     ]);
+    expect(ir.phases[4]!.steps).toEqual([]);
     // The IR says it too: a phase for existing hosts only before a phase of the image is not an image.
     const swapped = { ...ir, phases: [ir.phases[3]!, ...ir.phases.slice(0, 3)] };
     const r = Image.safeParse(swapped);
@@ -45,26 +47,47 @@ describe('bootstrap phase', () => {
   it('the runtime outputs run it after provision, with its hooks; shellcheck-clean', async () => {
     const ir = await irOf(fixture);
     const sh = shellCompiler.compile(ir, { runtime: true, decommission: true });
-    expect(Object.keys(sh).sort()).toEqual(['decommission.sh', 'hooks/04-bootstrap-post.sh', 'hooks/04-bootstrap-pre.sh', 'provision.sh']);
+    expect(Object.keys(sh).sort()).toEqual([
+      'decommission.sh',
+      'hooks/04-bootstrap-post.sh',
+      'hooks/04-bootstrap-pre.sh',
+      'hooks/05-decommission-post.sh',
+      'hooks/05-decommission-pre.sh',
+      'provision.sh',
+    ]);
     const provision = sh['provision.sh']!;
     expect(provision.indexOf('--- phase provision')).toBeGreaterThan(0);
     expect(provision.indexOf('--- phase bootstrap')).toBeGreaterThan(provision.indexOf('--- phase provision'));
     expect(provision).toContain('set IMGC_VAR_JOIN_TOKEN (sensitive variable join_token)');
     expect(provision).not.toContain(token);
+    // The decommission edge's hooks belong to decommission.sh: its script hook before the first undo.
+    expect(provision).not.toContain('decommission.pre1.hook');
+    const decommission = sh['decommission.sh']!;
+    expect(decommission.indexOf('imgc_run decommission.pre1.hook')).toBeGreaterThan(0);
+    expect(decommission.indexOf('imgc_run decommission.pre1.hook')).toBeLessThan(decommission.indexOf('undo_1()'));
     const dir = tempDir('bootstrap-sh');
     writeFiles(dir, sh);
     const check = await execa('shellcheck', ['-s', 'sh', '-S', 'style', ...Object.keys(sh)], { cwd: dir, reject: false });
     expect(check.stdout + check.stderr).toBe('');
     const yml = compilers.ansible.compile(ir, { runtime: true })['runtime.yml']!;
     expect(yml.indexOf('- name: Phase bootstrap (runtime)')).toBeGreaterThan(yml.indexOf('- name: Phase provision (runtime)'));
+    expect(yml).not.toContain('decommission.pre');
+    // decommission.yml: pre hooks, the undo in a block whose rescue tells the post hooks it failed, post hooks.
+    const undo = compilers.ansible.compile(ir, { decommission: true })['decommission.yml']!;
+    const at = (s: string) => undo.indexOf(s);
+    expect(at('Pre hook: the node joined')).toBeGreaterThan(0);
+    expect(at('Phase decommission: its steps; on a failure its post hooks say so')).toBeGreaterThan(at('Pre hook: the node joined'));
+    expect(at('rescue:')).toBeGreaterThan(at('Decommission: read the record'));
+    expect(at('Phase decommission: failed on this host')).toBeGreaterThan(at('rescue:'));
     // ansible-playbook --syntax-check and ansible-lint production: test/runtime.test.ts, with this fixture.
   });
 
-  it('imgc explain and the lifecycle graph show it on the provisioned → bootstrapped edge', async () => {
+  it('imgc explain and the lifecycle graph show it on the provisioned → bootstrapped edge, and the decommission hooks on theirs', async () => {
     const explain = await imgc(['explain', fixture]);
     expect(explain.stdout).toContain('phase 4 bootstrap (on existing hosts only: never in the image)');
     const graph = await imgc(['explain', '--graph', 'lifecycle', fixture]);
     expect(graph.stdout).toMatch(/provisioned --> bootstrapped: phase bootstrap .*\[hooks 1 pre, 1 post\]/);
+    expect(graph.stdout).toMatch(/draining --> decommissioned: .*\[hooks 2 pre, 1 post\]/);
   });
 
   it.skipIf(cannotChroot !== undefined)(
@@ -100,8 +123,19 @@ describe('bootstrap phase', () => {
         expect(second.exitCode, second.stderr).toBe(0);
         expect(progress(second)).toEqual(['imgc-phase provision done changed=0', 'imgc-phase bootstrap done changed=0']);
 
+        // The pre hook says a node that never joined is not decommissioned: it fails before any undo.
+        const joined = path.join(root, 'etc/kubernetes/joined');
+        renameSync(joined, `${joined}.away`);
+        const refused = await run(runtime['decommission.sh']!);
+        expect(refused.exitCode).not.toBe(0);
+        expect(refused.stdout).toContain('imgc-step decommission.pre1.hook failed');
+        expect(refused.stdout).not.toContain('undo');
+        expect(existsSync(conf)).toBe(true);
+        renameSync(`${joined}.away`, joined);
+
         const undo = await run(runtime['decommission.sh']!);
         expect(undo.exitCode, undo.stderr).toBe(0);
+        expect(undo.stdout).toMatch(/imgc-step decommission\.pre1\.hook start\n[^]*imgc-step bootstrap\.1\.file start/);
         expect(diffListings(before, listing(root))).toEqual([]);
       } finally {
         removeRoot(root);

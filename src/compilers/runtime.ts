@@ -19,12 +19,17 @@ import { factFlow, runOrder } from '../check/checker.js';
 import { factId } from '../core/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';
+import { decommissionPhase } from '../ir/phases.js';
 
 export { contractKinds, type ContractKind, type HostContract, type PreflightFact as ContractFact } from '../contract/preflight.js';
 import { inPreflightOrder, preflightOf, type HostContract } from '../contract/preflight.js';
 import { contractOf } from '../contract/contract.js';
 
-export const runtimePhases = (ir: Image): Phase[] => ir.phases.filter((p) => p.runtime);
+/** The phases the runtime outputs run, in order (not the decommission edge's hooks: the decommission outputs fire those). */
+export const runtimePhases = (ir: Image): Phase[] => {
+  const decommission = decommissionPhase(ir);
+  return ir.phases.filter((p) => p.runtime && p !== decommission);
+};
 
 /** Whether the image has anything to run at runtime. */
 export const hasRuntime = (ir: Image): boolean => runtimePhases(ir).length > 0;
@@ -37,7 +42,8 @@ export const hasRuntime = (ir: Image): boolean => runtimePhases(ir).length > 0;
 export const hostContract = (ir: Image): HostContract => {
   const order = runOrder(ir);
   const phaseOf = new Map(order.map((p) => [p.step.id, p.phaseIndex]));
-  const runtimeIds = new Set(order.filter((p) => ir.phases[p.phaseIndex]!.runtime).map((p) => p.step.id));
+  const run = new Set(runtimePhases(ir));
+  const runtimeIds = new Set(order.filter((p) => run.has(ir.phases[p.phaseIndex]!)).map((p) => p.step.id));
   const needed = new Map<number, Fact[]>();
   for (const edge of factFlow(ir)) {
     if (!runtimeIds.has(edge.to) || runtimeIds.has(edge.from)) continue;

@@ -641,6 +641,13 @@ export interface DiskOptions {
 const disk = (opts: DiskOptions) => ({ size: opts.size ?? '4G', ...(opts.bootable ? { bootable: true } : {}) });
 
 /** Checks the result (phase 4). */
+/** A lifecycle edge with hooks only (decommission: its steps are the inverse of the runtime phases). */
+export class HookBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
+  protected derive(last: Link | undefined, hooks: Link | undefined): this {
+    return new HookBuilder(this.catalog, last, hooks, this.family) as this;
+  }
+}
+
 export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
     return new VerifyBuilder(this.catalog, last, hooks, this.family) as this;
@@ -776,6 +783,15 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
   ): ImageBuilder<F, C> {
     return this.with('bootstrap', { runtimeOnly: true }, new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>, build) as never;
+  }
+
+  /**
+   * Hooks on the decommission edge: the decommission outputs (`imgc compile
+   * --decommission`) fire the pre hooks before they undo anything and the post
+   * hooks after (result failed, with the message, when the undo failed).
+   */
+  decommission(build: (d: HookBuilder<F, C>) => HookBuilder<F, C>): ImageBuilder<F, C> {
+    return this.with('decommission', { runtimeOnly: true }, new HookBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** Phase 3: files made from the finished root. */

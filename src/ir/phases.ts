@@ -26,3 +26,10 @@ export const imageView = (ir: Image): Image => {
   const variables = variablesIn(ir, phases);
   return { ...rest, phases, ...(variables.length ? { variables } : {}) };
 };
+
+/**
+ * The decommission edge's hooks, as a phase of existing hosts only with no
+ * steps of its own: the decommission outputs fire them around the undo; the
+ * runtime outputs never run it.
+ */
+export const decommissionPhase = (ir: Image): Phase | undefined => ir.phases.find((p) => p.runtimeOnly && p.name === 'decommission');

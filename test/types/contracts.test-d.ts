@@ -1,5 +1,5 @@
 import { expectTypeOf, test } from 'vitest';
-import { debian12, image, containerd, defineModule, variable, z, type FactsOf } from 'imgc';
+import { debian12, image, containerd, defineModule, event, variable, z, type FactsOf } from 'imgc';
 
 const base = debian12({ include: ['systemd'] });
 
@@ -248,4 +248,15 @@ test('bootstrap sees the phases before it; what it makes stays on the host, out 
       // @ts-expect-error: 'joiner' exists on bootstrapped hosts only, never in the image
       p.file('/etc/y', { owner: 'joiner', content: '' }),
     );
+});
+
+test('decommission takes hooks only: its steps are the inverse of the runtime phases', () => {
+  image('t')
+    .base(base)
+    .provision((p) => p.user('kube'))
+    .decommission((d) => d.pre(event('stdout')).post(event('stdout')));
+  image('t')
+    .base(base)
+    // @ts-expect-error: no steps on the decommission edge
+    .decommission((d) => d.user('kube'));
 });

@@ -2,16 +2,18 @@
 // runtime.yml provisioned. It reads the host's record (../runtime.ts) and
 // undoes only what it lists, in reverse order, then removes the record.
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
-import type { Image, Step } from '../../ir/schema.js';
+import type { Image, Phase, Step } from '../../ir/schema.js';
+import { decommissionPhase } from '../../ir/phases.js';
+import { hookTasks } from './hooks.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import { ansibleCfg, groupVars } from './index.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { lineRegexp, probeCommand, recorded } from './runtime.js';
+import { guardedBlock, lineRegexp, probeCommand, recorded } from './runtime.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { document, entry, map, seq } from './yaml.js';
+import { document, entry, map, seq, type Item } from './yaml.js';
 
 const when = (expr: string) => entry('when', str(expr));
 
@@ -95,6 +97,12 @@ const undoTasks = (c: Creation, step: Step, ir: Image, n: number): Task[] => {
   }
 };
 
+/** The decommission edge's pre hooks, the undo in a block whose rescue fires its post hooks with result failed, then its post hooks. */
+const withEdgeHooks = (edge: Phase | undefined, tasks: readonly Task[]): Item[] =>
+  edge
+    ? [...edge.pre.flatMap((h) => hookTasks(h, edge.name)).map(taskItem), guardedBlock(edge, tasks), ...edge.post.flatMap((h) => hookTasks(h, edge.name)).map(taskItem)]
+    : tasks.map(taskItem);
+
 export const ansibleDecommission = (ir: Image): CompiledFiles => {
   const plan = runtimePlan(ir);
   const tasks: Task[] = [
@@ -153,7 +161,7 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
     hosts: word('all'),
     gather_facts: bool(false),
     vars: map({ imgc_record_file: unsafe(plan.recordFile) }),
-    tasks: seq(tasks.map(taskItem), { spaced: true }),
+    tasks: seq(withEdgeHooks(decommissionPhase(ir), tasks), { spaced: true }),
   });
   const text = document(seq([{ value: play }], { spaced: true }), [
     `${ir.name}: decommission, the inverse of the runtime phases (${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}), written by imgc`,

@@ -7,7 +7,7 @@
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import { valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
-import type { Image, Step } from '../../ir/schema.js';
+import type { Image, Phase, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
@@ -231,6 +231,15 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
     keywords: [entry('when', str(absent))],
   });
 
+/** A phase's tasks in a block whose rescue fires its post hooks with result failed and the message, then fails the host. */
+export const guardedBlock = (phase: Phase, body: readonly Task[]): Item => ({
+  value: map({
+    name: label(labelName(`Phase ${labelText(phase.name)}: its steps; on a failure its post hooks say so`)),
+    block: seq(body.map(taskItem), { spaced: true }),
+    rescue: seq([...phase.post.flatMap((h) => hookTasks(h, phase.name, true)), failTask(phase.name)].map(taskItem), { spaced: true }),
+  }),
+});
+
 export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFiles => {
   const plan = runtimePlan(ir);
   const pm = ir.base.packageManager;
@@ -267,14 +276,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
       body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
     }
     if (handlers.tasks.length) body.push(flushTask);
-    const rescue = [...rp.phase.post.flatMap((h) => hookTasks(h, rp.phase.name, true)), failTask(rp.phase.name)];
-    const phaseBlock: Item = {
-      value: map({
-        name: label(labelName(`Phase ${labelText(rp.phase.name)}: its steps; on a failure its post hooks say so`)),
-        block: seq(body.map(taskItem), { spaced: true }),
-        rescue: seq(rescue.map(taskItem), { spaced: true }),
-      }),
-    };
+    const phaseBlock = guardedBlock(rp.phase, body);
     plays.push(
       map({
         name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),

@@ -7,7 +7,9 @@ import type { Image } from '../../ir/schema.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import { helperCode, type HelperName } from './helpers.js';
-import { runtime as stepRuntime, where } from './phase.js';
+import { literalNote, runtime as stepRuntime, stepComment, where, type PhaseFile } from './phase.js';
+import { hooksScript } from './hooks.js';
+import { decommissionPhase } from '../../ir/phases.js';
 import { comment, word, words } from '../../emit/shell/quote.js';
 import { summary } from '../summary.js';
 import { recordNote, runtimeHelpers } from './runtime.js';
@@ -184,8 +186,25 @@ const undo = (c: Creation, need: Set<UndoHelper>, used: Set<HelperName>): string
   }
 };
 
-export const shellDecommission = (ir: Image): CompiledFiles => {
+/** decommission.sh and the driving machine's files of the decommission edge's webhook and event hooks. */
+export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): CompiledFiles => {
   const plan = runtimePlan(ir);
+  const files: CompiledFiles = {};
+  // The edge's hooks: webhooks and events in hooks/NN-decommission-{pre,post}.sh, run where the run is driven;
+  // script hooks here, on the host, around the undo.
+  const edge = decommissionPhase(ir);
+  const hookBody = (when: 'pre' | 'post'): string[] => {
+    if (!edge) return [];
+    const hooks = edge[when];
+    const driven = hooks.filter((h) => h.action.type !== 'script');
+    const f = stems.find((s) => s.phase === edge)!;
+    if (driven.length) files[`hooks/${f.stem}-${when}.sh`] = hooksScript(ir, f, when, driven);
+    return hooks.flatMap((h, i) =>
+      h.action.type === 'script'
+        ? ['', stepComment(h), ...literalNote(h), `${when}_hook_${i + 1}() {`, `  /bin/sh -ec ${word(h.action.run)}`, '}', `imgc_run ${word(h.id)} ${when}_hook_${i + 1}`]
+        : ['', comment(`${h.id}${where(h.loc)}: ${summary(h)}: hooks/${f.stem}-${when}.sh runs it on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`)],
+    );
+  };
   const need = new Set<UndoHelper>(['recorded']);
   const used = new Set<HelperName>();
   const body: string[] = [];
@@ -237,7 +256,7 @@ export const shellDecommission = (ir: Image): CompiledFiles => {
   ];
   const own = [...(need.has('dropLine') ? [runtimeHelpers.hasLine] : [])];
   const undoCode = (Object.keys(undoHelpers) as UndoHelper[]).filter((h) => need.has(h)).map((h) => undoHelpers[h]);
-  out.push('', ...helperCode(used).flatMap((h) => [h, '']), ...own.flatMap((h) => [h, '']), ...undoCode.flatMap((h) => [h, '']), ...stepRuntime, ...body);
+  out.push('', ...helperCode(used).flatMap((h) => [h, '']), ...own.flatMap((h) => [h, '']), ...undoCode.flatMap((h) => [h, '']), ...stepRuntime, ...hookBody('pre'), ...body, ...hookBody('post'));
   out.push(
     '',
     '# The record: gone when everything in it was undone; kept (and reported) otherwise.',
@@ -251,5 +270,5 @@ export const shellDecommission = (ir: Image): CompiledFiles => {
     'rmdir -- "${imgc_record_dir%/*}" 2>/dev/null || :',
     `printf 'imgc-phase %s done changed=%s\\n' decommission "$imgc_changed" >&3`,
   );
-  return { 'decommission.sh': `${out.join('\n')}\n` };
+  return { ...files, 'decommission.sh': `${out.join('\n')}\n` };
 };

@@ -35,7 +35,7 @@ export const shellCompiler: Compiler = {
     }));
     // --runtime / --decommission: files for existing hosts instead of the build (./runtime.ts).
     if (opts.runtime || opts.decommission)
-      return { ...(opts.runtime ? shellRuntime(ir, { pm: packageManager, stems: phases }) : {}), ...(opts.decommission ? shellDecommission(ir) : {}) };
+      return { ...(opts.runtime ? shellRuntime(ir, { pm: packageManager, stems: phases }) : {}), ...(opts.decommission ? shellDecommission(ir, phases) : {}) };
     const files: CompiledFiles = {};
     const helpers = new Set<HelperName>();
     let runs = false;
