@@ -15,6 +15,7 @@ export {
   ArtifactBuilder,
   VerifyBuilder,
   type BaseImage,
+  type AnsibleRoleOptions,
   type CommandOptions,
   type DiskOptions,
   type DeclaredFacts,

@@ -5,7 +5,7 @@
 // and the types see only the facts it declares; a missing or empty role
 // directory stops the definition at the step.
 import { execa } from 'execa';
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
@@ -13,11 +13,13 @@ import { compilers } from '../../src/compilers/index.js';
 import { CompileError } from '../../src/compilers/types.js';
 import { image } from '../../src/index.js';
 import { loadDefinition } from '../../src/load/index.js';
+import { hashInputs, inputsUnchanged } from '../../src/util/cache.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { expectGolden } from '../helpers/golden.js';
 import { tempDir } from '../helpers/temp.js';
 import { ansibleEnv } from '../compilers/ansible-support.js';
 import { write } from './support.js';
+import { expectValid, parseHcl, requiredVars, writeOut } from '../compilers/packer-support.js';
 
 const base = debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables'] });
 const motd = '../fixtures/roles/motd';
@@ -30,6 +32,8 @@ const ir = image('ansible-role-test')
       .file('/etc/motd-owner', { owner: 'motd', group: 'motd', mode: '0644', content: 'motd\n' }),
   )
   .provision((p) => p.ansibleRole(motd, { requires: { path: ['/etc/motd-imgc'] } }))
+  // A Packer source, so that the ansible provisioner's template validates.
+  .artifact((a) => a.cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true }))
   .toIR('ansible-role-test.ts');
 
 const lintClean = async (dir: string, playbook: string) => {
@@ -69,6 +73,14 @@ describe('ansibleRole: outputs', () => {
     expectGolden('steps-ansible-role/packer-ansible', compilers.packer.compile(ir, { provisioner: 'ansible', packerVersion: '1.6' }));
   });
 
+  it('packer --provisioner ansible: packer validate passes with the role beside the playbook', async () => {
+    const files = compilers.packer.compile(ir, { provisioner: 'ansible', packerVersion: '1.6' });
+    expect(files['ansible/roles/motd/tasks/main.yml']).toBeDefined();
+    const dir = writeOut(files, 'ansible-role-packer');
+    const template = Object.keys(files).find((f) => f.endsWith('.pkr.hcl'))!;
+    await expectValid(dir, template, requiredVars(await parseHcl(files[template]!)));
+  });
+
   it('ansible: the playbook and the role pass --syntax-check and ansible-lint --profile production', async () => {
     const dir = tempDir('ansible-role-ansible');
     write(dir, compilers.ansible.compile(ir, {}));
@@ -92,7 +104,7 @@ describe('ansibleRole: outputs', () => {
     ]);
   });
 
-  it('two different roles whose copies would share a name are IMGC2002', () => {
+  it('two different roles whose copies would share a name, or a role named like a phase, are IMGC2002', () => {
     const dir = tempDir('ansible-role-clash');
     cpSync(path.join(import.meta.dirname, motd), path.join(dir, 'a/motd'), { recursive: true });
     cpSync(path.join(import.meta.dirname, motd), path.join(dir, 'b/motd'), { recursive: true });
@@ -101,6 +113,12 @@ describe('ansibleRole: outputs', () => {
     const clash = image('x').base(base).customize((p) => p.ansibleRole(`${rel}/a/motd`).ansibleRole(`${rel}/b/motd`)).toIR('x.ts');
     expect(refusal(() => compilers.ansible.compile(clash, {}))).toEqual([
       "IMGC2002 the ansible target cannot express ansible role 'motd': its copy roles/motd/defaults/main.yml differs from the one step customize.1.ansibleRole carries",
+    ]);
+    // A role named like a phase would mix with that phase's role.
+    cpSync(path.join(import.meta.dirname, motd), path.join(dir, 'customize'), { recursive: true });
+    const phaseNamed = image('x').base(base).customize((p) => p.ansibleRole(`${rel}/customize`)).toIR('x.ts');
+    expect(refusal(() => compilers.ansible.compile(phaseNamed, {}))).toEqual([
+      "IMGC2002 the ansible target cannot express ansible role 'customize': its copy roles/customize/ would mix with the output's own roles/customize/",
     ]);
   });
 });
@@ -161,6 +179,18 @@ describe('ansibleRole: the role directory', () => {
     cpSync(path.join(import.meta.dirname, motd, 'templates'), path.join(dir, 'roles/absent/templates'), { recursive: true });
     const empty = await loadDefinition(def, { typecheck: false });
     expect(empty.diagnostics.map((d) => d.message)).toEqual([`DefinitionError: ansibleRole('./roles/absent'): ${path.join(dir, 'roles/absent')} has no tasks/main.yml (or tasks/main.yaml): not an Ansible role`]);
+  });
+
+  it('a directory among a cached result\'s inputs counts as its listing: unchanged until a file is added or removed', () => {
+    const dir = tempDir('ansible-role-listing');
+    writeFileSync(path.join(dir, 'a'), 'a');
+    const inputs = hashInputs([dir]);
+    expect(inputs[0]!.sha256).not.toBe('');
+    expect(inputsUnchanged(inputs)).toBe(true);
+    writeFileSync(path.join(dir, 'b'), 'b');
+    expect(inputsUnchanged(inputs)).toBe(false);
+    rmSync(path.join(dir, 'b'));
+    expect(inputsUnchanged(inputs)).toBe(true);
   });
 
   it('the loader\'s cached result follows an edited, added or removed role file', async () => {
