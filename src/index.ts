@@ -16,6 +16,7 @@ export {
   VerifyBuilder,
   HookBuilder,
   type BaseImage,
+  type AnsibleRoleOptions,
   type CommandOptions,
   type DiskOptions,
   type DeclaredFacts,

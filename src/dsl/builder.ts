@@ -9,6 +9,7 @@ import { hasMarker } from '../core/variables.js';
 import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
+import { readRole } from './role.js';
 import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
 import type { LineInFileOptions } from '../steps/line-in-file.js';
@@ -164,6 +165,12 @@ export interface CommandOptions extends DeclaredFacts {
   creates?: `/${string}`;
   /** Mount /proc, /sys and /dev in a chroot before running it. */
   needsMounts?: boolean;
+}
+
+export interface AnsibleRoleOptions extends DeclaredFacts {
+  description?: string;
+  /** The role's variables, passed with the import (role vars: they override its defaults). */
+  vars?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /**
@@ -506,6 +513,35 @@ export class StepBuilder<
       ...(opts.description ? { description: opts.description } : {}),
       ...(opts.creates ? { creates: opts.creates } : {}),
       needsMounts: opts.needsMounts ?? false,
+      provides: declared(opts.provides),
+      requires: declared(opts.requires),
+      removes: declared(opts.removes),
+    }) as never;
+  }
+
+  /**
+   * An existing Ansible role applied as one step, with the facts it declares
+   * (imgc cannot see into it, as with `command`). `dir` is relative to this
+   * file and holds tasks/main.yml (or main.yaml); its files are read now and
+   * every output that applies the role carries a copy. The ansible target
+   * imports it natively; shell and cloud-init refuse it (docs/ansible-role.md).
+   */
+  ansibleRole<const D extends DeclaredFacts>(
+    dir: string,
+    opts: AnsibleRoleOptions & D = {} as AnsibleRoleOptions & D,
+  ): StepBuilder<
+    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
+    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
+    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
+    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
+    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
+    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
+    C
+  > {
+    const role = readRole(dir);
+    return this.add<'ansibleRole'>({
+      ...kinds.ansibleRole.make(role.name, dir, role.files, opts.vars ?? {}),
+      ...(opts.description ? { description: opts.description } : {}),
       provides: declared(opts.provides),
       requires: declared(opts.requires),
       removes: declared(opts.removes),

@@ -63,6 +63,12 @@ export interface Elsewhere<S = never> {
   comment?(s: S): string;
 }
 
+/** A file an output carries for a step (`carries`): its path in the output, and its text. */
+export interface CarriedFile {
+  readonly path: string;
+  readonly text: string;
+}
+
 export type PathKind = 'directory' | 'file' | 'symlink';
 
 /** A file a step fetches: its URL and sha256 (either may hold variable references). */
@@ -198,6 +204,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
    * network for them. Absent: none.
    */
   downloads?(s: S): readonly Download[];
+  /**
+   * Content the outputs that run the step carry beside their own files (an
+   * Ansible role's copy, `roles/<name>/…`), each path relative to the output's
+   * directory: the outputs stay self-contained. Absent: none.
+   */
+  carries?(s: S): readonly CarriedFile[];
   /**
    * The fields (dotted paths from the step; `*` any key, `[*]` any item) that may hold
    * variable references: values a target reads as text. Anywhere else a

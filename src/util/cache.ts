@@ -1,7 +1,7 @@
 // imgc's cache directory and small content-addressed entries in it. Caches
 // only ever hold derived data: deleting the directory is always safe.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -42,15 +42,18 @@ export interface HashedInput {
   sha256: string;
 }
 
+// A directory's "content" is its list of entries (a role read by the definition): adding or removing a file changes it.
 const contentHash = (file: string): string | undefined => {
   try {
-    return sha256(readFileSync(file));
+    return statSync(file).isDirectory()
+      ? sha256(JSON.stringify(readdirSync(file, { withFileTypes: true }).map((e) => [e.name, e.isDirectory()]).sort()))
+      : sha256(readFileSync(file));
   } catch {
     return undefined;
   }
 };
 
-/** The files a result was made from, with their contents' hashes. */
+/** The files (and directories) a result was made from, with their contents' hashes. */
 export const hashInputs = (files: readonly string[]): HashedInput[] => files.map((file) => ({ file, sha256: contentHash(file) ?? '' }));
 
 /** Whether a result made from `inputs` still holds: every file has the content it had. */

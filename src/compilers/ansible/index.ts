@@ -26,6 +26,7 @@ import { document, map, seq } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
 import { imageView } from '../../ir/phases.js';
+import { withCarried } from '../carried.js';
 
 /** Role directory of a phase: ansible-lint's role-name wants [a-z][a-z0-9_]*; phase names never hold `_`. */
 export const roleName = (phase: string): string => phase.replace(/-/g, '_');
@@ -169,6 +170,7 @@ export const ansibleCompiler: Compiler = {
       'inventory.example': inventoryExample(ir),
     };
     for (const c of played) files[`roles/${roleName(c.phase.name)}/tasks/main.yml`] = tasksFile(ir, c);
-    return Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const all = withCarried(files, ir.phases.flatMap((p) => p.steps), 'ansible');
+    return Object.fromEntries(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   },
 };

@@ -19,6 +19,7 @@ import { ansibleCfg, groupVars } from './index.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
+import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq, type Item, type Node } from './yaml.js';
 
@@ -302,10 +303,14 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
     'a line, only when the step itself created it there; decommission.yml undoes the',
     'recorded things only, in reverse order, then removes the record.',
   ]);
-  return {
-    'runtime.yml': runtimeYml,
-    'ansible.cfg': ansibleCfg,
-    'group_vars/all.yml': groupVars(ir),
-    'callback_plugins/imgc_summary.py': summaryCallback(plan.phases.map((p) => safePhase(p.phase.name))),
-  };
+  return withCarried(
+    {
+      'runtime.yml': runtimeYml,
+      'ansible.cfg': ansibleCfg,
+      'group_vars/all.yml': groupVars(ir),
+      'callback_plugins/imgc_summary.py': summaryCallback(plan.phases.map((p) => safePhase(p.phase.name))),
+    },
+    plan.phases.flatMap((p) => p.phase.steps),
+    'ansible',
+  );
 };

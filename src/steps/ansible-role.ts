@@ -1,0 +1,102 @@
+// ansibleRole: an existing Ansible role, applied as one step with the facts it
+// declares (like `command`, imgc cannot see into it). The builder reads the
+// role's directory when the definition runs and the IR carries its files, so
+// every output that applies the role holds a copy of it (self-contained), and
+// a changed role file changes the IR: the build's phase key and the loader's
+// cache follow it. The ansible target applies it natively (import_role); the
+// targets whose steps run inside the root (shell, cloud-init) cannot run
+// ansible-playbook against that root from there and refuse it (docs/ansible-role.md).
+import { z } from '../util/zod.js';
+import { stepBase } from '../core/fields.js';
+import { bool, num, unsafe, word } from '../emit/ansible/quote.js';
+import { entry, map } from '../emit/ansible/yaml.js';
+import { task } from '../emit/ansible/tasks.js';
+import { labelText, stepTaskName } from '../emit/ansible/names.js';
+import type { Scalar } from '../emit/ansible/quote.js';
+import type { StepInput, StepKind } from './kind.js';
+
+/** ansible-lint's role-name rule: the name a copy of the role goes by in outputs. */
+export const RoleName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'a role name is lower-case letters, digits and "_", starting with a letter');
+/** A file of the role: its path under the role's directory ("/" separated, no ".." or absolute paths) and its text. */
+export const RoleFile = z
+  .object({
+    path: z.string().regex(/^(?:(?!\.\.?\/)[^/\0]+\/)*(?!\.\.?$)[^/\0]+$/, 'a role file path is relative to the role, without empty, "." or ".." parts'),
+    text: z.string(),
+  })
+  .strict();
+/** A role variable's value: what every target writes as a YAML scalar. */
+export const RoleVarValue = z.union([z.string(), z.number().finite(), z.boolean()]);
+
+const schema = z
+  .object({
+    ...stepBase,
+    kind: z.literal('ansibleRole'),
+    name: RoleName,
+    /** The role's directory as written in the definition, relative to it (for messages). */
+    source: z.string().min(1),
+    files: z.array(RoleFile).min(1),
+    vars: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a role variable name is letters, digits and "_", not starting with a digit'), RoleVarValue),
+  })
+  .strict();
+export type AnsibleRoleStep = z.infer<typeof schema>;
+
+/** The files under which a role's copy goes in an output: `roles/<name>/…` (the ansible target's roles_path). */
+export const roleFilePath = (s: Pick<AnsibleRoleStep, 'name'>, file: string): string => `roles/${s.name}/${file}`;
+
+const scalar = (v: string | number | boolean): Scalar => (typeof v === 'string' ? unsafe(v) : typeof v === 'number' ? num(v) : bool(v));
+
+/** Why a target whose steps run inside the root cannot apply a role, and what to do instead. */
+const insideRoot = {
+  refuse: 'its steps run inside the root, where no ansible-playbook can apply a role to that root from outside',
+  hint: 'compile or build with --target ansible (or Packer with --provisioner ansible), which applies the role natively; or say what the role does with imgc steps',
+};
+
+export const ansibleRole = {
+  kind: 'ansibleRole',
+  schema,
+  make: (
+    name: string,
+    source: string,
+    files: readonly { path: string; text: string }[],
+    vars: Readonly<Record<string, string | number | boolean>>,
+  ): StepInput<AnsibleRoleStep> => ({ kind: 'ansibleRole', name, source, files: [...files], vars: { ...vars } }),
+
+  describe: (s) => `ansible role '${s.name}'`,
+  comment: (s) => s.description ?? `apply the Ansible role ${s.source}`,
+  // Opaque: nothing moves across it (cloud-init's plan), and it may write anywhere.
+  opaque: true,
+  inRoot: true,
+  // A role may install packages or start anything: a resolver and the kernel filesystems, as for a raw command.
+  chroot: { mounts: () => true, network: () => true },
+  /** The role's copy, for the outputs that apply it. */
+  carries: (s) => s.files.map((f) => ({ path: roleFilePath(s, f.path), text: f.text })),
+
+  shell: insideRoot,
+  ansible: (s) => {
+    const names = Object.keys(s.vars).sort();
+    return [
+      task({
+        name: stepTaskName(`Role ${labelText(s.name)}${s.description !== undefined ? `: ${labelText(s.description)}` : ''}`, s),
+        module: 'ansible.builtin.import_role',
+        comments: [
+          `The role ${labelText(s.source)} of the definition, copied to roles/${s.name}; imgc checks only the facts it declares.`,
+          // import_role (static): the play's phase tag and the step's conditions reach every task of the role.
+          'Imported statically, so the phase tag and any condition reach each of its tasks.',
+        ],
+        args: map({ name: word(s.name) }),
+        keywords: [names.length ? entry('vars', map(Object.fromEntries(names.map((n) => [n, scalar(s.vars[n]!)])))) : undefined],
+      }),
+    ];
+  },
+  cloudInit: {
+    refuse: 'cloud-init runs no Ansible role: its commands run on the booting node, which has no copy of the role or ansible-playbook',
+    hint: 'apply the role with --target ansible (or a Packer image built with --provisioner ansible) and boot that image; or say what the role does with imgc steps',
+  },
+  packer: { comment: (s) => `ansible role ${s.name} (${s.source})` },
+
+  runtime: () => ({ creations: [], kept: 'an Ansible role cannot be inverted: what it did stays' }),
+
+  verify: {},
+} as const satisfies StepKind<AnsibleRoleStep> & {
+  make(name: string, source: string, files: readonly { path: string; text: string }[], vars: Readonly<Record<string, string | number | boolean>>): StepInput<AnsibleRoleStep>;
+};
