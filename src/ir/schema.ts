@@ -62,6 +62,7 @@ export const RestartStep = stepSchemas.RestartStep;
 export const LineInFileStep = stepSchemas.LineInFileStep;
 export const BlockInFileStep = stepSchemas.BlockInFileStep;
 export const UpgradeStep = stepSchemas.UpgradeStep;
+export const RebootStep = stepSchemas.RebootStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;
