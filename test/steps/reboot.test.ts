@@ -13,7 +13,7 @@ import { compilers } from '../../src/compilers/index.js';
 import { CompileError, type CompiledFiles, type CompileOptions } from '../../src/compilers/types.js';
 import type { Diagnostic } from '../../src/check/diagnostic.js';
 import type { Image } from '../../src/ir/schema.js';
-import { image } from '../../src/index.js';
+import { image, variable, z } from '../../src/index.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { imgc, irOf, tempDir } from '../helpers/cli.js';
 import { expectGolden } from '../helpers/golden.js';
@@ -66,7 +66,7 @@ describe('reboot: refused where no machine comes back (IMGC2002 at the step)', (
     ['shell (chroot build)', 'shell', {}, chroot, /--target packer.*--target ansible --runtime/],
     ['ansible (chroot build)', 'ansible', {}, chroot, /--target packer.*--target ansible --runtime/],
     ['cloud-init', 'cloud-init', {}, /runcmd once per instance: a reboot in the middle stops it/, /--target packer/],
-    ['packer --provisioner ansible', 'packer', { provisioner: 'ansible' }, /the ansible provisioner runs each phase's play in one go/, /without --provisioner ansible/],
+    ['packer --provisioner ansible', 'packer', { provisioner: 'ansible' }, /with --provisioner ansible, each phase's play runs in one go/, /without --provisioner ansible/],
   ];
   it.each(cases)('%s', (_label, target, opts, reason, hint) => {
     const ds = refusal(target, opts);
@@ -86,6 +86,30 @@ describe('reboot: refused where no machine comes back (IMGC2002 at the step)', (
     expect(d).toMatchObject({ code: 'IMGC2002', stepId: 'provision.2.reboot', loc: { file: 'reboot-node.ts', line: 13 } });
     expect(d!.message).toMatch(/cannot express reboot \(the containerd cgroup driver takes a fresh boot\): provision\.sh runs in one session \(ssh host sh -s\)/);
     expect(d!.hint).toMatch(/--target ansible --runtime/);
+  });
+
+  it('packer, under when(...): its provisioners take no condition; ansible --runtime puts the condition on the task', () => {
+    const now = variable('reboot_now', z.boolean(), { default: true });
+    // The variable as the loader adds it for the steps that use it (src/load/variables.ts).
+    const maybe: Image = {
+      ...image('x')
+        .base(debian12())
+        .provision((p) => p.when(now, (p) => p.reboot()))
+        .toIR('x.ts'),
+      variables: [{ name: 'reboot_now', type: 'boolean', sensitive: false, value: true }],
+    };
+    let err: unknown;
+    try {
+      compilers.packer.compile(maybe, {});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(CompileError);
+    const [d] = (err as CompileError).diagnostics;
+    expect(d).toMatchObject({ code: 'IMGC2002', stepId: 'provision.1.reboot' });
+    expect(d!.message).toBe('the packer target cannot express reboot: Packer runs it as provisioners of its own, which take no when(...) condition');
+    expect(d!.hint).toMatch(/out of the when\(\.\.\.\) block/);
+    expect(compilers.ansible.compile(maybe, { runtime: true })['runtime.yml']).toMatch(/ansible\.builtin\.reboot:\n\s+reboot_timeout: 600\n\s+when:/);
   });
 
   it('imgc compile prints it with file:line:col, the code frame and the hint, and exits 1', async () => {

@@ -148,6 +148,29 @@ export const localProvisioner = (file: string, lines: readonly string[]): Item =
 const targetProvisioner = (file: string, lines: readonly string[], remoteFolder?: string): Item =>
   block('provisioner', ['shell'], [attr('script', rootPath(file)), ...(remoteFolder ? [attr('remote_folder', str(remoteFolder))] : []), attr('execute_command', str(EXECUTE_AS_ROOT))], lines);
 
+/**
+ * The steps Packer carries out itself (a reboot) where it cannot: under
+ * when(...), as its provisioners have no condition of their own, and with the
+ * ansible provisioner, which runs a phase's play in one go.
+ */
+const ownRefusals = (ir: Image, provisioner: Provisioner): Diagnostic[] =>
+  ir.phases.flatMap((p) =>
+    p.steps.filter(isPackerOwn).flatMap((s): Diagnostic[] => {
+      const refuse = (why: string, hint: string): Diagnostic[] => [diagnostic('IMGC2002', `the packer target cannot express ${describeStep(s)}: ${why}`, { loc: s.loc, stepId: s.id, hint })];
+      if (provisioner === 'ansible')
+        return refuse(
+          "with --provisioner ansible, each phase's play runs in one go, with nothing to reconnect after the machine went away",
+          'compile without --provisioner ansible: the shell provisioner runs the phase in parts around it',
+        );
+      if (s.conditions)
+        return refuse(
+          'Packer runs it as provisioners of its own, which take no when(...) condition',
+          'take it out of the when(...) block, or use --target ansible --runtime, where the condition holds',
+        );
+      return [];
+    }),
+  );
+
 /** A shell provisioner with fixed commands that a step's kind asked for (src/steps/kind.ts, PackerShell). */
 const ownProvisioner = (p: PackerShell, lines: readonly string[]): Item =>
   block(
@@ -417,6 +440,8 @@ export const packerCompiler: Compiler = {
     const problems = templateDiagnostics(ir, opts.packerVersion === '1.6');
     if (problems.length) throw new CompileError(problems);
     const provisioner: Provisioner = opts.provisioner ?? 'shell';
+    const refused = ownRefusals(ir, provisioner);
+    if (refused.length) throw new CompileError(refused);
     let embedded: CompiledFiles;
     let provisioners: Item[];
     const parts: Parts = { hooks: false, phases: false };
@@ -430,18 +455,6 @@ export const packerCompiler: Compiler = {
       parts.hooks = Object.keys(plan.extraFiles).some((f) => f.startsWith('hooks/'));
       parts.phases = plan.dropped.length > 0;
     } else {
-      // The ansible provisioner runs a phase's play in one go: nothing could reconnect after a reboot in it.
-      const own = ir.phases.flatMap((p) => p.steps.filter(isPackerOwn));
-      if (own.length)
-        throw new CompileError(
-          own.map((s) =>
-            diagnostic('IMGC2002', `the packer target with --provisioner ansible cannot express ${describeStep(s)}: the ansible provisioner runs each phase's play in one go, with nothing to reconnect after the machine went away`, {
-              loc: s.loc,
-              stepId: s.id,
-              hint: 'compile without --provisioner ansible: the shell provisioner runs the phase in parts around it',
-            }),
-          ),
-        );
       embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
       provisioners = ansibleProvisioners(ir);
     }
