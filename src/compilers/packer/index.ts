@@ -118,7 +118,7 @@ const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
 const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).inRoot);
 
 /** The shell provisioners of a step Packer carries out itself between parts of its phase's script (a reboot), if it is one. */
-const ownProvisioners = (s: Step): readonly PackerShell[] | undefined => kindOf(s).packer?.provisioners?.(s as never);
+const ownProvisioners = (s: Step): readonly PackerShell[] | undefined => kindOf(s).packer?.provisioners?.(s);
 const isPackerOwn = (s: Step): boolean => kindOf(s).packer?.provisioners !== undefined;
 
 /** The IR without the steps Packer carries out itself: what the shell backend compiles for the parts of the phases. */
