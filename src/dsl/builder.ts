@@ -15,6 +15,7 @@ import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archiv
 import type { LineInFileOptions } from '../steps/line-in-file.js';
 import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import type { IniKeyOptions } from '../steps/ini-key.js';
+import type { RebootOptions } from '../steps/reboot.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { Condition } from '../core/conditions.js';
 import type { Variable } from './variables.js';
@@ -444,6 +445,17 @@ export class StepBuilder<
   /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
   restartService<N extends string>(name: Ref<S, N>): this {
     return this.add<'restart'>(kinds.restart.make(name as string, 'restart')) as never;
+  }
+
+  /**
+   * Reboots the machine here and goes on once it is back (up to `timeout`
+   * seconds, default 600): `reboot({ reason: 'new kernel' })`. Only where a
+   * machine can come back: Packer (its VM) and `--target ansible --runtime`;
+   * a chroot build, cloud-init and provision.sh refuse it (IMGC2002). It
+   * provides nothing and forgets what lies under /run (a tmpfs); docs/reboot.md.
+   */
+  reboot(opts: RebootOptions = {}): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<'/run/*'>>, S, X, C> {
+    return this.add<'reboot'>(kinds.reboot.make(opts)) as never;
   }
 
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */

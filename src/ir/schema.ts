@@ -63,6 +63,7 @@ export const LineInFileStep = stepSchemas.LineInFileStep;
 export const BlockInFileStep = stepSchemas.BlockInFileStep;
 export const UpgradeStep = stepSchemas.UpgradeStep;
 export const AnsibleRoleStep = stepSchemas.AnsibleRoleStep;
+export const RebootStep = stepSchemas.RebootStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

@@ -501,6 +501,22 @@ export type AnsibleRoleStep = {
         negate: boolean;
     }[] | undefined;
 };
+export type RebootStep = {
+    kind: "reboot";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    reason?: string | undefined;
+    timeout?: number | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
+};
 export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -520,7 +536,7 @@ export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | Symlin
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | UpgradeStep | AnsibleRoleStep;
+} | UpgradeStep | AnsibleRoleStep | RebootStep;
 export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -540,7 +556,7 @@ export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | UpgradeStep | AnsibleRoleStep;
+} | UpgradeStep | AnsibleRoleStep | RebootStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

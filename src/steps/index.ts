@@ -34,9 +34,10 @@ import { archive } from './archive.js';
 import { unit } from './unit.js';
 import { restart } from './restart.js';
 import { ansibleRole } from './ansible-role.js';
+import { reboot } from './reboot.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, upgrade, ansibleRole } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, upgrade, ansibleRole, reboot } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -75,6 +76,7 @@ export const stepSchemas = {
   IniKeyStep: iniKey.schema,
   UpgradeStep: upgrade.schema,
   AnsibleRoleStep: ansibleRole.schema,
+  RebootStep: reboot.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -106,6 +108,7 @@ export const phaseStepSchemas = [
   iniKey.schema,
   upgrade.schema,
   ansibleRole.schema,
+  reboot.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;
@@ -134,4 +137,4 @@ export const commentOf = (s: RegisteredStep, target?: CommentTarget): string => 
   return (own ?? k.comment)(s);
 };
 
-export { isRefusal, type Refusal, type StepKind, type StepCommon } from './kind.js';
+export { isRefusal, type PackerShell, type Refusal, type StepKind, type StepCommon } from './kind.js';

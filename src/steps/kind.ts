@@ -157,6 +157,23 @@ export interface RuntimeEffects {
   readonly kept?: string;
 }
 
+/**
+ * A shell provisioner of Packer's with fixed commands (no user text: the
+ * frame writes them as they are), run as root in the VM between parts of a
+ * phase's script.
+ */
+export interface PackerShell {
+  /** Its comment in the template. */
+  readonly comment: string;
+  readonly inline: readonly string[];
+  /** The commands end the connection (a reboot): not a failure (`expect_disconnect`). */
+  readonly expectDisconnect?: boolean;
+  /** Wait this long before starting (`pause_before`, a Packer duration). */
+  readonly pauseBefore?: string;
+  /** Keep trying to connect (and to clean up after) this long (`start_retry_timeout`). */
+  readonly startRetryTimeout?: string;
+}
+
 /** Everything about one kind of step. `S` is the kind's IR shape (its schema's output). */
 export interface StepKind<S extends StepCommon = StepCommon> {
   readonly kind: S['kind'];
@@ -222,8 +239,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere<S>;
   readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere<S>;
   readonly cloudInit: Rendering<CloudInitRendering<S>> | Elsewhere<S>;
-  /** Packer runs the shell or ansible rendering; this is only its template's comment wording. */
-  readonly packer?: { comment(s: S): string };
+  /**
+   * Packer runs the shell or ansible rendering; `comment` is its template's
+   * wording. `provisioners`: a step Packer itself carries out between parts
+   * of its phase's script (a reboot), as shell provisioners of their own.
+   */
+  readonly packer?: { comment(s: S): string; provisioners?(s: S): readonly PackerShell[] };
 
   /** Its runtime inverse: what decommission undoes on a live host, or why it cannot. */
   runtime(s: S, ctx: RuntimeContext): RuntimeEffects;

@@ -260,3 +260,22 @@ test('decommission takes hooks only: its steps are the inverse of the runtime ph
     // @ts-expect-error: no steps on the decommission edge
     .decommission((d) => d.user('kube'));
 });
+
+test('a reboot is a step of the phases that change the root, and /run is empty after it', () => {
+  image('t')
+    .base(base)
+    .customize((p) => p.file('/etc/motd', { content: '' }).reboot({ reason: 'new kernel', timeout: 300 }).lineInFile('/etc/motd', { line: 'x' }))
+    // @ts-expect-error: artifacts are made from the finished root; there is no machine to reboot
+    .artifact((a) => a.reboot());
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .file('/run/imgc.flag', { content: '' })
+        .reboot()
+        // @ts-expect-error: /run is a tmpfs, emptied by the reboot
+        .lineInFile('/run/imgc.flag', { line: 'x' }),
+    );
+  // @ts-expect-error: verify checks the built image; it reboots nothing
+  image('t').base(base).verify((v) => v.reboot());
+});

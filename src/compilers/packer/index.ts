@@ -6,13 +6,14 @@
 // the template through ${path.root}.
 import { HELPERS_FILE } from '../shell/phase.js';
 import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
-import type { Image, Phase, Step, StepOf } from '../../ir/schema.js';
+import type { Image, Phase, PhaseStep, Step, StepOf } from '../../ir/schema.js';
 import { ansibleCompiler } from '../ansible/index.js';
 import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { summary } from '../summary.js';
-import { kindOf } from '../../steps/index.js';
+import { kindOf, type PackerShell } from '../../steps/index.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
+import { describeStep } from '../../check/checker.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
@@ -117,6 +118,30 @@ const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
 
 const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).inRoot);
 
+/** The shell provisioners of a step Packer carries out itself between parts of its phase's script (a reboot), if it is one. */
+const ownProvisioners = (s: Step): readonly PackerShell[] | undefined => kindOf(s).packer?.provisioners?.(s);
+const isPackerOwn = (s: Step): boolean => kindOf(s).packer?.provisioners !== undefined;
+
+/** The IR without the steps Packer carries out itself: what the shell backend compiles for the parts of the phases. */
+const withoutPackerOwn = (ir: Image): Image => ({ ...ir, phases: ir.phases.map((p) => ({ ...p, steps: p.steps.filter((s) => !isPackerOwn(s)) })) });
+
+/** A phase's root steps cut at the steps Packer carries out itself: script parts and those steps, in order (no empty part). */
+const cut = (steps: readonly PhaseStep[]): ({ part: PhaseStep[] } | { own: PhaseStep })[] => {
+  const out: ({ part: PhaseStep[] } | { own: PhaseStep })[] = [];
+  let part: PhaseStep[] = [];
+  for (const s of steps) {
+    if (!isPackerOwn(s)) {
+      part.push(s);
+      continue;
+    }
+    if (part.length) out.push({ part });
+    out.push({ own: s });
+    part = [];
+  }
+  if (part.length) out.push({ part });
+  return out;
+};
+
 export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
 
@@ -124,13 +149,53 @@ export const localProvisioner = (file: string, lines: readonly string[]): Item =
 const targetProvisioner = (file: string, lines: readonly string[], remoteFolder?: string): Item =>
   block('provisioner', ['shell'], [attr('script', rootPath(file)), ...(remoteFolder ? [attr('remote_folder', str(remoteFolder))] : []), attr('execute_command', str(EXECUTE_AS_ROOT))], lines);
 
+/**
+ * The steps Packer carries out itself (a reboot) where it cannot: under
+ * when(...), as its provisioners have no condition of their own, and with the
+ * ansible provisioner, which runs a phase's play in one go.
+ */
+const ownRefusals = (ir: Image, provisioner: Provisioner): Diagnostic[] =>
+  ir.phases.flatMap((p) =>
+    p.steps.filter(isPackerOwn).flatMap((s): Diagnostic[] => {
+      const refuse = (why: string, hint: string): Diagnostic[] => [diagnostic('IMGC2002', `the packer target cannot express ${describeStep(s)}: ${why}`, { loc: s.loc, stepId: s.id, hint })];
+      if (provisioner === 'ansible')
+        return refuse(
+          "with --provisioner ansible, each phase's play runs in one go, with nothing to reconnect after the machine went away",
+          'compile without --provisioner ansible: the shell provisioner runs the phase in parts around it',
+        );
+      if (s.conditions)
+        return refuse(
+          'Packer runs it as provisioners of its own, which take no when(...) condition',
+          'take it out of the when(...) block, or use --target ansible --runtime, where the condition holds',
+        );
+      return [];
+    }),
+  );
+
+/** A shell provisioner with fixed commands that a step's kind asked for (src/steps/kind.ts, PackerShell). */
+const ownProvisioner = (p: PackerShell, lines: readonly string[]): Item =>
+  block(
+    'provisioner',
+    ['shell'],
+    [
+      attr('inline', list(p.inline.map(str))),
+      ...(p.pauseBefore !== undefined ? [attr('pause_before', str(p.pauseBefore))] : []),
+      ...(p.expectDisconnect ? [attr('expect_disconnect', bool(true))] : []),
+      ...(p.startRetryTimeout !== undefined ? [attr('start_retry_timeout', str(p.startRetryTimeout))] : []),
+      attr('execute_command', str(EXECUTE_AS_ROOT)),
+    ],
+    lines,
+  );
+
 /** Where the phase scripts and their helpers.sh go in the target. */
 const REMOTE_FOLDER = '/tmp';
 
 interface ShellPlan {
   readonly provisioners: Item[];
-  /** Hook scripts of the shell backend for parts of a hook list (see hookProvisioners). */
+  /** Hook scripts of the shell backend for parts of a hook list (see hookProvisioners), and parts of phase scripts. */
   readonly extraFiles: CompiledFiles;
+  /** Files of the shell backend's output left out: a phase script replaced by its parts, and build.sh then. */
+  readonly dropped: string[];
 }
 
 /**
@@ -165,28 +230,61 @@ const hookProvisioners = (ir: Image, opts: CompileOptions, shell: CompiledFiles,
   });
 };
 
-const shellPlan = (ir: Image, opts: CompileOptions, shell: CompiledFiles): ShellPlan => {
-  const plan: ShellPlan = { provisioners: [], extraFiles: {} };
+/**
+ * `ir` is the definition; `scripts` is it without the steps Packer carries
+ * out itself (withoutPackerOwn), which the shell backend compiled to `shell`.
+ * A phase with such a step (a reboot) runs as parts: the shell backend
+ * compiles each run of steps between them as the phase on its own
+ * (shell/phases/NN-NAME.K.sh), and the step's own provisioners go between.
+ */
+const shellPlan = (ir: Image, scripts: Image, opts: CompileOptions, shell: CompiledFiles): ShellPlan => {
+  const plan: ShellPlan = { provisioners: [], extraFiles: {}, dropped: [] };
   let uploaded = false;
-  for (const phase of ir.phases) {
-    hookProvisioners(ir, opts, shell, phase, 'pre', plan);
+  const uploadHelpers = (): void => {
+    const helpers = `phases/${HELPERS_FILE}`;
+    if (uploaded || shell[helpers] === undefined) return;
+    uploaded = true;
+    plan.provisioners.push(
+      block('provisioner', ['file'], [attr('source', rootPath(`shell/${helpers}`)), attr('destination', str(`${REMOTE_FOLDER}/${HELPERS_FILE}`))], [
+        `The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.`,
+      ]),
+    );
+  };
+  const runInParts = (phase: Phase, i: number): void => {
+    const pieces = cut(phase.steps.filter((s) => kindOf(s).inRoot));
+    const parts = pieces.filter((p): p is { part: PhaseStep[] } => 'part' in p);
+    let k = 0;
+    for (const piece of pieces) {
+      if ('own' in piece) {
+        for (const p of ownProvisioners(piece.own) ?? []) plan.provisioners.push(ownProvisioner(p, [`${at(piece.own)}: ${p.comment}`]));
+        continue;
+      }
+      k++;
+      const part: Image = { ...scripts, phases: scripts.phases.map((p, j) => (j === i ? { ...p, steps: piece.part } : p)) };
+      const partFiles = shellCompiler.compile(part, opts);
+      const own = phaseFile(partFiles, shellScript(phase.name)) as string;
+      const file = `phases/${own.slice('phases/'.length, -'.sh'.length)}.${k}.sh`;
+      plan.extraFiles[`shell/${file}`] = partFiles[own] as string;
+      uploadHelpers();
+      plan.provisioners.push(targetProvisioner(`shell/${file}`, [`${phase.name}: in the target, as root (part ${k} of ${parts.length}):`, ...piece.part.map(stepLine)], REMOTE_FOLDER));
+    }
+  };
+  ir.phases.forEach((phase, i) => {
+    hookProvisioners(scripts, opts, shell, scripts.phases[i]!, 'pre', plan);
     const steps = rootSteps(phase);
     const script = phaseFile(shell, shellScript(phase.name));
     // A phase with nothing for the root (artifacts, verify checks) is skipped.
-    if (steps.length && script) {
-      const helpers = `phases/${HELPERS_FILE}`;
-      if (!uploaded && shell[helpers] !== undefined) {
-        uploaded = true;
-        plan.provisioners.push(
-          block('provisioner', ['file'], [attr('source', rootPath(`shell/${helpers}`)), attr('destination', str(`${REMOTE_FOLDER}/${HELPERS_FILE}`))], [
-            `The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.`,
-          ]),
-        );
-      }
+    if (script && steps.some(isPackerOwn)) {
+      plan.dropped.push(script);
+      runInParts(phase, i);
+    } else if (steps.length && script) {
+      uploadHelpers();
       plan.provisioners.push(targetProvisioner(`shell/${script}`, [`${phase.name}: in the target, as root:`, ...steps.map(stepLine)], REMOTE_FOLDER));
     }
-    hookProvisioners(ir, opts, shell, phase, 'post', plan);
-  }
+    hookProvisioners(scripts, opts, shell, scripts.phases[i]!, 'post', plan);
+  });
+  // build.sh runs the phase scripts in a chroot, which cannot reboot: with a phase in parts it has nothing to run.
+  if (plan.dropped.length) plan.dropped.push('build.sh');
   return plan;
 };
 
@@ -253,9 +351,15 @@ const packerBlock = (sources: readonly SourceSpec[], provisioner: Provisioner): 
   ]);
 };
 
+/** Whether the output has parts of hook lists (hooks/*.N.sh) or of phase scripts (shell/phases/*.K.sh). */
+interface Parts {
+  hooks: boolean;
+  phases: boolean;
+}
+
 const exampleValue = (v: VariableSpec): string => (v.name.endsWith('checksum') ? 'sha512:…' : '…');
 
-const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean, required: readonly VariableSpec[], notPacker: readonly Step[], parts: boolean, legacy: boolean): string[] => {
+const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean, required: readonly VariableSpec[], notPacker: readonly Step[], parts: Parts, legacy: boolean): string[] => {
   const flags = [provisioner === 'ansible' ? ' --provisioner ansible' : '', json ? ' --json' : '', legacy ? ' --packer-version 1.6' : ''].join('');
   const vars = required.map((v) => ` -var ${v.name}=${exampleValue(v)}`).join('');
   return [
@@ -265,7 +369,10 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
     provisioner === 'shell'
       ? 'The phases run as the shell backend\'s scripts in shell/: phases/ in the target, hooks/ where packer runs (script hooks in the target).'
       : 'The phases run as the Ansible backend\'s playbook in ansible/, one play (tag) at a time.',
-    ...(parts ? ['hooks/*.N.sh: a phase\'s hooks that run partly in the target, partly here, split in order.'] : []),
+    ...(parts.hooks ? ['hooks/*.N.sh: a phase\'s hooks that run partly in the target, partly here, split in order.'] : []),
+    ...(parts.phases
+      ? ['shell/phases/NN-NAME.K.sh: part K of a phase that reboots, run between the reboots; no shell/build.sh, as a chroot build cannot reboot.']
+      : []),
     '',
     legacy
       ? 'For Debian\'s packer 1.6.6, which has these builders and provisioners built in: no `packer init`.'
@@ -281,7 +388,7 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
   ];
 };
 
-const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: boolean, legacy: boolean): Item[] => {
+const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: Parts, legacy: boolean): Item[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
   const cloudSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
   const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
@@ -336,15 +443,20 @@ export const packerCompiler: Compiler = {
     const problems = templateDiagnostics(ir, opts.packerVersion === '1.6');
     if (problems.length) throw new CompileError(problems);
     const provisioner: Provisioner = opts.provisioner ?? 'shell';
+    const refused = ownRefusals(ir, provisioner);
+    if (refused.length) throw new CompileError(refused);
     let embedded: CompiledFiles;
     let provisioners: Item[];
-    let parts = false;
+    const parts: Parts = { hooks: false, phases: false };
     if (provisioner === 'shell') {
-      const shell = shellCompiler.compile(ir, opts);
-      const plan = shellPlan(ir, opts, shell);
+      const scripts = withoutPackerOwn(ir);
+      const shell = shellCompiler.compile(scripts, opts);
+      const plan = shellPlan(ir, scripts, opts, shell);
       provisioners = plan.provisioners;
+      for (const f of plan.dropped) delete shell[f];
       embedded = { ...prefixed('shell', shell), ...plan.extraFiles };
-      parts = Object.keys(plan.extraFiles).length > 0;
+      parts.hooks = Object.keys(plan.extraFiles).some((f) => f.startsWith('hooks/'));
+      parts.phases = plan.dropped.length > 0;
     } else {
       embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
       provisioners = ansibleProvisioners(ir);
