@@ -4,7 +4,8 @@
 // codes table, docs/architecture.md's fact graph. The tests only compare
 // (test/ir/types.test.ts, test/docs.test.ts). The stdlib's base facts come
 // from a real root: `npm run gen:bases` (scripts/gen-bases.mjs).
-// Needs `npm run build` first (npm run gen does it).
+// Needs dist/ first: npm run gen emits it without type-checking, since src/ir/types.ts
+// (one of its outputs) may be stale and fail the check until this has run.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
