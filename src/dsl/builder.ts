@@ -9,7 +9,7 @@ import { hasMarker } from '../core/variables.js';
 import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
-import { readRole } from './role.js';
+import { readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
 import type { LineInFileOptions } from '../steps/line-in-file.js';
@@ -550,7 +550,13 @@ export class StepBuilder<
     Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
     C
   > {
-    const role = readRole(dir);
+    let role: { name: string; files: { path: string; text: string }[] };
+    try {
+      const tree = readTextTree(dir);
+      role = kinds.ansibleRole.role(tree.root, tree.files);
+    } catch (e) {
+      throw new DefinitionError(`ansibleRole('${dir}'): ${(e as Error).message}`);
+    }
     return this.add<'ansibleRole'>({
       ...kinds.ansibleRole.make(role.name, dir, role.files, opts.vars ?? {}),
       ...(opts.description ? { description: opts.description } : {}),

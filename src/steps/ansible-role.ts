@@ -61,6 +61,16 @@ export const ansibleRole = {
     vars: Readonly<Record<string, string | number | boolean>>,
   ): StepInput<AnsibleRoleStep> => ({ kind: 'ansibleRole', name, source, files: [...files], vars: { ...vars } }),
 
+  /** The role read from directory `root`: its name in outputs (the directory's, `-` as `_`) and its files; throws why it is not one. */
+  role: (root: string, files: { path: string; text: string }[]): { name: string; files: { path: string; text: string }[] } => {
+    // Hyphens are common in role directory names; ansible-lint's role-name rule wants "_".
+    const name = (root.split('/').pop() ?? '').replace(/-/g, '_');
+    if (!RoleName.safeParse(name).success)
+      throw new Error(`the role's copy is named after its directory, and '${name}' is not a role name (lower-case letters, digits and "_", starting with a letter): rename the directory`);
+    if (!files.some((f) => f.path === 'tasks/main.yml' || f.path === 'tasks/main.yaml')) throw new Error(`${root} has no tasks/main.yml (or tasks/main.yaml): not an Ansible role`);
+    return { name, files };
+  },
+
   describe: (s) => `ansible role '${s.name}'`,
   comment: (s) => s.description ?? `apply the Ansible role ${s.source}`,
   // Opaque: nothing moves across it (cloud-init's plan), and it may write anywhere.
@@ -99,4 +109,5 @@ export const ansibleRole = {
   verify: {},
 } as const satisfies StepKind<AnsibleRoleStep> & {
   make(name: string, source: string, files: readonly { path: string; text: string }[], vars: Readonly<Record<string, string | number | boolean>>): StepInput<AnsibleRoleStep>;
+  role(root: string, files: { path: string; text: string }[]): { name: string; files: { path: string; text: string }[] };
 };
