@@ -2,23 +2,36 @@
 // npm run bench: whole-process timings, each paired with a peer measured in
 // the same run, printed as a table and as JSON (also written to
 // out/bench.json). Peers that are not installed are reported missing.
-// Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build]
-import { spawnSync } from 'node:child_process';
+// Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build,fleet]
+import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const imgcBin = path.join(root, 'bin', 'imgc.js');
 const { values: args } = parseArgs({ options: { runs: { type: 'string' }, quick: { type: 'boolean' }, only: { type: 'string' } } });
 const runs = Number(args.runs ?? (args.quick ? 3 : 7));
-const only = new Set((args.only ?? 'check,compile,scale,build').split(','));
+const only = new Set((args.only ?? 'check,compile,scale,build,fleet').split(','));
 const work = mkdtempSync(path.join(os.tmpdir(), 'imgc-bench-'));
 const hasGnuTime = existsSync('/usr/bin/time');
 
 const which = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).stdout.trim() || undefined;
+
+/** cmd under GNU time when it is installed: its last stderr line is then "peak-KB user-s system-s". */
+const timed = (cmd, argv) => (hasGnuTime ? ['/usr/bin/time', ['-f', '%M %U %S', cmd, ...argv]] : [cmd, argv]);
+const gnuTimeOf = (stderr) => {
+  const [kb, user, sys] = (stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
+  return { kb: kb || 0, cpu: ((user || 0) + (sys || 0)) * 1000 };
+};
+/** median, min, max of the wall times; the largest peak RSS; the median CPU time. */
+const summary = (times, cpus, peak, n) => {
+  times.sort((a, b) => a - b);
+  cpus.sort((a, b) => a - b);
+  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, cpu: hasGnuTime ? cpus[Math.floor(cpus.length / 2)] : undefined, runs: n };
+};
 
 /**
  * Runs cmd `runs` times; wall time in ms, and with GNU time the peak RSS in KB
@@ -33,24 +46,23 @@ const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => {
   let status = 0;
   for (let i = 0; i < n; i++) {
     const runEnv = typeof env === 'function' ? env() : env;
-    const full = hasGnuTime ? ['/usr/bin/time', ['-f', '%M %U %S', cmd, ...argv]] : [cmd, argv];
+    const full = timed(cmd, argv);
     const t0 = process.hrtime.bigint();
     const r = spawnSync(full[0], full[1], { cwd, env: { ...process.env, ...runEnv }, encoding: 'utf8', maxBuffer: 1 << 28 });
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
     status = r.status ?? 1;
     if (hasGnuTime) {
-      const [kb, user, sys] = (r.stderr.trim().split('\n').pop() ?? '').split(' ').map(Number);
-      peak = Math.max(peak, kb || 0);
-      cpus.push(((user || 0) + (sys || 0)) * 1000);
+      const { kb, cpu } = gnuTimeOf(r.stderr);
+      peak = Math.max(peak, kb);
+      cpus.push(cpu);
     }
     if (status !== 0 && i === 0) return { error: `${cmd} ${argv.join(' ')} exited ${status}: ${(r.stderr || r.stdout).slice(-400)}` };
   }
-  times.sort((a, b) => a - b);
-  cpus.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)], min: times[0], max: times[times.length - 1], peakKB: hasGnuTime ? peak : undefined, cpu: hasGnuTime ? cpus[Math.floor(cpus.length / 2)] : undefined, runs: n };
+  return summary(times, cpus, peak, n);
 };
 
 const results = [];
+const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 const row = (group, name, m, peer) => {
   const entry = { group, name, ...m };
   if (peer) {
@@ -251,8 +263,200 @@ if (only.has('build')) {
   }
 }
 
+/**
+ * test/fleet/sshbed.ts (the SSH test bed) and the tests' Ansible environment,
+ * bundled with esbuild into the work directory and imported: the bench runs
+ * the tests' own code, not a copy. Each module keeps its own import.meta.url
+ * (the bed finds relay.mjs beside its source, the helpers the repository), and
+ * packages are imported from the repository's node_modules.
+ */
+const loadBed = async () => {
+  const esbuild = await import('esbuild');
+  const outfile = path.join(work, 'sshbed.mjs');
+  const ownLocation = {
+    name: 'own-location',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (a) => ({ path: a.path.startsWith('node:') ? a.path : import.meta.resolve(a.path), external: true }));
+      b.onLoad({ filter: /\.ts$/ }, (a) => ({ contents: readFileSync(a.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href)), loader: 'ts' }));
+    },
+  };
+  await esbuild.build({
+    stdin: { contents: "export { SshBed, cannotBed } from './test/fleet/sshbed.ts';\nexport { ansibleEnv } from './test/compilers/ansible-support.ts';\n", resolveDir: root, loader: 'ts' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    plugins: [ownLocation],
+    logLevel: 'warning',
+  });
+  return import(pathToFileURL(outfile).href);
+};
+
+/** cmd (under GNU time) as a process group of its own, so that stopping the bench stops all of it; resolves with status and output. */
+const running = new Set();
+const spawnTimed = (cmd, argv, { cwd = root, env = process.env } = {}) =>
+  new Promise((resolve) => {
+    const full = timed(cmd, argv);
+    const child = spawn(full[0], full[1], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const t0 = process.hrtime.bigint();
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      resolve({ status: code ?? 128, signal, stdout, stderr, ms: Number(process.hrtime.bigint() - t0) / 1e6 });
+    });
+  });
+
+/** Ansible's recap line of each host: ok, changed, unreachable, failed. */
+const recapOf = (out, name) => {
+  const m = new RegExp(`^${name}\\s+: ok=(\\d+)\\s+changed=(\\d+)\\s+unreachable=(\\d+)\\s+failed=(\\d+)`, 'm').exec(out);
+  return m ? { ok: Number(m[1]), changed: Number(m[2]), unreachable: Number(m[3]), failed: Number(m[4]) } : undefined;
+};
+
+if (only.has('fleet')) {
+  const reason = process.getuid?.() !== 0 ? 'not root' : !which('debootstrap') ? 'debootstrap not installed' : !which('ansible-playbook') ? 'ansible-playbook not installed' : undefined;
+  if (reason) results.push({ group: 'fleet', name: 'ansible runtime.yml over SSH', skipped: reason });
+  else await fleetGroup();
+}
+
+async function fleetGroup() {
+  // The fleet tests' definition, not examples/node-image.ts: the example's
+  // provision phase installs containerd and Kubernetes from apt repositories,
+  // and a bed host has only its own loopback (no route to a mirror).
+  const fixture = 'test/fixtures/fleet/fleet.ts';
+  const { SshBed, cannotBed, ansibleEnv } = await loadBed();
+  if (cannotBed) return void results.push({ group: 'fleet', name: 'ansible runtime.yml over SSH', skipped: cannotBed });
+  const out = path.join(work, 'fleet-out');
+  const compiled = spawnSync(...imgc('compile', fixture, '--target', 'ansible', '--runtime', '--decommission', '--out', out), { cwd: root, encoding: 'utf8' });
+  const irRun = spawnSync(...imgc('ir', '--no-typecheck', fixture), { cwd: root, encoding: 'utf8', maxBuffer: 1 << 26 });
+  if (compiled.status !== 0 || irRun.status !== 0) return void results.push({ group: 'fleet', name: 'ansible runtime.yml over SSH', error: `imgc could not compile ${fixture}: ${compiled.stderr}${irRun.stderr}` });
+  // The phase's pre webhook: a controller on 127.0.0.1 that answers Success (a process of its own: the runs below are timed from here).
+  const controller = spawn(process.execPath, ['-e', "require('node:http').createServer((q, s) => q.resume().on('end', () => s.writeHead(200, { 'content-type': 'application/json' }).end('{\"status\":\"Success\"}'))).listen(0, '127.0.0.1', function () { console.log(this.address().port); })"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const names = Array.from({ length: 10 }, (_, i) => `node${String(i + 1).padStart(2, '0')}`);
+  const home = path.join(work, 'fleet-home');
+  let bed;
+  /** The bed's start: stop() waits for it, so that a signal while hosts are starting still stops every one of them. */
+  let starting;
+  let stopping;
+  // Hosts, controller and the playbook running are stopped whatever ends the bench: an error, Ctrl-C, SIGTERM.
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const c of running) process.kill(-c.pid, 'SIGTERM');
+      while (running.size) await new Promise((res) => setTimeout(res, 100));
+      controller.kill();
+      if (starting) await starting.then((b) => b.stop(), () => undefined);
+    })());
+  // Installed until the hosts are gone: a second signal (a second Ctrl-C, or timeout(1) signalling its whole group) must not end the bench halfway through stopping them.
+  const onSignal = (sig) => {
+    process.stderr.write(`bench: ${sig}: stopping the test hosts\n`);
+    if (stopping) return;
+    stop()
+      .catch((e) => process.stderr.write(`bench: ${e.message}\n`))
+      .finally(() => {
+        rmSync(work, { recursive: true, force: true });
+        process.exit(130);
+      });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const port = await new Promise((resolve, reject) => {
+      controller.stdout.once('data', (d) => resolve(String(d).trim()));
+      controller.once('exit', () => reject(new Error('the webhook controller did not start')));
+    });
+    process.env.IMGC_TEST_DIR = work;
+    starting = SshBed.start(JSON.parse(irRun.stdout), names);
+    bed = await starting;
+    // What phase 1 gives (the host contract the preflight checks).
+    for (const h of bed.hosts) {
+      const r = await bed.ssh(h, 'useradd -m -s /bin/bash ops && mkdir -p /etc/demo');
+      if (r.exitCode !== 0) throw new Error(`${h.name}: ${r.stderr}`);
+    }
+    const all = JSON.parse(bed.inventory()).all.hosts;
+    let runId = 0;
+    // One run of `book` against `hosts` with `forks`; each with its own ssh control sockets, so every run opens its connections as a run from scratch does.
+    const play = (book, hosts, forks) => {
+      if (stopping) return Promise.reject(new Error('the bench is stopping'));
+      const inventory = path.join(out, `inventory-${hosts.length}.json`);
+      writeFileSync(inventory, `${JSON.stringify({ all: { hosts: Object.fromEntries(hosts.map((h) => [h.name, all[h.name]])) } }, null, 2)}\n`);
+      const env = { ...ansibleEnv(home), ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(home, `cp-${++runId}`) };
+      return spawnTimed('ansible-playbook', ['-i', inventory, '-f', String(forks), book, '-e', `hook_url=http://127.0.0.1:${port}/hook`, '-e', 'imgc_handlers=always'], { cwd: out, env });
+    };
+    /** Fails unless every host's recap has no failure and `changed` passes `ok`. */
+    const expectRecap = (r, hosts, what, ok) => {
+      const bad = hosts.map((h) => [h.name, recapOf(r.stdout, h.name)]).filter(([, c]) => !c || c.failed || c.unreachable || !ok(c.changed));
+      if (r.status !== 0 || bad.length) throw new Error(`${what}: exit ${r.status}; ${bad.map(([n, c]) => `${n}: ${c ? `changed=${c.changed} failed=${c.failed} unreachable=${c.unreachable}` : 'no recap'}`).join(', ') || 'recap as expected'}\n${r.stdout.slice(-1500)}`);
+    };
+    const fleetRuns = Math.max(1, Math.min(runs, 3));
+    const byKey = new Map();
+    for (const n of [1, 5, 10]) {
+      const hosts = bed.hosts.slice(0, n);
+      // Ansible runs at most as many hosts at once as there are: forks beyond the host count change nothing.
+      for (const forks of [...new Set([Math.min(5, n), n])]) {
+        const label = `${n} host${n === 1 ? '' : 's'}, forks ${forks}${forks === Math.min(5, n) ? ' (default 5)' : ''}`;
+        const first = { times: [], cpus: [], peak: 0 };
+        const second = { times: [], cpus: [], peak: 0 };
+        const add = (m, r) => {
+          m.times.push(r.ms);
+          if (hasGnuTime) {
+            const { kb, cpu } = gnuTimeOf(r.stderr);
+            m.peak = Math.max(m.peak, kb);
+            m.cpus.push(cpu);
+          }
+        };
+        try {
+          for (let i = 0; i < fleetRuns; i++) {
+            const a = await play('runtime.yml', hosts, forks);
+            expectRecap(a, hosts, `first run, ${label}`, (c) => c > 0);
+            add(first, a);
+            const b = await play('runtime.yml', hosts, forks);
+            expectRecap(b, hosts, `second run, ${label}`, (c) => c === 0);
+            add(second, b);
+            process.stderr.write(`bench: fleet, ${label}: first run ${fmt(a.ms)}, second run ${fmt(b.ms)}\n`);
+            // The last run needs no undoing: the hosts are stopped next.
+            if (n === 10 && forks === 10 && i === fleetRuns - 1) break;
+            // Back to the hosts as they were (not timed): decommission, then what it keeps by design (the raw command's directory, the running sysctl value).
+            const undo = await play('decommission.yml', hosts, forks);
+            expectRecap(undo, hosts, `decommission, ${label}`, () => true);
+            for (const h of hosts) {
+              const r = await bed.ssh(h, 'rm -rf /etc/demo/imgc-demo.d && sysctl -q -w net.ipv4.ip_forward=0');
+              if (r.exitCode !== 0) throw new Error(`${h.name}: ${r.stderr}`);
+            }
+          }
+          byKey.set(`${n}/${forks}`, { first: summary(first.times, first.cpus, first.peak, fleetRuns), second: summary(second.times, second.cpus, second.peak, fleetRuns), label });
+        } catch (e) {
+          if (stopping) throw e;
+          process.exitCode = 1;
+          process.stderr.write(`bench: fleet: ${e.message}\n`);
+          byKey.set(`${n}/${forks}`, { first: { error: e.message }, second: { error: e.message }, label });
+        }
+      }
+    }
+    // Peers: the same run on 1 host (growth with hosts), and at the default forks (growth with forks).
+    for (const [key, m] of byKey) {
+      const [n, forks] = key.split('/').map(Number);
+      const peerKey = forks !== Math.min(5, n) ? `${n}/5` : n !== 1 ? '1/1' : undefined;
+      const peer = peerKey && byKey.get(peerKey);
+      for (const which of ['first', 'second']) {
+        const what = which === 'first' ? 'first run (converges)' : 'second run (nothing to change)';
+        row('fleet', `ansible-playbook runtime.yml, ${m.label}: ${what}`, m[which], peer && { name: `${peer.label}, ${which} run`, m: peer[which] });
+      }
+    }
+  } catch (e) {
+    process.exitCode = 1;
+    results.push({ group: 'fleet', name: 'ansible runtime.yml over SSH', error: e.message });
+  } finally {
+    await stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
 // Report.
-const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
 console.log(`imgc bench — ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${runs} runs per figure\n`);
 console.log('| group | measurement | median | min | max | peak RSS | CPU | peer | peer median | ratio | peer CPU | CPU ratio |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
