@@ -8,7 +8,7 @@ import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.j
 import type { CompiledFiles } from '../types.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { literalNote, runtime as stepRuntime, stepComment, where, type PhaseFile } from './phase.js';
-import { hooksScript } from './hooks.js';
+import { drivenHooksFile } from './hooks.js';
 import { decommissionPhase } from '../../ir/phases.js';
 import { comment, word, words } from '../../emit/shell/quote.js';
 import { summary } from '../summary.js';
@@ -195,11 +195,10 @@ export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): Compi
   const edge = decommissionPhase(ir);
   const hookBody = (when: 'pre' | 'post'): string[] => {
     if (!edge) return [];
-    const hooks = edge[when];
-    const driven = hooks.filter((h) => h.action.type !== 'script');
     const f = stems.find((s) => s.phase === edge)!;
-    if (driven.length) files[`hooks/${f.stem}-${when}.sh`] = hooksScript(ir, f, when, driven);
-    return hooks.flatMap((h, i) =>
+    const driven = drivenHooksFile(ir, f, when);
+    if (driven) files[driven.file] = driven.text;
+    return edge[when].flatMap((h, i) =>
       h.action.type === 'script'
         ? ['', stepComment(h), ...literalNote(h), `${when}_hook_${i + 1}() {`, `  /bin/sh -ec ${word(h.action.run)}`, '}', `imgc_run ${word(h.id)} ${when}_hook_${i + 1}`]
         : ['', comment(`${h.id}${where(h.loc)}: ${summary(h)}: hooks/${f.stem}-${when}.sh runs it on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`)],

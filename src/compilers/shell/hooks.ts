@@ -120,6 +120,16 @@ const call = (h: Hook): string => {
   }
 };
 
+/**
+ * On a live host, a phase's webhook and event hooks run where the run is
+ * driven, from hooks/<stem>-<when>.sh; its script hooks run on the host. The
+ * file's name and text, or undefined when the phase has no such hook.
+ */
+export const drivenHooksFile = (ir: Image, f: PhaseFile, when: 'pre' | 'post'): { file: string; text: string } | undefined => {
+  const hooks = f.phase[when].filter((h) => h.action.type !== 'script');
+  return hooks.length ? { file: `hooks/${f.stem}-${when}.sh`, text: hooksScript(ir, f, when, hooks) } : undefined;
+};
+
 export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks: readonly Hook[]): string => {
   const types = new Set(hooks.map((h) => h.action.type));
   const out: string[] = [

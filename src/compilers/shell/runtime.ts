@@ -13,7 +13,7 @@ import type { CompiledFiles } from '../types.js';
 import type { Emitted } from '../../emit/shell/emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { handlerHelpers, shellPhaseHandlers } from './handlers.js';
-import { hooksScript } from './hooks.js';
+import { drivenHooksFile } from './hooks.js';
 import { packageManagers, type ShellRendering as PackageManager } from '../../steps/package-managers.js';
 import { literalNote, runStep, runtime as stepRuntime, stepComment, where, type PhaseFile } from './phase.js';
 import { comment, variablePrologue, word, words } from '../../emit/shell/quote.js';
@@ -222,11 +222,10 @@ export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFile
       installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s as never) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
     };
     const driver = (when: 'pre' | 'post') => {
-      const hooks = (when === 'pre' ? phase.pre : phase.post).filter((h) => h.action.type !== 'script');
-      if (!hooks.length) return;
-      const file = `hooks/${f.stem}-${when}.sh`;
-      files[file] = hooksScript(ir, f, when, hooks);
-      body.push('', comment(`Phase ${phase.name}: ${file} runs on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`));
+      const driven = drivenHooksFile(ir, f, when);
+      if (!driven) return;
+      files[driven.file] = driven.text;
+      body.push('', comment(`Phase ${phase.name}: ${driven.file} runs on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`));
     };
     const handlers = shellPhaseHandlers(ir, phase);
     if (handlers.plan.handlers.length) anyHandlers = true;
