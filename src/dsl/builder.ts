@@ -802,13 +802,18 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     return new ImageBuilder<F, C>(this.name, this.baseImage, this.baseLoc, this.phases, { ...this.fleetOpts, ...parsed.data });
   }
 
+  /** The builder a phase's steps start from: no steps yet, the facts so far. */
+  private emptyPhase(): PhaseBuilder<F, C> {
+    return new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>;
+  }
+
   /** A phase of your own, run in declaration order. */
   phase<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
     name: string,
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
     opts: PhaseOptions = {},
   ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
-    return this.with(name, opts, new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>, build) as never;
+    return this.with(name, opts, this.emptyPhase(), build) as never;
   }
 
   /** Phase 1: users, groups, files, repositories, hardening. */
@@ -836,7 +841,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   bootstrap<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
   ): ImageBuilder<F, C> {
-    return this.with('bootstrap', { runtimeOnly: true }, new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>, build) as never;
+    return this.with('bootstrap', { runtimeOnly: true }, this.emptyPhase(), build) as never;
   }
 
   /**
