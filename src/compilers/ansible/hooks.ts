@@ -1,11 +1,12 @@
 // Phase hooks. A script runs in the target like a command; webhooks and events
 // run on the machine driving the build (delegate_to: localhost, once per play)
 // and send the same JSON body: image, phase, when, timestamp, result.
-import type { StepOf } from '../../ir/schema.js';
-import { firstLine, labelText, taskName } from '../../emit/ansible/names.js';
-import { bool, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { task, type Task } from '../../emit/ansible/tasks.js';
-import { entry, map, seq, type Entry, type Node } from './yaml.js';
+import type { Phase, StepOf } from '../../ir/schema.js';
+import { firstLine, labelName, labelText, taskName } from '../../emit/ansible/names.js';
+import { bool, label as quotedLabel, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
+import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
+import { entry, map, seq, type Entry, type Item, type Node } from './yaml.js';
+import { safePhase } from './fleet.js';
 import { webhookHelper } from '../webhook-sdk.js';
 import { rawCommandNoqa } from '../../emit/ansible/lint.js';
 
@@ -109,3 +110,20 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string, failed = false): Tas
       ];
   }
 };
+
+/** The end of a phase's rescue: the host fails, with what failed (the summary reads imgc_done). */
+const failTask = (phase: string): Task =>
+  task({
+    name: labelName(`Phase ${labelText(phase)}: failed on this host`),
+    module: 'ansible.builtin.fail',
+    args: map({ msg: template(`'imgc: phase ${safePhase(phase)} failed at ' ~ ${FAILED_MESSAGE}`) }),
+  });
+
+/** A phase's tasks in a block whose rescue fires its post hooks with result failed and the message, then fails the host. */
+export const guardedBlock = (phase: Phase, body: readonly Task[]): Item => ({
+  value: map({
+    name: quotedLabel(labelName(`Phase ${labelText(phase.name)}: its steps; on a failure its post hooks say so`)),
+    block: seq(body.map(taskItem), { spaced: true }),
+    rescue: seq([...phase.post.flatMap((h) => hookTasks(h, phase.name, true)), failTask(phase.name)].map(taskItem), { spaced: true }),
+  }),
+});

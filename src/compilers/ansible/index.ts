@@ -15,13 +15,14 @@ import { assertCompilable } from '../representable.js';
 import type { CompiledFiles, CompileOptions, Compiler } from '../types.js';
 import { hookTasks } from './hooks.js';
 import { labelName, labelText } from '../../emit/ansible/names.js';
-import { bool, ident, unsafe, label, word } from '../../emit/ansible/quote.js';
+import { bool, ident, label, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { kindOf } from '../../steps/index.js';
 import type { Elsewhere } from '../../steps/kind.js';
 import { isElsewhere } from '../renderings.js';
 import { taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { guardSensitive, valueChecks, variableDefaults } from './variables.js';
+import { guardSensitive, valueChecks } from './variables.js';
+import { ansibleCfg, groupVars } from './files.js';
 import { document, map, seq } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
@@ -96,33 +97,6 @@ const siteFile = (ir: Image, played: CompiledPhase[], empty: CompiledPhase[]): s
         : []),
     ],
   );
-
-export const groupVars = (ir: Image): string =>
-  document(
-    map({
-      imgc_image: unsafe(ir.name),
-      imgc_base: unsafe(ir.base.name),
-      imgc_source: unsafe(ir.source),
-      ...variableDefaults(ir),
-    }),
-    [
-      'The definition\'s names, for hooks (imgc_image is in every event) and your own tasks.',
-      ...(ir.variables?.length ? ['Then its variables\' values (-e overrides them); sensitive ones are not here: give them with -e or a vault file.'] : []),
-    ],
-  );
-
-export const ansibleCfg = [
-  '# Written by imgc: settings for running site.yml from this directory. Nothing here',
-  '# needs network; no collection or role is fetched.',
-  '[defaults]',
-  '# The roles next to site.yml (relative to this file).',
-  'roles_path = ./roles',
-  '# Every play sets gather_facts: false; no module here needs facts.',
-  'gathering = explicit',
-  "# The target's /usr/bin/python3 runs the modules; do not warn about finding it.",
-  'interpreter_python = auto_silent',
-  '',
-].join('\n');
 
 const inventoryExample = (ir: Image): string => {
   const runtime = ir.phases.filter((p) => p.runtime).map((p) => p.name);
