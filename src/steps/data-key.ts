@@ -19,7 +19,7 @@ import { entry, map, seq } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
-import { call, shellLine } from './shared.js';
+import { call, editedFile, shellLine } from './shared.js';
 import type { StepInput, StepKind } from './kind.js';
 
 // A command line cannot hold NUL, and a lone surrogate has no UTF-8: neither reaches the file.
@@ -165,6 +165,7 @@ export const dataKey = {
 
   verify: {
     root: (s) => [
+      editedFile(s.path),
       {
         subject: `dataKey:${s.path}:${JSON.stringify(s.key)}`,
         what: comment(s),
