@@ -23,6 +23,7 @@ import { debian12 } from '../../stdlib/bases.js';
 import { imageOf, phase } from '../compilers/ansible-support.js';
 import { outcomes, parseProgress, runSh } from '../compilers/shell-support.js';
 import { tempDir } from '../helpers/temp.js';
+import { expectValid, parseHcl, requiredVars, writeOut } from '../compilers/packer-support.js';
 import { cannotChroot, freshRoot, phaseInRoot, removeRoot } from '../runtime-support.js';
 import { onSameFiles, outputTests, write } from './support.js';
 
@@ -115,6 +116,13 @@ describe('dataKey', () => {
   });
 
   outputTests(ir, 'steps-data-key');
+
+  it.each(['shell', 'ansible'] as const)('packer: the template with the %s provisioner passes packer validate', async (provisioner) => {
+    const files = compilers.packer.compile(ir, { packerVersion: '1.6', provisioner } as never);
+    const dir = writeOut(files, `data-key-packer-${provisioner}`);
+    // The null builder of an existing host wants one way to log in: a password here.
+    await expectValid(dir, '.', [...requiredVars(await parseHcl(files['data-key-test.pkr.hcl'] ?? '')), '-var', 'existing_host_ssh_password=example']);
+  }, 120_000);
 });
 
 // ---- the edit, for real -----------------------------------------------------
