@@ -60,16 +60,16 @@ build {
   }
 
   # customize: in the target, as root:
-  #   customize.1.packages (test/steps/data-key.test.ts:47): install python3-tomlkit python3-ruamel.yaml
-  #   customize.2.directory (test/steps/data-key.test.ts:47): directory /etc/containerd
-  #   customize.3.file (test/steps/data-key.test.ts:47): file /etc/containerd/config.toml
-  #   customize.4.dataKey (test/steps/data-key.test.ts:50): plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options.SystemdCgroup = true in /etc/containerd/config.toml
-  #   customize.5.dataKey (test/steps/data-key.test.ts:50): plugins."io.containerd.grpc.v1.cri".sandbox_image = "it's $(id) `x` {{ y }}" in /etc/containerd/config.toml
-  #   customize.6.dataKey (test/steps/data-key.test.ts:54): version = 2 in /etc/containerd/config.toml
-  #   customize.7.file (test/steps/data-key.test.ts:54): file /etc/kubelet.yaml
-  #   customize.8.dataKey (test/steps/data-key.test.ts:54): cgroupDriver = "systemd" in /etc/kubelet.yaml
-  #   customize.9.dataKey (test/steps/data-key.test.ts:54): evictionHard."memory.available" = "100Mi" in /etc/kubelet.yaml
-  #   customize.10.dataKey (test/steps/data-key.test.ts:54): no key failSwapOn in /etc/kubelet.yaml
+  #   customize.1.packages (test/steps/data-key.test.ts:49): install python3-tomlkit python3-ruamel.yaml
+  #   customize.2.directory (test/steps/data-key.test.ts:49): directory /etc/containerd
+  #   customize.3.file (test/steps/data-key.test.ts:49): file /etc/containerd/config.toml
+  #   customize.4.dataKey (test/steps/data-key.test.ts:52): plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options.SystemdCgroup = true in /etc/containerd/config.toml
+  #   customize.5.dataKey (test/steps/data-key.test.ts:52): plugins."io.containerd.grpc.v1.cri".sandbox_image = "it's $(id) `x` {{ y }}" in /etc/containerd/config.toml
+  #   customize.6.dataKey (test/steps/data-key.test.ts:56): version = 2 in /etc/containerd/config.toml
+  #   customize.7.file (test/steps/data-key.test.ts:56): file /etc/kubelet.yaml
+  #   customize.8.dataKey (test/steps/data-key.test.ts:56): cgroupDriver = "systemd" in /etc/kubelet.yaml
+  #   customize.9.dataKey (test/steps/data-key.test.ts:56): evictionHard."memory.available" = "100Mi" in /etc/kubelet.yaml
+  #   customize.10.dataKey (test/steps/data-key.test.ts:56): no key failSwapOn in /etc/kubelet.yaml
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
     remote_folder   = "/tmp"

@@ -134,7 +134,7 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: customize (test/steps/data-key.test.ts:47)
+# Phase 1: customize (test/steps/data-key.test.ts:49)
 if imgc_wanted customize; then
   imgc_phase 01-customize || imgc_failed customize "$?"
 fi
