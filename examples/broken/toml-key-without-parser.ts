@@ -6,7 +6,7 @@
 // installs them (the fix, before the edits: .packages(['python3-tomlkit', 'python3-ruamel.yaml'])).
 import { debian12, image } from 'imgc';
 
-export default image('key-without-parser')
+export default image('toml-key-without-parser')
   .base(debian12())
   .provision((p) =>
     p
