@@ -15,6 +15,7 @@ import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archiv
 import type { LineInFileOptions } from '../steps/line-in-file.js';
 import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import type { IniKeyOptions } from '../steps/ini-key.js';
+import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { Condition } from '../core/conditions.js';
@@ -504,6 +505,34 @@ export class StepBuilder<
    */
   iniKey<const D extends string>(path: Ref<P, D>, key: string, opts: IniKeyOptions): this {
     return this.add<'iniKey'>(kinds.iniKey.make(path as string, key, opts)) as never;
+  }
+
+  /**
+   * One key of an existing TOML file, by its dotted key in TOML's syntax
+   * (`plugins."io.containerd.grpc.v1.cri".containerd`) or its segments: present
+   * sets it to `value`, making the tables on the way; absent removes it. The
+   * root needs python3-tomlkit, which does the edit (docs/file-edits.md).
+   */
+  tomlKey<const D extends string>(path: Ref<P, D>, key: string | readonly string[], opts: DataKeyOptions): this {
+    return this.dataKey('toml', path as string, key, opts);
+  }
+
+  /**
+   * One key of an existing YAML file (one document), by its dotted key
+   * (`authentication.x509.clientCAFile`) or its segments when a key holds a
+   * dot: present sets it to `value`, making the mappings on the way; absent
+   * removes it. The root needs python3-ruamel.yaml, which does the edit.
+   */
+  yamlKey<const D extends string>(path: Ref<P, D>, key: string | readonly string[], opts: DataKeyOptions): this {
+    return this.dataKey('yaml', path as string, key, opts);
+  }
+
+  private dataKey(format: 'toml' | 'yaml', path: string, key: string | readonly string[], opts: DataKeyOptions): this {
+    try {
+      return this.add<'dataKey'>(kinds.dataKey.make(format, path, key, opts, this.family)) as never;
+    } catch (e) {
+      throw new DefinitionError(`${format}Key('${path}'): ${(e as Error).message}`);
+    }
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */
