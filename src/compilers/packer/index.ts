@@ -19,6 +19,7 @@ import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
 import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
 import { imageView } from '../../ir/phases.js';
+import { cut } from '../parts.js';
 
 type Provisioner = 'shell' | 'ansible';
 
@@ -124,23 +125,6 @@ const isPackerOwn = (s: Step): boolean => kindOf(s).packer?.provisioners !== und
 
 /** The IR without the steps Packer carries out itself: what the shell backend compiles for the parts of the phases. */
 const withoutPackerOwn = (ir: Image): Image => ({ ...ir, phases: ir.phases.map((p) => ({ ...p, steps: p.steps.filter((s) => !isPackerOwn(s)) })) });
-
-/** A phase's root steps cut at the steps Packer carries out itself: script parts and those steps, in order (no empty part). */
-const cut = (steps: readonly PhaseStep[]): ({ part: PhaseStep[] } | { own: PhaseStep })[] => {
-  const out: ({ part: PhaseStep[] } | { own: PhaseStep })[] = [];
-  let part: PhaseStep[] = [];
-  for (const s of steps) {
-    if (!isPackerOwn(s)) {
-      part.push(s);
-      continue;
-    }
-    if (part.length) out.push({ part });
-    out.push({ own: s });
-    part = [];
-  }
-  if (part.length) out.push({ part });
-  return out;
-};
 
 export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
@@ -251,7 +235,7 @@ const shellPlan = (ir: Image, scripts: Image, opts: CompileOptions, shell: Compi
     );
   };
   const runInParts = (phase: Phase, i: number): void => {
-    const pieces = cut(phase.steps.filter((s) => kindOf(s).inRoot));
+    const pieces = cut(phase.steps.filter((s) => kindOf(s).inRoot), isPackerOwn);
     const parts = pieces.filter((p): p is { part: PhaseStep[] } => 'part' in p);
     let k = 0;
     for (const piece of pieces) {
