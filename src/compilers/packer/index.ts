@@ -156,6 +156,26 @@ const ownRefusals = (ir: Image, provisioner: Provisioner): Diagnostic[] =>
     }),
   );
 
+/**
+ * The steps the shell target's build.sh applies from the build machine (an
+ * Ansible role, src/compilers/shell/plays.ts): the shell provisioner runs
+ * only the phase scripts, in the VM, with no ansible-playbook between them.
+ */
+const buildMachineRefusals = (ir: Image, provisioner: Provisioner): Diagnostic[] =>
+  provisioner === 'ansible'
+    ? []
+    : ir.phases.flatMap((p) =>
+        p.steps
+          .filter((s) => kindOf(s).fromBuildMachine !== undefined)
+          .map((s) =>
+            diagnostic('IMGC2002', `the packer target cannot express ${describeStep(s)}: Packer's shell provisioner runs the phase scripts in the machine being built, and nothing applies the role to it from outside`, {
+              loc: s.loc,
+              stepId: s.id,
+              hint: 'compile with --provisioner ansible: Packer then runs the ansible output, which imports the role natively',
+            }),
+          ),
+      );
+
 /** A shell provisioner with fixed commands that a step's kind asked for (src/steps/kind.ts, PackerShell). */
 const ownProvisioner = (p: PackerShell, lines: readonly string[]): Item =>
   block(
@@ -427,7 +447,7 @@ export const packerCompiler: Compiler = {
     const problems = templateDiagnostics(ir, opts.packerVersion === '1.6');
     if (problems.length) throw new CompileError(problems);
     const provisioner: Provisioner = opts.provisioner ?? 'shell';
-    const refused = ownRefusals(ir, provisioner);
+    const refused = [...ownRefusals(ir, provisioner), ...buildMachineRefusals(ir, provisioner)];
     if (refused.length) throw new CompileError(refused);
     let embedded: CompiledFiles;
     let provisioners: Item[];
