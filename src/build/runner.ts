@@ -109,8 +109,7 @@ class StepTracker {
         this.current = undefined;
         break;
       case 'phase-done':
-        // A phase script in parts reports once per part.
-        this.phaseChanged = (this.phaseChanged ?? 0) + e.changed;
+        this.phaseChanged = e.changed;
         break;
       case 'recap':
         this.recap = { ok: e.ok, changed: e.changed, failed: e.failed, unreachable: e.unreachable };
@@ -297,9 +296,7 @@ const applyPlay = async (ctx: PhaseContext, rel: string, s: Step, tracker: StepT
     tracker.on({ type: 'end', step: s.id, status: 'failed' });
     throw e instanceof PhaseFailed ? new PhaseFailed(ctx.phase.name, s.id, e.exitCode, e.logFile, e.output, tracker.records) : failure(ctx, e, s.id, tracker.records);
   }
-  const changed = (recap?.changed ?? 0) > 0;
-  tracker.on({ type: 'end', step: s.id, status: changed ? 'changed' : 'unchanged' });
-  if (changed) tracker.on({ type: 'phase-done', phase: ctx.phase.name, changed: 1 });
+  tracker.on({ type: 'end', step: s.id, status: (recap?.changed ?? 0) > 0 ? 'changed' : 'unchanged' });
 };
 
 /** The shell target's phase: its script, or its parts with the plays the build machine applies between them. */
@@ -317,7 +314,8 @@ const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
     if ('part' in piece) await runScript(ctx, rel, piece.part, tracker);
     else await applyPlay(ctx, rel, piece.own, tracker);
   }
-  return tracker.outcome();
+  // The parts' own counts leave out the roles: count the phase's steps instead.
+  return { ...tracker.outcome(), changed: tracker.records.filter((r) => r.status === 'changed').length };
 };
 
 export const shellRunner: TargetRunner = {

@@ -107,6 +107,17 @@ describe.skipIf(cannotBuild)('imgc build --target shell with an Ansible role', (
     expect(again.all).toMatch(/imgc: step customize\.1\.ansibleRole: ansible-playbook 01-customize\.1\.yml[\s\S]*changed=0 [\s\S]*imgc-step customize\.2\.file unchanged\nimgc-phase customize done changed=0/);
     for (const left of ['run/imgc-ansible', 'run/imgc', 'usr/sbin/policy-rc.d']) expect(existsSync(path.join(root, left)), left).toBe(false);
 
+    // A play that fails stops the phase there: build.sh exits with its status, the part after it does not run.
+    writeFileSync(
+      path.join(compiled, '01-customize.1.yml'),
+      '---\n- name: Fails\n  hosts: all\n  gather_facts: false\n  tasks:\n    - name: Fail\n      ansible.builtin.fail:\n        msg: role failed\n',
+    );
+    const failed = await execa('/bin/sh', [path.join(compiled, 'build.sh'), '--phase', 'customize'], { env: { IMGC_ROOT: root }, reject: false, all: true });
+    expect(failed.exitCode, failed.all).toBe(2);
+    expect(failed.all).toContain('imgc: phase customize failed (exit status 2)');
+    expect(failed.all).not.toContain('customize.2.file');
+    for (const left of ['run/imgc-ansible', 'usr/sbin/policy-rc.d']) expect(existsSync(path.join(root, left)), left).toBe(false);
+
     // Without ansible-playbook on the build machine: the package to install, and the root untouched.
     const bin = tempDir('ansible-role-no-ansible');
     for (const tool of ['dirname', 'id']) symlinkSync(`/usr/bin/${tool}`, path.join(bin, tool));
