@@ -565,7 +565,9 @@ export class StepBuilder<
    * (imgc cannot see into it, as with `command`). `dir` is relative to this
    * file and holds tasks/main.yml (or main.yaml); its files are read now and
    * every output that applies the role carries a copy. The ansible target
-   * imports it natively; shell and cloud-init refuse it (docs/ansible-role.md).
+   * imports it natively; the shell target's build.sh applies it from the
+   * build machine; provision.sh, Packer's shell provisioner and cloud-init
+   * refuse it (docs/ansible-role.md).
    */
   ansibleRole<const D extends DeclaredFacts>(
     dir: string,
