@@ -11,8 +11,8 @@ export default image('toml-key-without-parser')
   .provision((p) =>
     p
       .packages(['containerd'])
-      .file('/etc/containerd/config.toml', { content: 'version = 2\n' })
-      .file('/etc/kubelet.yaml', { content: 'kind: KubeletConfiguration\n' })
+      .command('containerd config default > /etc/containerd/config.toml', { creates: '/etc/containerd/config.toml', provides: { path: ['/etc/containerd/config.toml'] } })
+      .command("printf 'kind: KubeletConfiguration\\n' > /etc/kubelet.yaml", { creates: '/etc/kubelet.yaml', provides: { path: ['/etc/kubelet.yaml'] } })
       .tomlKey('/etc/containerd/config.toml', 'plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options.SystemdCgroup', { value: true })
       .yamlKey('/etc/kubelet.yaml', 'cgroupDriver', { value: 'systemd' }),
   );

@@ -277,6 +277,32 @@ const madePaths = (step: Step): [string, PathKind][] => kindOf(step).paths?.(ste
 const article = (k: PathKind) => (k === 'directory' ? 'a directory' : k === 'file' ? 'a file' : 'a symlink');
 
 /**
+ * A step that edits a file an earlier `file` step writes whole (a line, a
+ * block, a key, a sysctl): each run writes the whole file back, then edits it
+ * again, so no run after the first is ever unchanged.
+ */
+const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, { kind: PathKind; placed: Placed; writes: boolean }>): Diagnostic[] => {
+  const { step } = placed;
+  if (step.kind === 'file' || step.kind === 'symlink') return [];
+  const makes = new Map(madePaths(step));
+  return (kindOf(step).touches?.(step).changes ?? [])
+    .filter((f) => f.kind === 'path' && !step.removes.some((r) => r.kind === 'path' && r.key === f.key))
+    .flatMap(({ key }) => {
+      const first = made.get(key);
+      // A path this step makes another kind of thing is IMGC0012's.
+      if (!first || first.placed.step.kind !== 'file' || (makes.get(key) ?? 'file') !== 'file') return [];
+      return [
+        diagnostic('IMGC0015', `${describeStep(step)} edits a file an earlier step writes whole (phase '${first.placed.phase}'): every run writes it back and edits it again, so a second run is never unchanged`, {
+          loc: step.loc,
+          stepId: step.id,
+          related: [related(`'${key}' is written whole here`, first.placed.step.loc)],
+          hint: `write the edited text in the file step's content, or leave '${key}' to its package and keep the edit`,
+        }),
+      ];
+    });
+};
+
+/**
  * What each path is, step by step: a path made a different kind of thing than
  * an earlier step made it (a directory where a file is, a file below a file),
  * and file/symlink writers of one path.
@@ -299,6 +325,7 @@ const pathConflicts = (steps: Placed[]): Diagnostic[] => {
     );
   for (const placed of steps) {
     const { step } = placed;
+    out.push(...editsOfWritten(placed, made));
     for (const f of step.removes) {
       if (f.kind !== 'path') continue;
       made.delete(f.key);

@@ -15,6 +15,7 @@ export const diagnosticCodes = {
   IMGC0012: { severity: 'error', title: 'a path made a different kind of thing than an earlier step made it', fix: 'remove the path before making it again as another kind, or use another path' },
   IMGC0013: { severity: 'error', title: 'requirement met only under some conditions', fix: 'put the step in the same when(...) block as the step that provides the fact, or provide it on every branch' },
   IMGC0014: { severity: 'error', title: 'more combinations of condition values than the checker walks', fix: 'decide some conditions in the definition itself (a TypeScript if on a constant), or test fewer values' },
+  IMGC0015: { severity: 'warning', title: 'file written whole, then edited', fix: 'write the edited text in the file step\'s content, or leave the file to its package and keep the edit' },
   IMGC1001: { severity: 'error', title: 'TypeScript error in the definition', fix: 'fix the reported TypeScript error; many are broken contracts caught by the types' },
   IMGC1002: { severity: 'error', title: 'the definition threw while it ran', fix: 'fix the error at the reported line' },
   IMGC1003: { severity: 'error', title: 'the definition does not export an image', fix: '`export default image(...).base(...)...` from the file' },

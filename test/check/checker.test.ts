@@ -90,6 +90,24 @@ describe('different kinds at one path conflict (IMGC0012), with both locations',
   });
 });
 
+describe('a file written whole, then edited (IMGC0015, a warning)', () => {
+  const written = (p: P) => p.file('/etc/k.conf', { content: 'a = 1\n' });
+  it.each([
+    ['a line', (p: P) => written(p).lineInFile('/etc/k.conf', { line: 'b = 2' }), 'customize.2.lineInFile'],
+    ['a block', (p: P) => written(p).blockInFile('/etc/k.conf', 'b = 2\n'), 'customize.2.blockInFile'],
+    ['an ini key', (p: P) => written(p).iniKey('/etc/k.conf', 'b', { value: '2' }), 'customize.2.iniKey'],
+    ['a sysctl in its file', (p: P) => p.directory('/etc/sysctl.d').file('/etc/sysctl.d/k.conf', { content: '' }).sysctl('vm.swappiness', 0, { file: '/etc/sysctl.d/k.conf' }), 'customize.3.sysctl'],
+  ])('%s', (_, steps, at) => {
+    expect(verdict(steps)).toEqual([`IMGC0015@${at}`]);
+  });
+
+  it('an edit of a file the base or a package has, a file written after the edit, or one removed and made again, is not', () => {
+    expect(verdict((p) => p.lineInFile('/etc/adduser.conf', { line: 'DSHELL=/bin/bash', regexp: '^DSHELL=' }))).toEqual([]);
+    expect(verdict((p) => p.directory('/etc/sysctl.d').sysctl('vm.swappiness', 0, { file: '/etc/sysctl.d/k.conf' }).file('/etc/sysctl.d/other.conf', { content: '' }))).toEqual([]);
+    expect(verdict((p) => written(p).command('rm /etc/k.conf', { removes: { path: ['/etc/k.conf'] } }).command('touch /etc/k.conf', { provides: { path: ['/etc/k.conf'] } }).lineInFile('/etc/k.conf', { line: 'b = 2' }))).toEqual([]);
+  });
+});
+
 describe('package pins (apt name[:arch][=version])', () => {
   it('a pinned package provides what the unpinned one does', () => {
     expect(verdict((p) => p.packages(['systemd', 'containerd=1.6.20~ds1-1+b1']).enableService('containerd'))).toEqual([]);

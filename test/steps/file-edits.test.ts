@@ -36,7 +36,11 @@ const oneStep = (s: object) => ({ ...ir, phases: [{ ...ir.phases[0]!, steps: [{ 
 describe('lineInFile and blockInFile', () => {
   it('check clean, and are valid IR', () => {
     expect(validateImage(ir).diagnostics).toEqual([]);
-    expect(checkImage(ir)).toEqual([]);
+    // The fixture writes each file it edits with a file step first: only IMGC0015's warning, on those edits.
+    const ds = checkImage(ir);
+    expect(ds.filter((d) => d.code !== 'IMGC0015')).toEqual([]);
+    expect(ds.map((d) => d.stepId)).toEqual(['customize.2.lineInFile', 'customize.4.lineInFile', 'customize.5.blockInFile']);
+    expect(ds.every((d) => d.severity === 'warning')).toBe(true);
   });
 
   it('refuse a regexp that Python and awk read differently, or that misses its own line (IMGC1004)', () => {

@@ -39,7 +39,11 @@ const oneStep = (s: object) => ({ ...ir, phases: [{ ...ir.phases[0]!, steps: [{ 
 describe('iniKey', () => {
   it('checks clean, and is valid IR', () => {
     expect(validateImage(ir).diagnostics).toEqual([]);
-    expect(checkImage(ir)).toEqual([]);
+    // The fixture writes each file it edits with a file step first: only IMGC0015's warning, on those edits.
+    const ds = checkImage(ir);
+    expect(ds.filter((d) => d.code !== 'IMGC0015')).toEqual([]);
+    expect(ds.map((d) => d.stepId)).toEqual(['customize.2.iniKey', 'customize.3.iniKey', 'customize.4.iniKey', 'customize.6.iniKey']);
+    expect(ds.every((d) => d.severity === 'warning')).toBe(true);
   });
 
   it('refuses keys and sections ini_file would misread, a present key without a value, an absent one with (IMGC1004)', () => {
