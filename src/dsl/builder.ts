@@ -175,29 +175,13 @@ export interface AnsibleRoleOptions extends DeclaredFacts {
 }
 
 /**
- * Steps that change the root: phases customize, provision and custom ones.
- * One type parameter per fact kind (users U, groups G, packages K, paths P,
- * services S, commands X), each a union of literals: unions stay flat however
- * long the chain, where a record type would nest one level per step and hit
- * TypeScript's instantiation depth after a few dozen steps.
+ * The steps of StepBuilder, declared on a class without type parameters: each
+ * method reads the builder's facts from its `this`. TypeScript makes every
+ * member of a generic class anew for each of its instantiations, and every
+ * step that adds a fact makes a new StepBuilder type; declared here, the ~40
+ * methods are shared by all of them (docs/performance.md, 2026-12-04 22:00).
  */
-export class StepBuilder<
-  // Invariant (`in out`), as the parameters are used both ways (`owner:
-  // Ref<U, O>` takes them, the results extend them); declared, so TypeScript
-  // does not measure it by comparing instantiations of this whole class on
-  // every `use()`, which was most of a definition's type-check time.
-  in out U extends string = never,
-  in out G extends string = never,
-  in out K extends string = never,
-  in out P extends string = never,
-  in out S extends string = never,
-  in out X extends string = never,
-  in out C extends PackageCatalog = PackageCatalog,
-> extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
-  protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new StepBuilder(this.catalog, last, hooks, this.family, this.conditions) as this;
-  }
-
+abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
   /**
    * Steps taken only when a condition holds when the output runs:
    * `p.when(runtime.is('crio'), (p) => p.packages(['cri-o']))`, a boolean
@@ -206,7 +190,8 @@ export class StepBuilder<
    * `otherwise`: what the block keeps of the facts before it); the checker
    * checks every combination of values the conditions tell apart.
    */
-  when<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
+  when<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     condition: Condition | Variable<boolean>,
     then: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
     otherwise?: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U3, G3, K3, P3, S3, X3, C>,
@@ -218,7 +203,7 @@ export class StepBuilder<
     return this.derive(last, this.hooks) as never;
   }
 
-  group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {
+  group<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {
     return this.add<'group'>({
       kind: 'group',
       name,
@@ -228,7 +213,8 @@ export class StepBuilder<
     }) as never;
   }
 
-  user<const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
+  user<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     name: N,
     opts: UserOptions<G, UG, PG, H> = {},
   ): StepBuilder<U | N, G | ([PG] extends [never] ? N : never), K, P | H, S, X, C> {
@@ -253,14 +239,16 @@ export class StepBuilder<
     }) as never;
   }
 
-  directory<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  directory<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     path: D,
     opts: Ownership<U, G, O, OG> = {},
   ): StepBuilder<U, G, K, P | D, S, X, C> {
     return this.add<'directory'>({ kind: 'directory', path, ...ownership(opts), provides: [fact('path', path)], requires: ownershipRequires(path, opts) }) as never;
   }
 
-  file<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  file<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     path: D,
     opts: Ownership<U, G, O, OG> & { content: string },
   ): StepBuilder<U, G, K, P | D, S, X, C> {
@@ -274,7 +262,7 @@ export class StepBuilder<
     }) as never;
   }
 
-  symlink<const D extends `/${string}`>(path: D, target: string): StepBuilder<U, G, K, P | D, S, X, C> {
+  symlink<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`>(this: StepBuilder<U, G, K, P, S, X, C>, path: D, target: string): StepBuilder<U, G, K, P | D, S, X, C> {
     return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
   }
 
@@ -283,7 +271,8 @@ export class StepBuilder<
    * comes from the base's catalog; one the catalog does not know declares it:
    * `packages(['chrony'], { provides: { service: ['chrony'] } })`.
    */
-  packages<const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
+  packages<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     names: readonly N[],
     opts: D = {} as D,
   ): StepBuilder<
@@ -304,7 +293,8 @@ export class StepBuilder<
   }
 
   /** Removes packages and what they provided: later references to those are type errors too. */
-  removePackages<const N extends string, M extends string = PackageNameOf<N>>(
+  removePackages<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, M extends string = PackageNameOf<N>>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     names: readonly Ref<K, N>[],
   ): StepBuilder<
     Without<U, Listed<C, M, 'users'>>,
@@ -320,10 +310,11 @@ export class StepBuilder<
   }
 
   /** An apt source (deb822 .sources file) with its signing key, given as text or a URL. */
-  aptRepository<const N extends string>(
+  aptRepository<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     name: N,
     opts: { uri: string; suites: readonly string[]; components?: readonly string[]; key?: string; keyUrl?: string },
-  ): this {
+  ): StepBuilder<U, G, K, P, S, X, C> {
     const signed = opts.key !== undefined || opts.keyUrl !== undefined;
     const keyPath = signed ? `/etc/apt/keyrings/${name}.asc` : undefined;
     return this.add<'aptRepository'>({
@@ -345,35 +336,35 @@ export class StepBuilder<
   }
 
   /** Enables a systemd unit (at boot; nothing is started in a chroot). */
-  enableService<N extends string>(name: Ref<S, N>): this {
+  enableService<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: Ref<S, N>): StepBuilder<U, G, K, P, S, X, C> {
     return this.service(name as string, true);
   }
 
-  disableService<N extends string>(name: Ref<S, N>): this {
+  disableService<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: Ref<S, N>): StepBuilder<U, G, K, P, S, X, C> {
     return this.service(name as string, false);
   }
 
   /** Holds installed packages at their version (apt-mark hold): an upgrade on the node leaves them. */
-  hold<const N extends string>(names: readonly Ref<K, N>[]): this {
+  hold<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, names: readonly Ref<K, N>[]): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'hold'>(kinds.hold.make(names as readonly string[], true)) as never;
   }
 
   /** Releases held packages. */
-  unhold<const N extends string>(names: readonly Ref<K, N>[]): this {
+  unhold<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, names: readonly Ref<K, N>[]): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'hold'>(kinds.hold.make(names as readonly string[], false)) as never;
   }
 
   /** Masks a systemd unit (a link to /dev/null): nothing starts or enables it; the unit need not be installed. */
-  maskService<const N extends string>(name: N): StepBuilder<U, G, K, P, Without<S, N>, X, C> {
+  maskService<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: N): StepBuilder<U, G, K, P, Without<S, N>, X, C> {
     return this.add<'mask'>(kinds.mask.make(name, true)) as never;
   }
 
   /** Unmasks a systemd unit masked before (links only; what provides the unit is the install's to say). */
-  unmaskService<const N extends string>(name: N): this {
+  unmaskService<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: N): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'mask'>(kinds.mask.make(name, false)) as never;
   }
 
-  private service(name: string, enabled: boolean): this {
+  private service<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>, name: string, enabled: boolean): StepBuilder<U, G, K, P, S, X, C> {
     const pkg = packageProviding(this.catalog, 'services', name);
     return this.add<'service'>({
       kind: 'service',
@@ -385,13 +376,13 @@ export class StepBuilder<
   }
 
   /** A kernel parameter, persisted in /etc/sysctl.d. */
-  sysctl(key: string, value: string | number, opts: { file?: `/${string}` } = {}): this {
+  sysctl<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>, key: string, value: string | number, opts: { file?: `/${string}` } = {}): StepBuilder<U, G, K, P, S, X, C> {
     const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
     return this.add<'sysctl'>({ kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] }) as never;
   }
 
   /** A kernel module loaded at boot, listed in /etc/modules-load.d. */
-  kernelModule(name: string, opts: { file?: `/${string}` } = {}): this {
+  kernelModule<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>, name: string, opts: { file?: `/${string}` } = {}): StepBuilder<U, G, K, P, S, X, C> {
     const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
     return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
   }
@@ -400,7 +391,8 @@ export class StepBuilder<
    * A file fetched from `url` (a variable may stand in it) and checked against
    * its sha256 (required; a variable may hold it) before it takes `path`'s place.
    */
-  download<const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  download<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     url: string,
     path: D,
     opts: Ownership<U, G, O, OG> & { sha256: string },
@@ -414,7 +406,8 @@ export class StepBuilder<
    * checker cannot see into an archive): they become facts, e.g.
    * `archive(url, '/usr/local/bin', { sha256, creates: ['/usr/local/bin/crictl'] })`.
    */
-  archive<const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
+  archive<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     url: string,
     dest: D,
     opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
@@ -425,7 +418,8 @@ export class StepBuilder<
   }
 
   /** A systemd unit file in /etc/systemd/system: it provides its service (`kubelet.service` answers to `kubelet` too). */
-  unit<const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
+  unit<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     name: N,
     content: string,
   ): StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C> {
@@ -433,17 +427,17 @@ export class StepBuilder<
   }
 
   /** A drop-in of a unit (/etc/systemd/system/UNIT.d/NAME.conf); the unit must be known (a package, a unit step, the base). */
-  dropIn<N extends string, const F extends `${string}.conf`>(unit: Ref<S, N> | `${Ref<S, N>}.service`, name: F, content: string): StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C> {
+  dropIn<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string, const F extends `${string}.conf`>(this: StepBuilder<U, G, K, P, S, X, C>, unit: Ref<S, N> | `${Ref<S, N>}.service`, name: F, content: string): StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C> {
     return this.add<'unit'>(kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name)) as never;
   }
 
   /** Starts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
-  startService<N extends string>(name: Ref<S, N>): this {
+  startService<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: Ref<S, N>): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'restart'>(kinds.restart.make(name as string, 'start')) as never;
   }
 
   /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
-  restartService<N extends string>(name: Ref<S, N>): this {
+  restartService<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(this: StepBuilder<U, G, K, P, S, X, C>, name: Ref<S, N>): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'restart'>(kinds.restart.make(name as string, 'restart')) as never;
   }
 
@@ -454,12 +448,12 @@ export class StepBuilder<
    * a chroot build, cloud-init and provision.sh refuse it (IMGC2002). It
    * provides nothing and forgets what lies under /run (a tmpfs); docs/reboot.md.
    */
-  reboot(opts: RebootOptions = {}): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<'/run/*'>>, S, X, C> {
+  reboot<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>, opts: RebootOptions = {}): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<'/run/*'>>, S, X, C> {
     return this.add<'reboot'>(kinds.reboot.make(opts)) as never;
   }
 
   /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
-  swapOff(): this {
+  swapOff<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'swapOff'>(kinds.swapOff.make()) as never;
   }
 
@@ -468,12 +462,12 @@ export class StepBuilder<
    * The last segment may be an sh glob; the checker takes what it names from the
    * known facts, and a later step that needs one of those paths is IMGC0005.
    */
-  remove<const R extends `/${string}`>(paths: readonly R[]): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C> {
+  remove<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const R extends `/${string}`>(this: StepBuilder<U, G, K, P, S, X, C>, paths: readonly R[]): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C> {
     return this.add<'clean'>(kinds.clean.make('remove', paths)) as never;
   }
 
   /** Empties files, keeping them, their owner and mode (logs, machine-id); globs as for `remove`. */
-  truncate(paths: readonly `/${string}`[]): this {
+  truncate<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>, paths: readonly `/${string}`[]): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'clean'>(kinds.clean.make('truncate', paths)) as never;
   }
 
@@ -483,17 +477,17 @@ export class StepBuilder<
    * `regexp` matches, or equal to `line`. The regexp is the syntax Python and awk
    * share (docs/file-edits.md).
    */
-  lineInFile<const D extends string>(path: Ref<P, D>, opts: LineInFileOptions): this {
+  lineInFile<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(this: StepBuilder<U, G, K, P, S, X, C>, path: Ref<P, D>, opts: LineInFileOptions): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'lineInFile'>(kinds.lineInFile.make(path as string, opts)) as never;
   }
 
   /** Upgrades the installed packages (apt-get upgrade; `dist: true`: dist-upgrade); held packages stay. */
-  upgrade(opts: { dist?: boolean } = {}): this {
+  upgrade<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(this: StepBuilder<U, G, K, P, S, X, C>, opts: { dist?: boolean } = {}): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'upgrade'>(kinds.upgrade.make(opts)) as never;
   }
 
   /** Lines of an existing file between marker lines, as Ansible's blockinfile: replaced, appended, or removed (state absent). */
-  blockInFile<const D extends string>(path: Ref<P, D>, block: string, opts: BlockInFileOptions = {}): this {
+  blockInFile<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(this: StepBuilder<U, G, K, P, S, X, C>, path: Ref<P, D>, block: string, opts: BlockInFileOptions = {}): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'blockInFile'>(kinds.blockInFile.make(path as string, block, opts)) as never;
   }
 
@@ -502,12 +496,13 @@ export class StepBuilder<
    * sets `key = value` in `section` (left out: the keys before the first section,
    * as in /etc/default files), absent removes the key's lines (docs/file-edits.md).
    */
-  iniKey<const D extends string>(path: Ref<P, D>, key: string, opts: IniKeyOptions): this {
+  iniKey<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(this: StepBuilder<U, G, K, P, S, X, C>, path: Ref<P, D>, key: string, opts: IniKeyOptions): StepBuilder<U, G, K, P, S, X, C> {
     return this.add<'iniKey'>(kinds.iniKey.make(path as string, key, opts)) as never;
   }
 
   /** The escape hatch: a raw shell command with the facts it declares. */
-  command<const D extends DeclaredFacts>(
+  command<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     run: string,
     opts: CommandOptions & D = {} as CommandOptions & D,
   ): StepBuilder<
@@ -538,7 +533,8 @@ export class StepBuilder<
    * every output that applies the role carries a copy. The ansible target
    * imports it natively; shell and cloud-init refuse it (docs/ansible-role.md).
    */
-  ansibleRole<const D extends DeclaredFacts>(
+  ansibleRole<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     dir: string,
     opts: AnsibleRoleOptions & D = {} as AnsibleRoleOptions & D,
   ): StepBuilder<
@@ -567,11 +563,40 @@ export class StepBuilder<
   }
 
   /** Applies a module: a function of a builder, as the stdlib's are. */
-  use<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+  use<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
     module: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
   ): StepBuilder<U2, G2, K2, P2, S2, X2, C> {
     return module(this);
   }
+}
+
+/**
+ * Steps that change the root: phases customize, provision and custom ones.
+ * One type parameter per fact kind (users U, groups G, packages K, paths P,
+ * services S, commands X), each a union of literals: unions stay flat however
+ * long the chain, where a record type would nest one level per step and hit
+ * TypeScript's instantiation depth after a few dozen steps.
+ */
+export class StepBuilder<
+  // Invariant (`in out`), as the parameters are used both ways (`owner:
+  // Ref<U, O>` takes them, the results extend them); declared, so TypeScript
+  // does not measure it by comparing instantiations of this whole class on
+  // every `use()`, which was most of a definition's type-check time.
+  in out U extends string = never,
+  in out G extends string = never,
+  in out K extends string = never,
+  in out P extends string = never,
+  in out S extends string = never,
+  in out X extends string = never,
+  in out C extends PackageCatalog = PackageCatalog,
+> extends RootSteps {
+  protected derive(last: Link | undefined, hooks: Link | undefined): this {
+    return new StepBuilder(this.catalog, last, hooks, this.family, this.conditions) as this;
+  }
+
+  /** The facts the builder knows; `FactsOf` on it. */
+  declare readonly __facts?: { user: U; group: G; package: K; path: P; service: S; command: X };
 }
 
 /** A phase builder named by the facts record it knows: `PhaseBuilder<{ user: 'ops' | 'root'; … }>`. */
@@ -777,7 +802,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     private readonly fleetOpts?: Fleet,
   ) {}
 
-  private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
+  private with<B extends StepChain<Facts, PackageCatalog>, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
     // A variable here is the checker's to report (IMGC0011, naming it).
     if (!hasMarker(name) && !/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
     if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);
