@@ -21,6 +21,7 @@ import type { Condition } from '../core/conditions.js';
 import type { Variable } from './variables.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
+import type { Added, Module } from './module.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
 export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
@@ -562,12 +563,20 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
     }) as never;
   }
 
-  /** Applies a module: a function of a builder, as the stdlib's are. */
+  /**
+   * Applies a module: a function of a builder, or one of `defineModule` (the
+   * stdlib's are), whose facts come from its type's argument (`Module`).
+   */
   use<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
     this: StepBuilder<U, G, K, P, S, X, C>,
     module: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-  ): StepBuilder<U2, G2, K2, P2, S2, X2, C> {
-    return module(this);
+  ): StepBuilder<U2, G2, K2, P2, S2, X2, C>;
+  use<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, A extends Partial<Record<keyof Facts, string>>>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
+    module: Module<A>,
+  ): StepBuilder<U | Added<A>['user'], G | Added<A>['group'], K | Added<A>['package'], P | Added<A>['path'], S | Added<A>['service'], X | Added<A>['command'], C>;
+  use(module: Module<Partial<Facts>> | ((p: never) => unknown)): unknown {
+    return (module as (p: this) => unknown)(this);
   }
 }
 
