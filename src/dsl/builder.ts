@@ -175,8 +175,9 @@ export interface AnsibleRoleOptions extends DeclaredFacts {
   vars?: Readonly<Record<string, string | number | boolean>>;
 }
 
-// Each step's signature, named: a property typed by a non-generic type alias
-// is the one member TypeScript does not make anew for each StepBuilder type.
+// Each step's signature, named (U … C: the facts of the builder it is called
+// on, inferred from `this`): a property typed by a non-generic type alias is
+// the one member TypeScript does not make anew for each StepBuilder type.
 type WhenStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
   this: StepBuilder<U, G, K, P, S, X, C>,
   condition: Condition | Variable<boolean>,
@@ -416,7 +417,7 @@ interface UseStep {
  * TypeScript makes every method of a generic class anew for each of its
  * instantiations, and every step that adds a fact makes a new StepBuilder
  * type. So the ~40 steps are made once, not once per step of a definition
- * (docs/performance.md, 2026-12-04: 10,000 steps).
+ * (docs/performance.md, 2026-12-04 22:30 UTC).
  */
 interface Steps {
   /**

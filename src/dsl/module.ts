@@ -12,7 +12,7 @@ declare const moduleFacts: unique symbol;
  * adds. At run time a function of a builder; in the types only the facts it
  * adds, which `use` reads from the type argument: a generic signature matched
  * against a caller's thousands of facts, as a module's type was, rebuilt those
- * unions several times per module (docs/performance.md).
+ * unions several times per module (docs/performance.md, 2026-12-04 22:30 UTC).
  */
 export interface Module<A extends Partial<Record<keyof Facts, string>>> {
   /** Phantom: the facts the module adds. */
