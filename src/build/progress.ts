@@ -15,7 +15,10 @@
 //     {"_event": "v2_playbook_on_stats", "stats": {"<host>": {"ok": N, "changed": N, "failures": N, …}}}
 //   A step may be several tasks; it is `changed` when any of them changed. The
 //   callback does not say whether a failure was ignored (`ignore_errors`): the
-//   host going on to another task, or a recap without failures, says so.
+//   host going on to another task, or a recap without failures, says so; going
+//   on to the phase's rescue (its post hooks saying it failed) does not.
+
+import { isRescueTask } from '../compilers/ansible/hooks.js';
 
 export type StepStatus = 'changed' | 'unchanged' | 'failed' | 'skipped';
 
@@ -118,6 +121,11 @@ export class AnsibleProgress {
       case 'playbook_on_task_start':
       case 'runner_on_start': {
         const name = nameOf(ev['task']);
+        // A phase's rescue after a failure: the failed step stays the current one, and failed.
+        if (this.pendingFailure && isRescueTask(name)) {
+          text.push('', `TASK [${name}]`);
+          break;
+        }
         // The host went on: a failure before this was ignored.
         this.pendingFailure = false;
         const id = /^Gathering Facts$/.test(name) ? undefined : taskStepId.exec(name)?.[1];

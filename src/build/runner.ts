@@ -1,6 +1,8 @@
 // Runs one phase of a compiled definition on a root directory: the shell
-// target's phase script inside the root with chroot, or the ansible target's
-// play through ansible-playbook's chroot connection. Hooks run at their
+// target's phase script inside the root with chroot (in parts around the
+// plays of the steps it applies from the build machine, an Ansible role's,
+// as build.sh does), or the ansible target's play through ansible-playbook's
+// chroot connection. Hooks run at their
 // place: the shell target's hook scripts on this machine (they chroot
 // themselves for script hooks), the ansible target's inside its play.
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +18,7 @@ import type { RootMounts } from './mounts.js';
 import { HELPERS_FILE } from '../compilers/shell/phase.js';
 import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
+import { inParts, phasePieces, pieceFile } from '../compilers/shell/plays.js';
 import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, variableValues, type SensitiveValues } from './secrets.js';
 import { substitute, variablesIn } from '../core/variables.js';
@@ -232,12 +235,8 @@ const runShellHooks = async (ctx: PhaseContext, when: 'pre' | 'post', failed?: s
   );
 };
 
-/** The shell target's phase script in the root with chroot. */
-const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
-  const steps = targetSteps(ctx.phase);
-  const rel = `phases/${ctx.stem}.sh`;
-  const tracker = new StepTracker(ctx);
-  if (!steps.length) return tracker.outcome();
+/** The shell target's phase script `rel` (or a part of it, running `steps`) in the root with chroot. */
+const runScript = async (ctx: PhaseContext, rel: string, steps: readonly Step[], tracker: StepTracker): Promise<void> => {
   const script = ctx.files[rel];
   const helpers = ctx.files[`phases/${HELPERS_FILE}`];
   if (script === undefined || helpers === undefined)
@@ -249,7 +248,7 @@ const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
       withMounts(ctx, stepsNeedMounts(steps), async () => {
         // helpers.sh first: it makes /run/imgc, so removing it last takes the directory away.
         const lib = placeScript(ctx.root, '/run/imgc', HELPERS_FILE, helpers);
-        const placed = placeScript(ctx.root, '/run/imgc', `${ctx.stem}.sh`, script);
+        const placed = placeScript(ctx.root, '/run/imgc', path.posix.basename(rel), script);
         const remove = ctx.session.defer(`remove ${placed.inRoot}`, () => {
           placed.remove();
           lib.remove();
@@ -276,7 +275,47 @@ const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
   } finally {
     unstage();
   }
-  return tracker.outcome();
+};
+
+/**
+ * A step the shell target applies from the build machine (an Ansible role):
+ * its play, as build.sh runs it, with ansible-playbook's chroot connection.
+ * The step is one line of progress: changed when the play changed anything.
+ */
+const applyPlay = async (ctx: PhaseContext, rel: string, s: Step, tracker: StepTracker): Promise<void> => {
+  tracker.on({ type: 'start', step: s.id });
+  if (!runsUnder(s.conditions, variableValues(ctx.ir, ctx.sensitive))) return tracker.on({ type: 'end', step: s.id, status: 'skipped' });
+  if (ctx.files[rel] === undefined) throw new PhaseFailed(ctx.phase.name, s.id, undefined, ctx.log.file, `the shell target emitted no ${rel}`);
+  let recap: Recap | undefined;
+  try {
+    await ensurePython(ctx);
+    await playbook(ctx, [rel], [s], (ev) => {
+      if (ev.type === 'recap') recap = { ok: ev.ok, changed: ev.changed, failed: ev.failed, unreachable: ev.unreachable };
+    });
+  } catch (e) {
+    tracker.on({ type: 'end', step: s.id, status: 'failed' });
+    throw e instanceof PhaseFailed ? new PhaseFailed(ctx.phase.name, s.id, e.exitCode, e.logFile, e.output, tracker.records) : failure(ctx, e, s.id, tracker.records);
+  }
+  tracker.on({ type: 'end', step: s.id, status: (recap?.changed ?? 0) > 0 ? 'changed' : 'unchanged' });
+};
+
+/** The shell target's phase: its script, or its parts with the plays the build machine applies between them. */
+const runShellSteps = async (ctx: PhaseContext): Promise<PhaseOutcome> => {
+  const steps = targetSteps(ctx.phase);
+  const tracker = new StepTracker(ctx);
+  if (!steps.length) return tracker.outcome();
+  if (!inParts(steps)) {
+    await runScript(ctx, `phases/${ctx.stem}.sh`, steps, tracker);
+    return tracker.outcome();
+  }
+  const pieces = phasePieces(steps);
+  for (const [j, piece] of pieces.entries()) {
+    const rel = pieceFile(ctx.stem, j + 1, piece);
+    if ('part' in piece) await runScript(ctx, rel, piece.part, tracker);
+    else await applyPlay(ctx, rel, piece.own, tracker);
+  }
+  // The parts' own counts leave out the roles: count the phase's steps instead.
+  return { ...tracker.outcome(), changed: tracker.records.filter((r) => r.status === 'changed').length };
 };
 
 export const shellRunner: TargetRunner = {
@@ -346,11 +385,71 @@ const ensurePython = async (ctx: PhaseContext): Promise<void> => {
   if (['usr/bin/python3', 'bin/python3'].some((p) => existsSync(path.join(ctx.root, p)))) return;
   const pm = packageManagers[ctx.ir.base.packageManager].runner;
   const names = pm.python;
-  ctx.display.info(`ansible target: installing ${names.join(', ')} into the root with ${ctx.ir.base.packageManager} (the chroot connection runs its modules with it)`);
+  ctx.display.info(`ansible-playbook: installing ${names.join(', ')} into the root with ${ctx.ir.base.packageManager} (the chroot connection runs its modules with it)`);
   ctx.log.line(`imgc: installing ${names.join(' ')} for the ansible chroot connection`);
   await withPreparedRoot(ctx, true, () =>
     withMounts(ctx, true, async () => {
       await run('chroot', [ctx.root, '/bin/sh', '-c', pm.install(names)], { env: chrootEnv(epochEnv(ctx)), extendEnv: false, log: ctx.log });
+    }),
+  );
+};
+
+/**
+ * ansible-playbook with the chroot connection on the root, from the compiled
+ * directory: `args` name the playbook (and its options); `steps` are what it
+ * runs (mounts, resolver, sensitive values); `on` gets the progress events.
+ * A failure is PhaseFailed with the callback's recent lines.
+ */
+const playbook = async (ctx: PhaseContext, args: readonly string[], steps: readonly Step[], on: (ev: ProgressEvent) => void, tracker?: StepTracker): Promise<void> => {
+  const parser = new AnsibleProgress();
+  // The callback's events as readable lines: for the log and a failure's message.
+  const recent: string[] = [];
+  const logLines = (text: string[]) => {
+    for (const l of text) ctx.log.line(l);
+    recent.push(...text);
+    recent.splice(0, Math.max(0, recent.length - 200));
+  };
+  const temp = ansibleTemp(ctx);
+  await withPreparedRoot(ctx, stepsNeedNetwork(steps), () =>
+    withMounts(ctx, stepsNeedMounts(steps), async () => {
+      const cleanupTmp = ctx.session.defer('remove ansible temp', temp.remove);
+      const extra = sensitiveExtraVars(ctx, steps);
+      try {
+        const all = ['-i', `${ctx.root},`, '-c', 'community.general.chroot', ...args, ...extra.args];
+        // Not run's `log`: the log gets the callback's events as readable lines, written by onLine.
+        ctx.log.line(`$ ansible-playbook ${all.join(' ')}`);
+        await run('ansible-playbook', all, {
+          cwd: ctx.compiledDir,
+          env: {
+            ANSIBLE_NOCOLOR: '1',
+            ANSIBLE_FORCE_COLOR: '0',
+            ANSIBLE_STDOUT_CALLBACK: ANSIBLE_JSON_CALLBACK,
+            ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3',
+            ANSIBLE_REMOTE_TEMP: temp.remote,
+            ANSIBLE_LOCAL_TEMP: temp.local,
+            ANSIBLE_RETRY_FILES_ENABLED: '0',
+            ANSIBLE_HOST_KEY_CHECKING: '0',
+            ANSIBLE_DEPRECATION_WARNINGS: '0',
+            ...epochEnv(ctx),
+          },
+          onLine: (line, stream) => {
+            // Lines that are not the callback's (warnings, a Python error) go to the log as they are.
+            const parsed = stream === 'stdout' ? parser.feed(line) : undefined;
+            if (!parsed) return logLines([line]);
+            for (const ev of parsed.events) on(ev);
+            logLines(parsed.text);
+          },
+        });
+        for (const ev of parser.flush()) on(ev);
+      } catch (e) {
+        for (const ev of parser.flush()) on(ev);
+        const records = tracker?.records ?? [];
+        throw failure(ctx, e instanceof CommandError && e.exitCode !== undefined ? new CommandError(e.command, e.exitCode, recent.join('\n')) : e, tracker?.failed ?? tracker?.current, records);
+      } finally {
+        ctx.log.stepEnd();
+        extra.remove();
+        cleanupTmp();
+      }
     }),
   );
 };
@@ -367,59 +466,10 @@ export const ansibleRunner: TargetRunner = {
     const all: Step[] = [...ctx.phase.pre, ...targetSteps(ctx.phase), ...ctx.phase.post];
     const tracker = new StepTracker(ctx);
     if (!all.length) return tracker.outcome();
-    const playbook = findFile(ctx.files, /^site\.ya?ml$/);
-    if (!playbook) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, 'the ansible target emitted no site.yml');
+    const site = findFile(ctx.files, /^site\.ya?ml$/);
+    if (!site) throw new PhaseFailed(ctx.phase.name, undefined, undefined, ctx.log.file, 'the ansible target emitted no site.yml');
     await ensurePython(ctx);
-    const parser = new AnsibleProgress();
-    // The callback's events as readable lines: for the log and a failure's message.
-    const recent: string[] = [];
-    const logLines = (text: string[]) => {
-      for (const l of text) ctx.log.line(l);
-      recent.push(...text);
-      recent.splice(0, Math.max(0, recent.length - 200));
-    };
-    const temp = ansibleTemp(ctx);
-    await withPreparedRoot(ctx, stepsNeedNetwork(all), () =>
-      withMounts(ctx, stepsNeedMounts(all), async () => {
-        const cleanupTmp = ctx.session.defer('remove ansible temp', temp.remove);
-        const extra = sensitiveExtraVars(ctx, all);
-        try {
-          const args = ['-i', `${ctx.root},`, '-c', 'community.general.chroot', playbook, '--tags', ctx.phase.name, ...extra.args];
-          // Not run's `log`: the log gets the callback's events as readable lines, written by onLine.
-          ctx.log.line(`$ ansible-playbook ${args.join(' ')}`);
-          await run('ansible-playbook', args, {
-            cwd: ctx.compiledDir,
-            env: {
-              ANSIBLE_NOCOLOR: '1',
-              ANSIBLE_FORCE_COLOR: '0',
-              ANSIBLE_STDOUT_CALLBACK: ANSIBLE_JSON_CALLBACK,
-              ANSIBLE_PYTHON_INTERPRETER: '/usr/bin/python3',
-              ANSIBLE_REMOTE_TEMP: temp.remote,
-              ANSIBLE_LOCAL_TEMP: temp.local,
-              ANSIBLE_RETRY_FILES_ENABLED: '0',
-              ANSIBLE_HOST_KEY_CHECKING: '0',
-              ANSIBLE_DEPRECATION_WARNINGS: '0',
-              ...epochEnv(ctx),
-            },
-            onLine: (line, stream) => {
-              // Lines that are not the callback's (warnings, a Python error) go to the log as they are.
-              const parsed = stream === 'stdout' ? parser.feed(line) : undefined;
-              if (!parsed) return logLines([line]);
-              for (const ev of parsed.events) tracker.on(ev);
-              logLines(parsed.text);
-            },
-          });
-          for (const ev of parser.flush()) tracker.on(ev);
-        } catch (e) {
-          for (const ev of parser.flush()) tracker.on(ev);
-          throw failure(ctx, e instanceof CommandError && e.exitCode !== undefined ? new CommandError(e.command, e.exitCode, recent.join('\n')) : e, tracker.failed ?? tracker.current, tracker.records);
-        } finally {
-          ctx.log.stepEnd();
-          extra.remove();
-          cleanupTmp();
-        }
-      }),
-    );
+    await playbook(ctx, [site, '--tags', ctx.phase.name], all, (ev) => tracker.on(ev), tracker);
     return tracker.outcome();
   },
 };

@@ -15,6 +15,7 @@ import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archiv
 import type { LineInFileOptions } from '../steps/line-in-file.js';
 import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import type { IniKeyOptions } from '../steps/ini-key.js';
+import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { Condition } from '../core/conditions.js';
@@ -372,6 +373,13 @@ type IniKeyStep = <U extends string, G extends string, K extends string, P exten
   opts: IniKeyOptions,
 ) => StepBuilder<U, G, K, P, S, X, C>;
 
+type DataKeyStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: Ref<P, D>,
+  key: string | readonly string[],
+  opts: DataKeyOptions,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
 type CommandStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
   this: StepBuilder<U, G, K, P, S, X, C>,
   run: string,
@@ -545,6 +553,22 @@ interface Steps {
    */
   readonly iniKey: IniKeyStep;
 
+  /**
+   * One key of an existing TOML file, by its dotted key in TOML's syntax
+   * (`plugins."io.containerd.grpc.v1.cri".containerd`) or its segments: present
+   * sets it to `value`, making the tables on the way; absent removes it. The
+   * root needs python3-tomlkit, which does the edit (docs/file-edits.md).
+   */
+  readonly tomlKey: DataKeyStep;
+
+  /**
+   * One key of an existing YAML file (one document), by its dotted key
+   * (`authentication.x509.clientCAFile`) or its segments when a key holds a
+   * dot: present sets it to `value`, making the mappings on the way; absent
+   * removes it. The root needs python3-ruamel.yaml, which does the edit.
+   */
+  readonly yamlKey: DataKeyStep;
+
   /** The escape hatch: a raw shell command with the facts it declares. */
   readonly command: CommandStep;
 
@@ -553,7 +577,9 @@ interface Steps {
    * (imgc cannot see into it, as with `command`). `dir` is relative to this
    * file and holds tasks/main.yml (or main.yaml); its files are read now and
    * every output that applies the role carries a copy. The ansible target
-   * imports it natively; shell and cloud-init refuse it (docs/ansible-role.md).
+   * imports it natively; the shell target's build.sh applies it from the
+   * build machine; provision.sh, Packer's shell provisioner and cloud-init
+   * refuse it (docs/ansible-role.md).
    */
   readonly ansibleRole: AnsibleRoleStep;
 
@@ -578,6 +604,13 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
         ...(pkg ? { package: pkg } : {}),
         requires: [fact('service', name), fact('command', 'systemctl')],
       }) as never;
+    };
+    const dataKey = (b: RootSteps, format: 'toml' | 'yaml', path: string, key: string | readonly string[], opts: DataKeyOptions): never => {
+      try {
+        return b.add<'dataKey'>(kinds.dataKey.make(format, path, key, opts, b.family)) as never;
+      } catch (e) {
+        throw new DefinitionError(`${format}Key('${path}'): ${(e as Error).message}`);
+      }
     };
     const steps: Steps = {
       when(condition, then, otherwise) {
@@ -734,6 +767,12 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
       },
       iniKey(path, key, opts) {
         return this.add<'iniKey'>(kinds.iniKey.make(path as string, key, opts)) as never;
+      },
+      tomlKey(path, key, opts) {
+        return dataKey(this, 'toml', path as string, key, opts);
+      },
+      yamlKey(path, key, opts) {
+        return dataKey(this, 'yaml', path as string, key, opts);
       },
       command(run, opts = {} as never) {
         return this.add<'command'>({

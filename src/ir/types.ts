@@ -465,6 +465,25 @@ export type BlockInFileStep = {
         negate: boolean;
     }[] | undefined;
 };
+export type DataKeyStep = {
+    kind: "dataKey";
+    format: "toml" | "yaml";
+    path: string;
+    key: string[];
+    state: "absent" | "present";
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    value?: string | number | boolean | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
+};
 export type UpgradeStep = {
     kind: "upgrade";
     dist: boolean;
@@ -536,7 +555,7 @@ export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | Symlin
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | UpgradeStep | AnsibleRoleStep | RebootStep;
+} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep;
 export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -556,7 +575,7 @@ export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | UpgradeStep | AnsibleRoleStep | RebootStep;
+} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

@@ -4,8 +4,10 @@
 // every output that applies the role holds a copy of it (self-contained), and
 // a changed role file changes the IR: the build's phase key and the loader's
 // cache follow it. The ansible target applies it natively (import_role); the
-// targets whose steps run inside the root (shell, cloud-init) cannot run
-// ansible-playbook against that root from there and refuse it (docs/ansible-role.md).
+// shell target's build applies that same import from the build machine
+// (`fromBuildMachine`), between parts of the phase script. Where steps run
+// only inside the root or on the host (provision.sh, cloud-init, Packer's
+// shell provisioner) it is refused (docs/ansible-role.md).
 import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
 import { bool, num, unsafe, word } from '../emit/ansible/quote.js';
@@ -45,10 +47,14 @@ export const roleFilePath = (s: Pick<AnsibleRoleStep, 'name'>, file: string): st
 
 const scalar = (v: string | number | boolean): Scalar => (typeof v === 'string' ? unsafe(v) : typeof v === 'number' ? num(v) : bool(v));
 
-/** Why a target whose steps run inside the root cannot apply a role, and what to do instead. */
-const insideRoot = {
-  refuse: 'its steps run inside the root, where no ansible-playbook can apply a role to that root from outside',
-  hint: 'compile or build with --target ansible (or Packer with --provisioner ansible), which applies the role natively; or say what the role does with imgc steps',
+/**
+ * provision.sh runs on the host itself (`ssh host sudo sh -s`, one script on
+ * stdin): no copy of the role travels there, and applying it would take
+ * Ansible on every host; ansible --runtime already does it properly.
+ */
+const onHost = {
+  refuse: 'provision.sh runs on the host itself as one script (ssh host sudo sh -s), which carries no copy of the role and no ansible-playbook to apply it',
+  hint: 'apply it to existing hosts with --target ansible --runtime (runtime.yml imports the role, its copy beside it), or build it into the image with --target shell or --target ansible',
 };
 
 export const ansibleRole = {
@@ -81,7 +87,9 @@ export const ansibleRole = {
   /** The role's copy, for the outputs that apply it. */
   carries: (s) => s.files.map((f) => ({ path: roleFilePath(s, f.path), text: f.text })),
 
-  shell: insideRoot,
+  // The shell target's image build applies the `ansible` rendering below from the build machine.
+  fromBuildMachine: 'ansible-playbook',
+  shell: onHost,
   ansible: (s) => {
     const names = Object.keys(s.vars).sort();
     return [

@@ -26,6 +26,7 @@ import { cloudImage } from './cloud-image.js';
 import { verify } from './verify.js';
 import { lineInFile } from './line-in-file.js';
 import { iniKey } from './ini-key.js';
+import { dataKey } from './data-key.js';
 import { blockInFile } from './block-in-file.js';
 import { upgrade } from './upgrade.js';
 import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
@@ -37,7 +38,7 @@ import { ansibleRole } from './ansible-role.js';
 import { reboot } from './reboot.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, upgrade, ansibleRole, reboot } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, dataKey, upgrade, ansibleRole, reboot } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -74,6 +75,7 @@ export const stepSchemas = {
   LineInFileStep: lineInFile.schema,
   BlockInFileStep: blockInFile.schema,
   IniKeyStep: iniKey.schema,
+  DataKeyStep: dataKey.schema,
   UpgradeStep: upgrade.schema,
   AnsibleRoleStep: ansibleRole.schema,
   RebootStep: reboot.schema,
@@ -106,6 +108,7 @@ export const phaseStepSchemas = [
   lineInFile.schema,
   blockInFile.schema,
   iniKey.schema,
+  dataKey.schema,
   upgrade.schema,
   ansibleRole.schema,
   reboot.schema,

@@ -222,6 +222,15 @@ export interface StepKind<S extends StepCommon = StepCommon> {
    */
   downloads?(s: S): readonly Download[];
   /**
+   * The shell target's image build runs the step on the build machine rather
+   * than inside the root: between parts of the phase's script, build.sh (and
+   * `imgc build --target shell`) applies its `ansible` rendering, in a play of
+   * its own, to the root with ansible-playbook's chroot connection (an
+   * Ansible role). Its `shell` rendering then serves only the outputs with no
+   * build machine (provision.sh). Absent: the step runs inside the root.
+   */
+  readonly fromBuildMachine?: 'ansible-playbook';
+  /**
    * Content the outputs that run the step carry beside their own files (an
    * Ansible role's copy, `roles/<name>/…`), each path relative to the output's
    * directory: the outputs stay self-contained. Absent: none.

@@ -10,6 +10,7 @@ import { validatorCommand, validatorFor, type Validator } from '../emit/validato
 import { bool, mode as cloudMode, normalMode as cloudNormalMode, str } from '../emit/cloud-init/quote.js';
 import { map, type Node, type YMap } from '../emit/cloud-init/yaml.js';
 import type { Call, HelperName as CloudHelperName } from '../emit/cloud-init/calls.js';
+import type { RootExpectation } from './kind.js';
 
 export interface Owned {
   readonly owner?: string | undefined;
@@ -99,6 +100,22 @@ export const ownershipProblem = (r: RootFacts, p: string, want: Owned): string |
   }
   return problems.length ? `${p}: ${problems.join('; ')}` : undefined;
 };
+
+/**
+ * What an edit of an existing file promises about the file itself, under the
+ * file's own subject: it is still a regular file (or a link to one). It
+ * replaces a `file` step's whole-content expectation, which the edit made
+ * false on purpose; the edit's own expectation checks what it changed.
+ */
+export const editedFile = (p: string): RootExpectation => ({
+  subject: `fact:path:${p}`,
+  what: `file ${p} (edited)`,
+  check: (r) => {
+    const m = r.view.meta(p);
+    if (!m) return `${p} does not exist`;
+    return r.view.readFile(p) === undefined ? `${p} is not a file` : undefined;
+  },
+});
 
 /** The owner and group a path needs to exist (facts of a file or directory step). */
 export const ownerFacts = (s: Owned): Fact[] => [...(s.owner !== undefined ? [{ kind: 'user' as const, key: s.owner }] : []), ...(s.group !== undefined ? [{ kind: 'group' as const, key: s.group }] : [])];

@@ -159,6 +159,30 @@ describe('ansible progress', () => {
     expect(feed([task('customize.1.command: x'), result('unreachable', { unreachable: true, msg: 'gone' })])[1]).toEqual({ type: 'end', step: 'customize.1.command', status: 'failed' });
   });
 
+  it("keeps a step failed when the phase's rescue runs after it (its post hooks, then the host fails)", () => {
+    const out = feed([
+      task('Command: boom (provision.1.command, test.ts:10)'),
+      result('failed', { failed: true, rc: 3 }),
+      task('Post hook (phase failed): event to stdout (provision.post1.hook, test.ts:12)'),
+      result('ok', { changed: false }),
+      task('Phase provision: failed on this host'),
+      result('failed', { failed: true, msg: 'imgc: phase provision failed at …' }),
+      stats({ ok: 1, failures: 1, rescued: 1 }),
+    ]);
+    expect(out).toEqual([
+      { type: 'start', step: 'provision.1.command' },
+      { type: 'end', step: 'provision.1.command', status: 'failed' },
+      { type: 'recap', ok: 1, changed: 0, failed: 1, unreachable: 0 },
+    ]);
+    // The same post hook after a phase that went through is a step of its own, as before.
+    expect(feed([task('Command: ok (provision.1.command, test.ts:10)'), result('failed', { failed: true }), task('Post hook: event to stdout (provision.post1.hook, test.ts:12)'), result('ok')])).toEqual([
+      { type: 'start', step: 'provision.1.command' },
+      { type: 'end', step: 'provision.1.command', status: 'unchanged' },
+      { type: 'start', step: 'provision.post1.hook' },
+      { type: 'end', step: 'provision.post1.hook', status: 'unchanged' },
+    ]);
+  });
+
   it('ignores tasks that belong to no step (handlers, fact gathering) and lines that are not the callback\'s', () => {
     expect(feed([task('Gathering Facts'), result('ok'), handler('restart ssh (customize.1.service)'), result('ok', { changed: true })])).toEqual([]);
     const p = new AnsibleProgress();

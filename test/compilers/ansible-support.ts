@@ -64,6 +64,10 @@ export const unsafeTag = { tag: '!unsafe', resolve: (s: string) => s } as const;
 export const parseYaml = (text: string, version: '1.1' | '1.2' = '1.2'): unknown =>
   YAML.parse(text, { version, customTags: [unsafeTag], uniqueKeys: true, strict: true, prettyErrors: true });
 
+/** A tasks file's tasks in the order they run when nothing fails: a guarded block's own tasks in its place, its rescue left out. */
+export const tasksInOrder = <T = Record<string, unknown>>(text: string): T[] =>
+  (parseYaml(text) as Record<string, unknown>[]).flatMap((t) => ('block' in t ? (t['block'] as T[]) : [t as T]));
+
 const base: Image['base'] = {
   name: 'debian-12',
   distro: 'debian',

@@ -11,7 +11,7 @@ import { CompileError, type CompiledFiles } from '../../src/compilers/types.js';
 import type { Image } from '../../src/ir/schema.js';
 import { goodExamples, imgc, irOf } from '../helpers/cli.js';
 import { expectGolden } from '../helpers/golden.js';
-import { imageOf, parseYaml, phase, run, workspace, writeFiles } from './ansible-support.js';
+import { imageOf, parseYaml, phase, run, tasksInOrder, workspace, writeFiles } from './ansible-support.js';
 
 type Task = Record<string, unknown> & { name: string };
 type Play = { name: string; hosts: string; gather_facts: boolean; tags: string[]; roles: { role: string }[] };
@@ -105,7 +105,7 @@ describe.each(goodExamples())('ansible backend on %s', (file) => {
     for (const p of ir.phases) {
       const f = files[`roles/${p.name.replace(/-/g, '_')}/tasks/main.yml`];
       if (f === undefined) continue;
-      const tasks = parseYaml(f) as Task[];
+      const tasks = tasksInOrder<Task>(f);
       const names = tasks.map((t) => t.name);
       expect(new Set(names).size).toBe(names.length);
       for (const s of [...p.pre, ...p.steps, ...p.post].filter((x) => !['artifact', 'cloudImage', 'verify'].includes(x.kind)))
@@ -178,7 +178,7 @@ export const everyKind = (): Image =>
 describe('ansible backend on every step kind', () => {
   let files: CompiledFiles;
   const ws = workspace('kinds');
-  const tasksOf = (role: string) => parseYaml(files[`roles/${role}/tasks/main.yml`]!) as Task[];
+  const tasksOf = (role: string) => tasksInOrder<Task>(files[`roles/${role}/tasks/main.yml`]!);
 
   beforeAll(() => {
     files = ansibleCompiler.compile(everyKind(), {});
@@ -237,8 +237,10 @@ describe('ansible backend on every step kind', () => {
     expect(warned).toMatchObject({ 'ansible.builtin.debug': {}, when: '(imgc_webhook.rc | default(0)) != 0' });
     const [, stop] = by('customize.post1.hook');
     expect(stop).toMatchObject({ 'ansible.builtin.fail': { msg: '{{ imgc_webhook.stderr }}' }, when: '(imgc_webhook.rc | default(0)) != 0' });
-    // The only templates are the backend's own.
-    for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(/^(imgc_image|imgc_event|imgc_event \| to_json|imgc_webhook_sh|imgc_webhook\.stderr|'imgc: warning: ' ~ imgc_webhook\.stderr ~ '; going on'|now\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\))$/);
+    // The only templates are the backend's own (a phase with post hooks: its rescue's, naming what failed).
+    const failedAt = "ansible_failed_task\\.name ~ ': ' ~ \\(ansible_failed_result\\.msg \\| default\\('failed'\\)\\)";
+    const own = new RegExp(`^(imgc_image|imgc_event|imgc_event \\| to_json|imgc_webhook_sh|imgc_webhook\\.stderr|'imgc: warning: ' ~ imgc_webhook\\.stderr ~ '; going on'|now\\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\\)|${failedAt}|'imgc: phase [a-z0-9-]+ failed at ' ~ ${failedAt})$`);
+    for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(own);
   });
 
   it('comments out swap entries in fstab as Ansible\'s replace would, idempotently', async () => {

@@ -1,13 +1,14 @@
-// A runtime phase that fails fires its post hooks with `result: failed` and the
-// message (runtime.yml: the steps in a block, the post hooks in its rescue),
-// then fails the host. Rendered in-process, and run for real by
+// A phase that fails fires its post hooks with `result: failed` and the
+// message (runtime.yml, and site.yml's roles when the phase has post hooks:
+// the steps in a block, the post hooks in its rescue), then fails the host. Rendered in-process, and run for real by
 // ansible-playbook on this machine: the phase's one step is a command that
 // fails, so nothing here is changed; the event hook appends to a temp file.
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
 import { imageOf, parseYaml, phase, run as ansibleRun, workspace, writeFiles } from '../compilers/ansible-support.js';
+import { ANSIBLE_JSON_CALLBACK, AnsibleProgress } from '../../src/build/progress.js';
 
 describe('a failing runtime phase fires its post hooks with result failed (ansible)', () => {
   const ws = workspace('failed-phase');
@@ -45,5 +46,37 @@ describe('a failing runtime phase fires its post hooks with result failed (ansib
     expect(sent[0]).toMatchObject({ image: 'failing-phase', phase: 'provision', when: 'post', result: 'failed' });
     expect(sent[0]!['message']).toMatch(/^Command: fail on purpose \(provision\.1\.command, test\.ts:10\): non-zero return code/);
     expect(r.all).toContain('imgc: phase provision failed at Command: fail on purpose');
+  }, 120_000);
+});
+
+describe("a failing image phase with post hooks fires them with result failed (site.yml's role)", () => {
+  const ws = workspace('failed-image-phase');
+  afterAll(() => ws.remove());
+  const events = path.join(ws.root, 'events.jsonl');
+  const steps = [{ kind: 'command', run: 'echo "boom" >&2; exit 3', needsMounts: false, description: 'fail on purpose' }] as const;
+  const hooked = imageOf([phase('provision', [...steps], { post: [{ kind: 'hook', when: 'post', action: { type: 'event', target: events } }] })], 'failing-image');
+
+  it('guards the steps only where there are post hooks to fire', () => {
+    const role = (ir: typeof hooked) => parseYaml(ansibleCompiler.compile(ir, {})['roles/provision/tasks/main.yml']!) as Record<string, unknown>[];
+    const [block, after] = role(hooked) as [{ block: { name: string }[]; rescue: { name: string }[] }, { name: string }];
+    expect(block.block.map((t) => t.name)).toEqual(['Command: fail on purpose (provision.1.command, test.ts:10)']);
+    expect(block.rescue.map((t) => t.name)).toEqual([expect.stringMatching(/^Post hook \(phase failed\): event to .* \(provision\.post1\.hook, test\.ts:10\)$/), 'Phase provision: failed on this host']);
+    expect(after.name).toMatch(/^Post hook: /);
+    expect(role(imageOf([phase('provision', [...steps])], 'no-hooks')).some((t) => 'block' in t)).toBe(false);
+  });
+
+  it("ansible-playbook: the post hook gets result failed and the message, the host fails, and the build's progress names the failed step", async () => {
+    rmSync(ws.out, { recursive: true, force: true });
+    writeFiles(ws.out, ansibleCompiler.compile(hooked, {}));
+    const r = await ansibleRun('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'site.yml'], ws.out, ws.home, { ANSIBLE_STDOUT_CALLBACK: ANSIBLE_JSON_CALLBACK });
+    expect(r.exitCode, r.all).toBe(2);
+    const sent = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ image: 'failing-image', phase: 'provision', when: 'post', result: 'failed' });
+    expect(sent[0]!['message']).toMatch(/^Command: fail on purpose \(provision\.1\.command, test\.ts:10\): non-zero return code/);
+    // What `imgc build --target ansible` reads from this output: the step failed, not the hooks after it.
+    const progress = new AnsibleProgress();
+    const ends = [...r.stdout.split('\n').flatMap((l) => progress.feed(l)?.events ?? []), ...progress.flush()].filter((e) => e.type === 'end');
+    expect(ends).toEqual([{ type: 'end', step: 'provision.1.command', status: 'failed' }]);
   }, 120_000);
 });

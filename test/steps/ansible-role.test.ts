@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
 import { compilers } from '../../src/compilers/index.js';
 import { CompileError } from '../../src/compilers/types.js';
-import { image } from '../../src/index.js';
+import { image, variable, z } from '../../src/index.js';
 import { loadDefinition } from '../../src/load/index.js';
 import { hashInputs, inputsUnchanged } from '../../src/util/cache.js';
 import { debian12 } from '../../stdlib/bases.js';
@@ -93,12 +93,54 @@ describe('ansibleRole: outputs', () => {
     await lintClean(dir, 'runtime.yml');
   });
 
-  it('shell, Packer with the shell provisioner and cloud-init refuse it with IMGC2002 and what to do instead', () => {
-    expect(refusal(() => compilers.shell.compile(ir, {}))).toEqual([
-      "IMGC2002 the shell target cannot express ansible role 'motd': its steps run inside the root, where no ansible-playbook can apply a role to that root from outside",
+  it('shell: matches the golden files (the phase scripts in parts around each role\'s play)', () => {
+    const files = compilers.shell.compile(ir, {});
+    expect(Object.keys(files).filter((f) => !f.startsWith('roles/')).sort()).toEqual([
+      '01-customize.1.yml',
+      '02-provision.1.yml',
+      'build.sh',
+      'phases/01-customize.2.sh',
+      'phases/03-artifact.sh',
+      'phases/helpers.sh',
     ]);
-    expect(refusal(() => compilers.shell.compile(ir, { runtime: true }))).toHaveLength(1);
-    expect(refusal(() => compilers.packer.compile(ir, {}))).toHaveLength(1);
+    expectGolden('steps-ansible-role/shell', files);
+  });
+
+  it('shell: build.sh and the parts pass shellcheck; each play passes --syntax-check and ansible-lint --profile production', async () => {
+    const dir = tempDir('ansible-role-shell');
+    const files = compilers.shell.compile(ir, {});
+    write(dir, files);
+    const sh = Object.keys(files).filter((f) => f.endsWith('.sh'));
+    const r = await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', '-S', 'style', ...sh], { cwd: dir, reject: false });
+    expect(r.stdout + r.stderr).toBe('');
+    for (const play of Object.keys(files).filter((f) => /^[^/]+\.yml$/.test(f))) await lintClean(dir, play);
+  });
+
+  it('shell: a role under when(...) is decided by build.sh, as the phase scripts decide their steps', async () => {
+    const hardening = variable('hardening', z.boolean(), { default: true });
+    const conditioned = image('x')
+      .base(base)
+      .customize((p) => p.when(hardening, (q) => q.ansibleRole(motd)).file('/etc/x', { content: 'x\n' }))
+      .toIR('x.ts');
+    const v = { ...conditioned, variables: [{ name: 'hardening', type: 'boolean', sensitive: false, value: true }] } as typeof conditioned;
+    const files = compilers.shell.compile(v, {});
+    const build = files['build.sh']!;
+    expect(build).toContain('IMGC_VAR_HARDENING=${IMGC_VAR_HARDENING:-true}');
+    expect(build).toMatch(/ {2}if \[ "\$\{IMGC_VAR_HARDENING\}" = true \]; then\n {4}imgc_play 01-customize\.1\.yml customize\.1\.ansibleRole \|\| imgc_failed customize "\$\?"\n {2}else\n/);
+    const dir = tempDir('ansible-role-shell-when');
+    write(dir, files);
+    const r = await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', '-S', 'style', 'build.sh'], { cwd: dir, reject: false });
+    expect(r.stdout + r.stderr).toBe('');
+  });
+
+  it('provision.sh, Packer with the shell provisioner and cloud-init refuse it with IMGC2002 and what to do instead', () => {
+    expect(refusal(() => compilers.shell.compile(ir, { runtime: true }))).toEqual([
+      "IMGC2002 the shell target cannot express ansible role 'motd': provision.sh runs on the host itself as one script (ssh host sudo sh -s), which carries no copy of the role and no ansible-playbook to apply it",
+    ]);
+    expect(refusal(() => compilers.packer.compile(ir, {}))).toEqual([
+      "IMGC2002 the packer target cannot express ansible role 'motd': Packer's shell provisioner runs the phase scripts in the machine being built, and nothing applies the role to it from outside",
+      "IMGC2002 the packer target cannot express ansible role 'motd': Packer's shell provisioner runs the phase scripts in the machine being built, and nothing applies the role to it from outside",
+    ]);
     expect(refusal(() => compilers['cloud-init'].compile(ir, {}))).toEqual([
       "IMGC2002 the cloud-init target cannot express ansible role 'motd': cloud-init runs no Ansible role: its commands run on the booting node, which has no copy of the role or ansible-playbook",
     ]);

@@ -1,6 +1,8 @@
 // Every step kind × target: each registered kind has, for every target, a
 // rendering, an explicit refusal with a reason (IMGC2002), or says who does it
-// instead — never nothing. And every kind of the IR is registered.
+// instead — never nothing; a kind the shell target's build applies from the
+// build machine (an Ansible role) has the ansible rendering it applies. And
+// every kind of the IR is registered.
 import { describe, expect, it } from 'vitest';
 import { allKinds, isRefusal } from '../../src/steps/index.js';
 import type { StepKind } from '../../src/steps/kind.js';
@@ -25,6 +27,8 @@ const gaps = (kinds: ReadonlyMap<string, StepKind>): string[] => {
       else if (t === 'cloudInit' && typeof r === 'object' && r !== null && typeof (r as { run?: unknown }).run === 'function') continue;
       else out.push(`${name} × ${t}: neither a rendering nor a refusal with a reason`);
     }
+    // The shell target's build applies such a step with its ansible rendering, from the build machine.
+    if (k.fromBuildMachine !== undefined && typeof k.ansible !== 'function') out.push(`${name} × shell: applied from the build machine, but with no ansible rendering to apply`);
   }
   return out;
 };
@@ -39,8 +43,13 @@ describe('step kinds', () => {
     const broken = new Map<string, StepKind>([
       ['noShell', { ...swapOff, kind: 'noShell', shell: undefined } as unknown as StepKind],
       ['mute', { ...swapOff, kind: 'mute', ansible: { refuse: ' ' } } as unknown as StepKind],
+      ['playless', { ...swapOff, kind: 'playless', fromBuildMachine: 'ansible-playbook', ansible: { refuse: 'no' } } as unknown as StepKind],
     ]);
-    expect(gaps(broken)).toEqual(['noShell × shell: neither a rendering nor a refusal with a reason', 'mute × ansible: a refusal without a reason']);
+    expect(gaps(broken)).toEqual([
+      'noShell × shell: neither a rendering nor a refusal with a reason',
+      'mute × ansible: a refusal without a reason',
+      'playless × shell: applied from the build machine, but with no ansible rendering to apply',
+    ]);
   });
 
   it('registers every kind of the IR, and nothing else', () => {

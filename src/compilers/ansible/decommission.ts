@@ -7,11 +7,12 @@ import { decommissionPhase } from '../../ir/phases.js';
 import { hookTasks } from './hooks.js';
 import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
-import { ansibleCfg, groupVars } from './index.js';
+import { ansibleCfg, groupVars } from './files.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { guardedBlock, lineRegexp, probeCommand, recorded } from './runtime.js';
+import { lineRegexp, probeCommand, recorded } from './runtime.js';
+import { guardedBlock } from './hooks.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq, type Item } from './yaml.js';
 

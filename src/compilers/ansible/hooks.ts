@@ -1,11 +1,12 @@
 // Phase hooks. A script runs in the target like a command; webhooks and events
 // run on the machine driving the build (delegate_to: localhost, once per play)
 // and send the same JSON body: image, phase, when, timestamp, result.
-import type { StepOf } from '../../ir/schema.js';
-import { firstLine, labelText, taskName } from '../../emit/ansible/names.js';
-import { bool, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { task, type Task } from '../../emit/ansible/tasks.js';
-import { entry, map, seq, type Entry, type Node } from './yaml.js';
+import type { Phase, StepOf } from '../../ir/schema.js';
+import { firstLine, labelName, labelText, taskName } from '../../emit/ansible/names.js';
+import { bool, label as quotedLabel, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
+import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
+import { entry, map, seq, type Entry, type Item, type Node } from './yaml.js';
+import { safePhase } from './fleet.js';
 import { webhookHelper } from '../webhook-sdk.js';
 import { rawCommandNoqa } from '../../emit/ansible/lint.js';
 
@@ -26,6 +27,20 @@ const eventFields = (phase: string, when: 'pre' | 'post', failed = false): Recor
 });
 const eventVars = (phase: string, when: 'pre' | 'post', failed = false): Entry => entry('vars', map(eventFields(phase, when, failed)))!;
 
+/** How a post hook in a phase's rescue is named, apart from the same hook after a phase that went through. */
+const RESCUED_HOOK = 'Post hook (phase failed)';
+const FAILED_HOST = ': failed on this host';
+
+/**
+ * Whether a task is one of a phase's rescue (guardedBlock): the build's
+ * progress reads a failure followed by one as not ignored.
+ */
+export const isRescueTask = (name: string): boolean => {
+  // Ansible names a role's task `ROLE : NAME`.
+  const own = name.replace(/^[a-z][a-z0-9_]* : /, '');
+  return own.startsWith(`${RESCUED_HOOK}: `) || (own.startsWith('Phase ') && own.endsWith(FAILED_HOST));
+};
+
 /** In a rescue section: the failed task's name and message. */
 export const FAILED_MESSAGE = "ansible_failed_task.name ~ ': ' ~ (ansible_failed_result.msg | default('failed'))";
 
@@ -36,7 +51,7 @@ const onController = [entry('delegate_to', word('localhost')), entry('run_once',
 
 /** The tasks of one pre/post hook of `phase`; `failed`: a post hook in the rescue of a phase that failed (result failed, with the message). */
 export const hookTasks = (h: StepOf<'hook'>, phase: string, failed = false): Task[] => {
-  const label = (what: string) => taskName(`${h.when === 'pre' ? 'Pre' : 'Post'} hook: ${h.description !== undefined ? labelText(h.description) : what}`, h.id, h.loc);
+  const label = (what: string) => taskName(`${h.when === 'pre' ? 'Pre hook' : failed ? RESCUED_HOOK : 'Post hook'}: ${h.description !== undefined ? labelText(h.description) : what}`, h.id, h.loc);
   const a = h.action;
   switch (a.type) {
     case 'script':
@@ -109,3 +124,20 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string, failed = false): Tas
       ];
   }
 };
+
+/** The end of a phase's rescue: the host fails, with what failed (the summary reads imgc_done). */
+const failTask = (phase: string): Task =>
+  task({
+    name: labelName(`Phase ${labelText(phase)}${FAILED_HOST}`),
+    module: 'ansible.builtin.fail',
+    args: map({ msg: template(`'imgc: phase ${safePhase(phase)} failed at ' ~ ${FAILED_MESSAGE}`) }),
+  });
+
+/** A phase's tasks in a block whose rescue fires its post hooks with result failed and the message, then fails the host. */
+export const guardedBlock = (phase: Phase, body: readonly Task[]): Item => ({
+  value: map({
+    name: quotedLabel(labelName(`Phase ${labelText(phase.name)}: its steps; on a failure its post hooks say so`)),
+    block: seq(body.map(taskItem), { spaced: true }),
+    rescue: seq([...phase.post.flatMap((h) => hookTasks(h, phase.name, true)), failTask(phase.name)].map(taskItem), { spaced: true }),
+  }),
+});

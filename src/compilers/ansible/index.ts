@@ -13,16 +13,17 @@
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
 import { assertCompilable } from '../representable.js';
 import type { CompiledFiles, CompileOptions, Compiler } from '../types.js';
-import { hookTasks } from './hooks.js';
+import { guardedBlock, hookTasks } from './hooks.js';
 import { labelName, labelText } from '../../emit/ansible/names.js';
-import { bool, ident, unsafe, label, word } from '../../emit/ansible/quote.js';
+import { bool, ident, label, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { kindOf } from '../../steps/index.js';
 import type { Elsewhere } from '../../steps/kind.js';
 import { isElsewhere } from '../renderings.js';
 import { taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { guardSensitive, valueChecks, variableDefaults } from './variables.js';
-import { document, map, seq } from '../../emit/ansible/yaml.js';
+import { guardSensitive, valueChecks } from './variables.js';
+import { ansibleCfg, groupVars } from './files.js';
+import { document, map, seq, type Item } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
 import { ansibleDecommission } from './decommission.js';
 import { imageView } from '../../ir/phases.js';
@@ -41,7 +42,7 @@ const elsewhere = (s: Step): string | undefined => {
 
 interface CompiledPhase {
   phase: Phase;
-  tasks: Task[];
+  items: Item[];
   notes: string[];
   skipped: string[];
 }
@@ -49,18 +50,26 @@ interface CompiledPhase {
 const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
   const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), verify: phase.name === 'verify' };
   const skipped: string[] = [];
-  const tasks: Task[] = [...phase.pre.flatMap((h) => hookTasks(h, phase.name))];
+  const pre = phase.pre.flatMap((h) => hookTasks(h, phase.name));
+  const steps: Task[] = [];
   for (const s of phase.steps) {
     const other = elsewhere(s);
     if (other !== undefined) skipped.push(other);
-    else tasks.push(...stepTasks(s as RootStep, ctx));
+    else steps.push(...stepTasks(s as RootStep, ctx));
   }
-  tasks.push(...phase.post.flatMap((h) => hookTasks(h, phase.name)));
-  return { phase, tasks: [...valueChecks(ir, phase), ...guardSensitive(ir, tasks)], notes: [...ctx.notes], skipped };
+  const post = phase.post.flatMap((h) => hookTasks(h, phase.name));
+  // guardSensitive keeps the tasks in order, after the assert it may put first.
+  const all = guardSensitive(ir, [...pre, ...steps, ...post]);
+  const bodyAt = all.length - post.length - steps.length;
+  const body = all.slice(bodyAt, bodyAt + steps.length);
+  // With post hooks, a failing step still fires them (result failed, the message) before the host fails.
+  const guarded: Item[] = post.length && body.length ? [guardedBlock(phase, body)] : body.map(taskItem);
+  const items = [...valueChecks(ir, phase), ...all.slice(0, bodyAt)].map(taskItem).concat(guarded, all.slice(bodyAt + steps.length).map(taskItem));
+  return { phase, items, notes: [...ctx.notes], skipped };
 };
 
 const tasksFile = (ir: Image, c: CompiledPhase): string =>
-  document(seq(c.tasks.map(taskItem), { spaced: true }), [
+  document(seq(c.items, { spaced: true }), [
     `Phase ${c.phase.name}${at(c.phase.loc)} of ${ir.name}: written by imgc from ${labelText(ir.source)}; edit the definition, not this file.`,
     ...(c.phase.runtime ? ['This phase may also run at runtime on existing hosts (--tags ' + c.phase.name + ').'] : []),
     ...c.notes,
@@ -96,33 +105,6 @@ const siteFile = (ir: Image, played: CompiledPhase[], empty: CompiledPhase[]): s
         : []),
     ],
   );
-
-export const groupVars = (ir: Image): string =>
-  document(
-    map({
-      imgc_image: unsafe(ir.name),
-      imgc_base: unsafe(ir.base.name),
-      imgc_source: unsafe(ir.source),
-      ...variableDefaults(ir),
-    }),
-    [
-      'The definition\'s names, for hooks (imgc_image is in every event) and your own tasks.',
-      ...(ir.variables?.length ? ['Then its variables\' values (-e overrides them); sensitive ones are not here: give them with -e or a vault file.'] : []),
-    ],
-  );
-
-export const ansibleCfg = [
-  '# Written by imgc: settings for running site.yml from this directory. Nothing here',
-  '# needs network; no collection or role is fetched.',
-  '[defaults]',
-  '# The roles next to site.yml (relative to this file).',
-  'roles_path = ./roles',
-  '# Every play sets gather_facts: false; no module here needs facts.',
-  'gathering = explicit',
-  "# The target's /usr/bin/python3 runs the modules; do not warn about finding it.",
-  'interpreter_python = auto_silent',
-  '',
-].join('\n');
 
 const inventoryExample = (ir: Image): string => {
   const runtime = ir.phases.filter((p) => p.runtime).map((p) => p.name);
@@ -161,8 +143,8 @@ export const ansibleCompiler: Compiler = {
       return Object.fromEntries(Object.entries(host).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     }
     const compiled = ir.phases.map((p) => compilePhase(ir, p));
-    const played = compiled.filter((c) => c.tasks.length > 0);
-    const empty = compiled.filter((c) => c.tasks.length === 0);
+    const played = compiled.filter((c) => c.items.length > 0);
+    const empty = compiled.filter((c) => c.items.length === 0);
     const files: CompiledFiles = {
       'site.yml': siteFile(ir, played, empty),
       'group_vars/all.yml': groupVars(ir),

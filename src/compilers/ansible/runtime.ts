@@ -7,21 +7,21 @@
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import { valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
-import type { Image, Phase, Step } from '../../ir/schema.js';
+import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase } from './fleet.js';
 import { summaryCallback } from './summary-callback.js';
 import { ansiblePhaseHandlers, whereTasks } from './handlers.js';
-import { FAILED_MESSAGE, hookTasks } from './hooks.js';
-import { ansibleCfg, groupVars } from './index.js';
+import { guardedBlock, hookTasks } from './hooks.js';
+import { ansibleCfg, groupVars } from './files.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { document, entry, map, seq, type Item, type Node } from './yaml.js';
+import { document, entry, map, seq, type Node } from './yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
 
@@ -208,14 +208,6 @@ export const recorded = (token: string): string => {
 /** Handlers run here, before the host counts as done, rather than after the play's last task. */
 const flushTask: Task = task({ name: 'Handlers: run the notified ones now', module: 'ansible.builtin.meta', args: word('flush_handlers') });
 
-/** The end of a phase's rescue: the host fails, with what failed (the summary reads imgc_done). */
-const failTask = (phase: string): Task =>
-  task({
-    name: labelName(`Phase ${labelText(phase)}: failed on this host`),
-    module: 'ansible.builtin.fail',
-    args: map({ msg: template(`'imgc: phase ${safePhase(phase)} failed at ' ~ ${FAILED_MESSAGE}`) }),
-  });
-
 /** The last task of a phase's play: this host got through the phase (read by the summary). */
 const doneTask = (phase: string): Task =>
   task({
@@ -231,15 +223,6 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
     args: map({ path: unsafe(plan.recordFile), line: unsafe(token), create: bool(true), mode: mode('0644') }),
     keywords: [entry('when', str(absent))],
   });
-
-/** A phase's tasks in a block whose rescue fires its post hooks with result failed and the message, then fails the host. */
-export const guardedBlock = (phase: Phase, body: readonly Task[]): Item => ({
-  value: map({
-    name: label(labelName(`Phase ${labelText(phase.name)}: its steps; on a failure its post hooks say so`)),
-    block: seq(body.map(taskItem), { spaced: true }),
-    rescue: seq([...phase.post.flatMap((h) => hookTasks(h, phase.name, true)), failTask(phase.name)].map(taskItem), { spaced: true }),
-  }),
-});
 
 export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFiles => {
   const plan = runtimePlan(ir);

@@ -178,6 +178,7 @@ const helpers: Record<HelperName, Helper> = {
   lineinfile: fromShell('lineinfile'),
   blockinfile: fromShell('blockinfile'),
   inifile: fromShell('inifile'),
+  keyedit: fromShell('keyedit'),
   aptUpgrade: fromShell('aptUpgrade'),
 };
 

@@ -19,6 +19,7 @@ import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
 import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
 import { imageView } from '../../ir/phases.js';
+import { cut } from '../parts.js';
 
 type Provisioner = 'shell' | 'ansible';
 
@@ -125,23 +126,6 @@ const isPackerOwn = (s: Step): boolean => kindOf(s).packer?.provisioners !== und
 /** The IR without the steps Packer carries out itself: what the shell backend compiles for the parts of the phases. */
 const withoutPackerOwn = (ir: Image): Image => ({ ...ir, phases: ir.phases.map((p) => ({ ...p, steps: p.steps.filter((s) => !isPackerOwn(s)) })) });
 
-/** A phase's root steps cut at the steps Packer carries out itself: script parts and those steps, in order (no empty part). */
-const cut = (steps: readonly PhaseStep[]): ({ part: PhaseStep[] } | { own: PhaseStep })[] => {
-  const out: ({ part: PhaseStep[] } | { own: PhaseStep })[] = [];
-  let part: PhaseStep[] = [];
-  for (const s of steps) {
-    if (!isPackerOwn(s)) {
-      part.push(s);
-      continue;
-    }
-    if (part.length) out.push({ part });
-    out.push({ own: s });
-    part = [];
-  }
-  if (part.length) out.push({ part });
-  return out;
-};
-
 export const localProvisioner = (file: string, lines: readonly string[]): Item =>
   block('provisioner', ['shell-local'], [attr('script', rootPath(file)), attr('execute_command', list(LOCAL_EXECUTE.map(str)))], lines);
 
@@ -171,6 +155,26 @@ const ownRefusals = (ir: Image, provisioner: Provisioner): Diagnostic[] =>
       return [];
     }),
   );
+
+/**
+ * The steps the shell target's build.sh applies from the build machine (an
+ * Ansible role, src/compilers/shell/plays.ts): the shell provisioner runs
+ * only the phase scripts, in the VM, with no ansible-playbook between them.
+ */
+const buildMachineRefusals = (ir: Image, provisioner: Provisioner): Diagnostic[] =>
+  provisioner === 'ansible'
+    ? []
+    : ir.phases.flatMap((p) =>
+        p.steps
+          .filter((s) => kindOf(s).fromBuildMachine !== undefined)
+          .map((s) =>
+            diagnostic('IMGC2002', `the packer target cannot express ${describeStep(s)}: Packer's shell provisioner runs the phase scripts in the machine being built, and nothing applies the role to it from outside`, {
+              loc: s.loc,
+              stepId: s.id,
+              hint: 'compile with --provisioner ansible: Packer then runs the ansible output, which imports the role natively',
+            }),
+          ),
+      );
 
 /** A shell provisioner with fixed commands that a step's kind asked for (src/steps/kind.ts, PackerShell). */
 const ownProvisioner = (p: PackerShell, lines: readonly string[]): Item =>
@@ -251,7 +255,7 @@ const shellPlan = (ir: Image, scripts: Image, opts: CompileOptions, shell: Compi
     );
   };
   const runInParts = (phase: Phase, i: number): void => {
-    const pieces = cut(phase.steps.filter((s) => kindOf(s).inRoot));
+    const pieces = cut(phase.steps.filter((s) => kindOf(s).inRoot), isPackerOwn);
     const parts = pieces.filter((p): p is { part: PhaseStep[] } => 'part' in p);
     let k = 0;
     for (const piece of pieces) {
@@ -443,7 +447,7 @@ export const packerCompiler: Compiler = {
     const problems = templateDiagnostics(ir, opts.packerVersion === '1.6');
     if (problems.length) throw new CompileError(problems);
     const provisioner: Provisioner = opts.provisioner ?? 'shell';
-    const refused = ownRefusals(ir, provisioner);
+    const refused = [...ownRefusals(ir, provisioner), ...buildMachineRefusals(ir, provisioner)];
     if (refused.length) throw new CompileError(refused);
     let embedded: CompiledFiles;
     let provisioners: Item[];

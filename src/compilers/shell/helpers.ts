@@ -8,6 +8,7 @@
 // (POSIX sh has no `local`).
 
 import { validatorBody } from '../../emit/validators.js';
+import { keyEditProgram } from '../../emit/key-edit.js';
 import type { HelperName } from '../../emit/shell/emitted.js';
 
 export type { HelperName };
@@ -775,6 +776,21 @@ const helpers: Record<HelperName, Helper> = {
       '  imgc_want=${imgc_want%x}',
       '  if [ "$imgc_want" != = ]; then',
       '    imgc_file "$1" \'\' \'\' \'\' "${imgc_want#+}"',
+      '  fi',
+      '}',
+    ),
+  },
+  keyedit: {
+    deps: [],
+    code: lines(
+      '# imgc_keyedit FORMAT FILE KEYS VALUE STATE: one key of an existing TOML or YAML',
+      '# FILE (KEYS and VALUE as JSON), set (present) or removed (absent) by the root\'s',
+      '# python3 with tomlkit or ruamel.yaml, which keep comments and order; the file is',
+      '# replaced only when the key changes (owner and mode kept). src/emit/key-edit.ts.',
+      'imgc_keyedit() {',
+      `  imgc_said=$(/usr/bin/python3 -c '${keyEditProgram}' "$@") || return 1`,
+      '  if [ "$imgc_said" = changed ]; then',
+      '    imgc_dirty=1',
       '  fi',
       '}',
     ),

@@ -1,6 +1,7 @@
 // The POSIX shell backend: IR → build.sh, phases/NN-<phase>.sh (run inside the
 // target as root) and hooks/NN-<phase>-{pre,post}.sh (run on the machine
-// driving the build). Pure: same IR, same files.
+// driving the build); a phase with an Ansible role runs as parts around the
+// role's play (./plays.ts). Pure: same IR, same files.
 import type { Compiler, CompiledFiles } from '../types.js';
 import { assertCompilable } from '../representable.js';
 import { buildScript } from './build.js';
@@ -13,6 +14,8 @@ import { shellRuntime } from './runtime.js';
 import { isRootStep } from './steps.js';
 import { shellDecommission } from './decommission.js';
 import { imageView } from '../../ir/phases.js';
+import { withCarried } from '../carried.js';
+import { inParts, phasePieces, pieceFile, stepPlay } from './plays.js';
 
 export const shellCompiler: Compiler = {
   target: 'shell',
@@ -40,15 +43,29 @@ export const shellCompiler: Compiler = {
     const helpers = new Set<HelperName>();
     let runs = false;
     for (const f of phases) {
-      const script = phaseScript(ir, f, packageManager);
-      files[`phases/${f.stem}.sh`] = script.text;
-      script.helpers.forEach((h) => helpers.add(h));
-      runs ||= f.phase.steps.some(isRootStep);
+      const steps = f.phase.steps.filter(isRootStep);
+      if (!inParts(steps)) {
+        const script = phaseScript(ir, f, packageManager);
+        files[`phases/${f.stem}.sh`] = script.text;
+        script.helpers.forEach((h) => helpers.add(h));
+        runs ||= steps.length > 0;
+      } else {
+        // Parts of the script, and between them the plays build.sh applies from the build machine (./plays.ts).
+        phasePieces(steps).forEach((piece, j) => {
+          const file = pieceFile(f.stem, j + 1, piece);
+          if ('own' in piece) return void (files[file] = stepPlay(ir, f.phase, piece.own, file));
+          const script = phaseScript(ir, { ...f, phase: { ...f.phase, steps: piece.part }, stem: `${f.stem}.${j + 1}` }, packageManager);
+          files[file] = script.text;
+          script.helpers.forEach((h) => helpers.add(h));
+          runs = true;
+        });
+      }
       if (f.phase.pre.length) files[`hooks/${f.stem}-pre.sh`] = hooksScript(ir, f, 'pre', f.phase.pre);
       if (f.phase.post.length) files[`hooks/${f.stem}-post.sh`] = hooksScript(ir, f, 'post', f.phase.post);
     }
     // Written once for every phase that runs steps; build.sh stages it beside them.
     if (runs) files[`phases/${HELPERS_FILE}`] = helpersScript(ir, helpers);
-    return { 'build.sh': buildScript(ir, phases, runs), ...files };
+    // The roles' copies (roles/<name>/), beside the plays that import them.
+    return withCarried({ 'build.sh': buildScript(ir, phases, runs), ...files }, ir.phases.flatMap((p) => p.steps), 'shell');
   },
 };

@@ -40,6 +40,7 @@ export type HelperName =
   | 'lineinfile'
   | 'blockinfile'
   | 'inifile'
+  | 'keyedit'
   | 'aptUpgrade';
 
 
