@@ -22,6 +22,7 @@ import type { Condition } from '../core/conditions.js';
 import type { Variable } from './variables.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
+import type { Added, Module } from './module.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
 export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
@@ -175,6 +176,640 @@ export interface AnsibleRoleOptions extends DeclaredFacts {
   vars?: Readonly<Record<string, string | number | boolean>>;
 }
 
+// Each step's signature, named (U … C: the facts of the builder it is called
+// on, inferred from `this`): a property typed by a non-generic type alias is
+// the one member TypeScript does not make anew for each StepBuilder type.
+type WhenStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  condition: Condition | Variable<boolean>,
+  then: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  otherwise?: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U3, G3, K3, P3, S3, X3, C>,
+) => StepBuilder<Extract<U2, U3>, Extract<G2, G3>, Extract<K2, K3>, Extract<P2, P3>, Extract<S2, S3>, Extract<X2, X3>, C>;
+
+type GroupStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: N,
+  opts?: { gid?: number; system?: boolean },
+) => StepBuilder<U, G | N, K, P, S, X, C>;
+
+type UserStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: N,
+  opts?: UserOptions<G, UG, PG, H>,
+) => StepBuilder<U | N, G | ([PG] extends [never] ? N : never), K, P | H, S, X, C>;
+
+type DirectoryStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: D,
+  opts?: Ownership<U, G, O, OG>,
+) => StepBuilder<U, G, K, P | D, S, X, C>;
+
+type FileStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: D,
+  opts: Ownership<U, G, O, OG> & { content: string },
+) => StepBuilder<U, G, K, P | D, S, X, C>;
+
+type SymlinkStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: D,
+  target: string,
+) => StepBuilder<U, G, K, P | D, S, X, C>;
+
+type PackagesStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  names: readonly N[],
+  opts?: D,
+) => StepBuilder<
+    U | Listed<C, M, 'users'> | Declared<D, 'user'>,
+    G | Listed<C, M, 'groups'> | Declared<D, 'group'>,
+    K | M,
+    P | Listed<C, M, 'paths'> | Declared<D, 'path'>,
+    S | Listed<C, M, 'services'> | Declared<D, 'service'>,
+    X | Listed<C, M, 'commands'> | Declared<D, 'command'>,
+    C
+  >;
+
+type RemovePackagesStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, M extends string = PackageNameOf<N>>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  names: readonly Ref<K, N>[],
+) => StepBuilder<
+    Without<U, Listed<C, M, 'users'>>,
+    Without<G, Listed<C, M, 'groups'>>,
+    Without<K, M>,
+    Without<P, Listed<C, M, 'paths'>>,
+    Without<S, Listed<C, M, 'services'>>,
+    Without<X, Listed<C, M, 'commands'>>,
+    C
+  >;
+
+type AptRepositoryStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: N,
+  opts: { uri: string; suites: readonly string[]; components?: readonly string[]; key?: string; keyUrl?: string },
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type EnableServiceStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: Ref<S, N>,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type DisableServiceStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: Ref<S, N>,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type HoldStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  names: readonly Ref<K, N>[],
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type UnholdStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  names: readonly Ref<K, N>[],
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type MaskServiceStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: N,
+) => StepBuilder<U, G, K, P, Without<S, N>, X, C>;
+
+type UnmaskServiceStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: N,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type SysctlStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  key: string,
+  value: string | number,
+  opts?: { file?: `/${string}` },
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type KernelModuleStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: string,
+  opts?: { file?: `/${string}` },
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type DownloadStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  url: string,
+  path: D,
+  opts: Ownership<U, G, O, OG> & { sha256: string },
+) => StepBuilder<U, G, K, P | D, S, X, C>;
+
+type ArchiveStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  url: string,
+  dest: D,
+  opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
+) => StepBuilder<U, G, K, P | D | R, S, X, C>;
+
+type UnitStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: N,
+  content: string,
+) => StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C>;
+
+type DropInStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string, const F extends `${string}.conf`>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  unit: Ref<S, N> | `${Ref<S, N>}.service`,
+  name: F,
+  content: string,
+) => StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C>;
+
+type StartServiceStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: Ref<S, N>,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type RestartServiceStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  name: Ref<S, N>,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type RebootStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  opts?: RebootOptions,
+) => StepBuilder<U, G, K, WithoutTree<P, GlobPattern<'/run/*'>>, S, X, C>;
+
+type SwapOffStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type RemoveStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const R extends `/${string}`>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  paths: readonly R[],
+) => StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C>;
+
+type TruncateStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  paths: readonly `/${string}`[],
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type LineInFileStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: Ref<P, D>,
+  opts: LineInFileOptions,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type UpgradeStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  opts?: { dist?: boolean },
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type BlockInFileStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: Ref<P, D>,
+  block: string,
+  opts?: BlockInFileOptions,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type IniKeyStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: Ref<P, D>,
+  key: string,
+  opts: IniKeyOptions,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type DataKeyStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  path: Ref<P, D>,
+  key: string | readonly string[],
+  opts: DataKeyOptions,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type CommandStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  run: string,
+  opts?: CommandOptions & D,
+) => StepBuilder<
+    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
+    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
+    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
+    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
+    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
+    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
+    C
+  >;
+
+type AnsibleRoleStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  dir: string,
+  opts?: AnsibleRoleOptions & D,
+) => StepBuilder<
+    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
+    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
+    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
+    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
+    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
+    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
+    C
+  >;
+
+interface UseStep {
+  <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
+    module: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  ): StepBuilder<U2, G2, K2, P2, S2, X2, C>;
+  <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, A extends Partial<Record<keyof Facts, string>>>(
+    this: StepBuilder<U, G, K, P, S, X, C>,
+    module: Module<A>,
+  ): StepBuilder<U | Added<A>['user'], G | Added<A>['group'], K | Added<A>['package'], P | Added<A>['path'], S | Added<A>['service'], X | Added<A>['command'], C>;
+}
+
+/**
+ * The steps of StepBuilder. Each step's type reads the builder's facts from
+ * its `this`, and each is a property of a named type, not a method:
+ * TypeScript makes every method of a generic class anew for each of its
+ * instantiations, and every step that adds a fact makes a new StepBuilder
+ * type. So the ~40 steps are made once, not once per step of a definition
+ * (docs/performance.md, 2026-12-04 22:30 UTC).
+ */
+interface Steps {
+  /**
+   * Steps taken only when a condition holds when the output runs:
+   * `p.when(runtime.is('crio'), (p) => p.packages(['cri-o']))`, a boolean
+   * variable standing for `is(true)`; `otherwise` takes the other branch.
+   * After the block the types know what both branches keep (without the
+   * `otherwise`: what the block keeps of the facts before it); the checker
+   * checks every combination of values the conditions tell apart.
+   */
+  readonly when: WhenStep;
+
+  readonly group: GroupStep;
+
+  readonly user: UserStep;
+
+  readonly directory: DirectoryStep;
+
+  readonly file: FileStep;
+
+  readonly symlink: SymlinkStep;
+
+  /**
+   * Installs packages with the base's package manager. What a package brings
+   * comes from the base's catalog; one the catalog does not know declares it:
+   * `packages(['chrony'], { provides: { service: ['chrony'] } })`.
+   */
+  readonly packages: PackagesStep;
+
+  /** Removes packages and what they provided: later references to those are type errors too. */
+  readonly removePackages: RemovePackagesStep;
+
+  /** An apt source (deb822 .sources file) with its signing key, given as text or a URL. */
+  readonly aptRepository: AptRepositoryStep;
+
+  /** Enables a systemd unit (at boot; nothing is started in a chroot). */
+  readonly enableService: EnableServiceStep;
+
+  readonly disableService: DisableServiceStep;
+
+  /** Holds installed packages at their version (apt-mark hold): an upgrade on the node leaves them. */
+  readonly hold: HoldStep;
+
+  /** Releases held packages. */
+  readonly unhold: UnholdStep;
+
+  /** Masks a systemd unit (a link to /dev/null): nothing starts or enables it; the unit need not be installed. */
+  readonly maskService: MaskServiceStep;
+
+  /** Unmasks a systemd unit masked before (links only; what provides the unit is the install's to say). */
+  readonly unmaskService: UnmaskServiceStep;
+
+  /** A kernel parameter, persisted in /etc/sysctl.d. */
+  readonly sysctl: SysctlStep;
+
+  /** A kernel module loaded at boot, listed in /etc/modules-load.d. */
+  readonly kernelModule: KernelModuleStep;
+
+  /**
+   * A file fetched from `url` (a variable may stand in it) and checked against
+   * its sha256 (required; a variable may hold it) before it takes `path`'s place.
+   */
+  readonly download: DownloadStep;
+
+  /**
+   * A tar (gz/xz/zst) or zip archive fetched from `url` with its sha256 and
+   * unpacked into `dest`; `creates` lists the paths the image relies on (the
+   * checker cannot see into an archive): they become facts, e.g.
+   * `archive(url, '/usr/local/bin', { sha256, creates: ['/usr/local/bin/crictl'] })`.
+   */
+  readonly archive: ArchiveStep;
+
+  /** A systemd unit file in /etc/systemd/system: it provides its service (`kubelet.service` answers to `kubelet` too). */
+  readonly unit: UnitStep;
+
+  /** A drop-in of a unit (/etc/systemd/system/UNIT.d/NAME.conf); the unit must be known (a package, a unit step, the base). */
+  readonly dropIn: DropInStep;
+
+  /** Starts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  readonly startService: StartServiceStep;
+
+  /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  readonly restartService: RestartServiceStep;
+
+  /**
+   * Reboots the machine here and goes on once it is back (up to `timeout`
+   * seconds, default 600): `reboot({ reason: 'new kernel' })`. Only where a
+   * machine can come back: Packer (its VM) and `--target ansible --runtime`;
+   * a chroot build, cloud-init and provision.sh refuse it (IMGC2002). It
+   * provides nothing and forgets what lies under /run (a tmpfs); docs/reboot.md.
+   */
+  readonly reboot: RebootStep;
+
+  /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
+  readonly swapOff: SwapOffStep;
+
+  /**
+   * Removes paths and what lies below them: `remove(['/etc/machine-id', '/tmp/*'])`.
+   * The last segment may be an sh glob; the checker takes what it names from the
+   * known facts, and a later step that needs one of those paths is IMGC0005.
+   */
+  readonly remove: RemoveStep;
+
+  /** Empties files, keeping them, their owner and mode (logs, machine-id); globs as for `remove`. */
+  readonly truncate: TruncateStep;
+
+  /**
+   * One line of an existing file, as Ansible's lineinfile: present replaces the
+   * last line `regexp` matches (else appends `line`); absent removes the lines
+   * `regexp` matches, or equal to `line`. The regexp is the syntax Python and awk
+   * share (docs/file-edits.md).
+   */
+  readonly lineInFile: LineInFileStep;
+
+  /** Upgrades the installed packages (apt-get upgrade; `dist: true`: dist-upgrade); held packages stay. */
+  readonly upgrade: UpgradeStep;
+
+  /** Lines of an existing file between marker lines, as Ansible's blockinfile: replaced, appended, or removed (state absent). */
+  readonly blockInFile: BlockInFileStep;
+
+  /**
+   * One key of an existing ini-style file, as community.general.ini_file: present
+   * sets `key = value` in `section` (left out: the keys before the first section,
+   * as in /etc/default files), absent removes the key's lines (docs/file-edits.md).
+   */
+  readonly iniKey: IniKeyStep;
+
+  /**
+   * One key of an existing TOML file, by its dotted key in TOML's syntax
+   * (`plugins."io.containerd.grpc.v1.cri".containerd`) or its segments: present
+   * sets it to `value`, making the tables on the way; absent removes it. The
+   * root needs python3-tomlkit, which does the edit (docs/file-edits.md).
+   */
+  readonly tomlKey: DataKeyStep;
+
+  /**
+   * One key of an existing YAML file (one document), by its dotted key
+   * (`authentication.x509.clientCAFile`) or its segments when a key holds a
+   * dot: present sets it to `value`, making the mappings on the way; absent
+   * removes it. The root needs python3-ruamel.yaml, which does the edit.
+   */
+  readonly yamlKey: DataKeyStep;
+
+  /** The escape hatch: a raw shell command with the facts it declares. */
+  readonly command: CommandStep;
+
+  /**
+   * An existing Ansible role applied as one step, with the facts it declares
+   * (imgc cannot see into it, as with `command`). `dir` is relative to this
+   * file and holds tasks/main.yml (or main.yaml); its files are read now and
+   * every output that applies the role carries a copy. The ansible target
+   * imports it natively; the shell target's build.sh applies it from the
+   * build machine; provision.sh, Packer's shell provisioner and cloud-init
+   * refuse it (docs/ansible-role.md).
+   */
+  readonly ansibleRole: AnsibleRoleStep;
+
+  /**
+   * Applies a module: a function of a builder, or one of `defineModule` (the
+   * stdlib's are), whose facts come from its type's argument (`Module`).
+   */
+  readonly use: UseStep;
+}
+
+// The class that carries the steps' code; merged with this interface, it has their types.
+interface RootSteps extends Steps {}
+abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
+  static {
+    // The steps' code, on the prototype; written in this block, it may use the chain's protected members.
+    const service = (b: RootSteps, name: string, enabled: boolean): never => {
+      const pkg = packageProviding(b.catalog, 'services', name);
+      return b.add<'service'>({
+        kind: 'service',
+        name,
+        enabled,
+        ...(pkg ? { package: pkg } : {}),
+        requires: [fact('service', name), fact('command', 'systemctl')],
+      }) as never;
+    };
+    const dataKey = (b: RootSteps, format: 'toml' | 'yaml', path: string, key: string | readonly string[], opts: DataKeyOptions): never => {
+      try {
+        return b.add<'dataKey'>(kinds.dataKey.make(format, path, key, opts, b.family)) as never;
+      } catch (e) {
+        throw new DefinitionError(`${format}Key('${path}'): ${(e as Error).message}`);
+      }
+    };
+    const steps: Steps = {
+      when(condition, then, otherwise) {
+        const c: Condition = 'equals' in condition ? condition : condition.is(true);
+        const branch = (cond: Condition, last: Link | undefined): typeof this => new StepBuilder(this.catalog, last, this.hooks, this.family, [...this.conditions, cond]) as never;
+        let last = then(branch(c, this.last)).last;
+        if (otherwise) last = otherwise(branch({ ...c, negate: !c.negate }, last)).last;
+        return this.derive(last, this.hooks) as never;
+      },
+      group(name, opts = {}) {
+        return this.add<'group'>({
+          kind: 'group',
+          name,
+          ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
+          system: opts.system ?? false,
+          provides: [fact('group', name)],
+        }) as never;
+      },
+      user(name, opts = {}) {
+        const groups = [...(opts.groups ?? [])] as string[];
+        const home = opts.home ?? (opts.system ? undefined : `/home/${name}`);
+        const primaryGroup = opts.primaryGroup as string | undefined;
+        return this.add<'user'>({
+          kind: 'user',
+          name,
+          ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+          ...(primaryGroup ? { primaryGroup } : {}),
+          groups,
+          ...(home ? { home } : {}),
+          ...(opts.shell ? { shell: opts.shell } : {}),
+          system: opts.system ?? false,
+          provides: [fact('user', name), ...(primaryGroup ? [] : [fact('group', name)]), ...(home ? [fact('path', home)] : [])],
+          requires: [
+            ...(primaryGroup ? [fact('group', primaryGroup)] : []),
+            ...groups.map((g) => fact('group', g)),
+            ...(home ? [fact('path', parentDir(home))] : []),
+          ],
+        }) as never;
+      },
+      directory(path, opts = {}) {
+        return this.add<'directory'>({ kind: 'directory', path, ...ownership(opts), provides: [fact('path', path)], requires: ownershipRequires(path, opts) }) as never;
+      },
+      file(path, opts) {
+        return this.add<'file'>({
+          kind: 'file',
+          path,
+          content: opts.content,
+          ...ownership(opts),
+          provides: [fact('path', path)],
+          requires: ownershipRequires(path, opts),
+        }) as never;
+      },
+      symlink(path, target) {
+        return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
+      },
+      packages(names, opts = {} as never) {
+        const provides = [...names.flatMap((n) => packageFacts(this.catalog, n, this.family)), ...declared(opts.provides)];
+        const requires = names.flatMap((n) => {
+          const repo = packageRepo(this.catalog, n, this.family);
+          return repo ? [fact('repo', repo)] : [];
+        });
+        return this.add<'packages'>({ kind: 'packages', action: 'install', names: [...names], provides, requires }) as never;
+      },
+      removePackages(names) {
+        const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n, this.family));
+        return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
+      },
+      aptRepository(name, opts) {
+        const signed = opts.key !== undefined || opts.keyUrl !== undefined;
+        const keyPath = signed ? `/etc/apt/keyrings/${name}.asc` : undefined;
+        return this.add<'aptRepository'>({
+          kind: 'aptRepository',
+          name,
+          uri: opts.uri,
+          suites: [...opts.suites],
+          components: [...(opts.components ?? [])],
+          ...(opts.key !== undefined ? { key: opts.key } : {}),
+          ...(opts.keyUrl !== undefined ? { keyUrl: opts.keyUrl } : {}),
+          ...(keyPath ? { keyPath } : {}),
+          provides: [fact('repo', name), fact('path', aptSourcesPath(name)), ...(keyPath ? [fact('path', keyPath)] : [])],
+          requires: [
+            fact('path', '/etc/apt/sources.list.d'),
+            ...(keyPath ? [fact('path', '/etc/apt/keyrings')] : []),
+            ...(opts.keyUrl !== undefined ? [fact('command', 'curl')] : []),
+          ],
+        }) as never;
+      },
+      enableService(name) {
+        return service(this, name as string, true);
+      },
+      disableService(name) {
+        return service(this, name as string, false);
+      },
+      hold(names) {
+        return this.add<'hold'>(kinds.hold.make(names as readonly string[], true)) as never;
+      },
+      unhold(names) {
+        return this.add<'hold'>(kinds.hold.make(names as readonly string[], false)) as never;
+      },
+      maskService(name) {
+        return this.add<'mask'>(kinds.mask.make(name, true)) as never;
+      },
+      unmaskService(name) {
+        return this.add<'mask'>(kinds.mask.make(name, false)) as never;
+      },
+      sysctl(key, value, opts = {}) {
+        const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
+        return this.add<'sysctl'>({ kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] }) as never;
+      },
+      kernelModule(name, opts = {}) {
+        const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
+        return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
+      },
+      download(url, path, opts) {
+        return this.add<'download'>(kinds.download.make(url, path, opts)) as never;
+      },
+      archive(url, dest, opts) {
+        const format = opts.format ?? formatOfUrl(url);
+        if (!format) throw new DefinitionError(`archive ${url}: its format does not show in the URL; say it: { format: ${archiveFormats.map((f) => `'${f}'`).join(' | ')} }`);
+        return this.add<'archive'>(kinds.archive.make(url, dest, { ...opts, format })) as never;
+      },
+      unit(name, content) {
+        return this.add<'unit'>(kinds.unit.make(name, content)) as never;
+      },
+      dropIn(unit, name, content) {
+        return this.add<'unit'>(kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name)) as never;
+      },
+      startService(name) {
+        return this.add<'restart'>(kinds.restart.make(name as string, 'start')) as never;
+      },
+      restartService(name) {
+        return this.add<'restart'>(kinds.restart.make(name as string, 'restart')) as never;
+      },
+      reboot(opts = {}) {
+        return this.add<'reboot'>(kinds.reboot.make(opts)) as never;
+      },
+      swapOff() {
+        return this.add<'swapOff'>(kinds.swapOff.make()) as never;
+      },
+      remove(paths) {
+        return this.add<'clean'>(kinds.clean.make('remove', paths)) as never;
+      },
+      truncate(paths) {
+        return this.add<'clean'>(kinds.clean.make('truncate', paths)) as never;
+      },
+      lineInFile(path, opts) {
+        return this.add<'lineInFile'>(kinds.lineInFile.make(path as string, opts)) as never;
+      },
+      upgrade(opts = {}) {
+        return this.add<'upgrade'>(kinds.upgrade.make(opts)) as never;
+      },
+      blockInFile(path, block, opts = {}) {
+        return this.add<'blockInFile'>(kinds.blockInFile.make(path as string, block, opts)) as never;
+      },
+      iniKey(path, key, opts) {
+        return this.add<'iniKey'>(kinds.iniKey.make(path as string, key, opts)) as never;
+      },
+      tomlKey(path, key, opts) {
+        return dataKey(this, 'toml', path as string, key, opts);
+      },
+      yamlKey(path, key, opts) {
+        return dataKey(this, 'yaml', path as string, key, opts);
+      },
+      command(run, opts = {} as never) {
+        return this.add<'command'>({
+          kind: 'command',
+          run,
+          ...(opts.description ? { description: opts.description } : {}),
+          ...(opts.creates ? { creates: opts.creates } : {}),
+          needsMounts: opts.needsMounts ?? false,
+          provides: declared(opts.provides),
+          requires: declared(opts.requires),
+          removes: declared(opts.removes),
+        }) as never;
+      },
+      ansibleRole(dir, opts = {} as never) {
+        let role: { name: string; files: { path: string; text: string }[] };
+        try {
+          const tree = readTextTree(dir);
+          role = kinds.ansibleRole.role(tree.root, tree.files);
+        } catch (e) {
+          throw new DefinitionError(`ansibleRole('${dir}'): ${(e as Error).message}`);
+        }
+        return this.add<'ansibleRole'>({
+          ...kinds.ansibleRole.make(role.name, dir, role.files, opts.vars ?? {}),
+          ...(opts.description ? { description: opts.description } : {}),
+          provides: declared(opts.provides),
+          requires: declared(opts.requires),
+          removes: declared(opts.removes),
+        }) as never;
+      },
+      use(module: unknown) {
+        return (module as (p: unknown) => never)(this);
+      },
+    };
+    Object.assign(RootSteps.prototype, steps);
+  }
+}
+
 /**
  * Steps that change the root: phases customize, provision and custom ones.
  * One type parameter per fact kind (users U, groups G, packages K, paths P,
@@ -194,415 +829,13 @@ export class StepBuilder<
   in out S extends string = never,
   in out X extends string = never,
   in out C extends PackageCatalog = PackageCatalog,
-> extends StepChain<{ user: U; group: G; package: K; path: P; service: S; command: X }, C> {
+> extends RootSteps {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
     return new StepBuilder(this.catalog, last, hooks, this.family, this.conditions) as this;
   }
 
-  /**
-   * Steps taken only when a condition holds when the output runs:
-   * `p.when(runtime.is('crio'), (p) => p.packages(['cri-o']))`, a boolean
-   * variable standing for `is(true)`; `otherwise` takes the other branch.
-   * After the block the types know what both branches keep (without the
-   * `otherwise`: what the block keeps of the facts before it); the checker
-   * checks every combination of values the conditions tell apart.
-   */
-  when<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
-    condition: Condition | Variable<boolean>,
-    then: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-    otherwise?: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U3, G3, K3, P3, S3, X3, C>,
-  ): StepBuilder<Extract<U2, U3>, Extract<G2, G3>, Extract<K2, K3>, Extract<P2, P3>, Extract<S2, S3>, Extract<X2, X3>, C> {
-    const c: Condition = 'equals' in condition ? condition : condition.is(true);
-    const branch = (cond: Condition, last: Link | undefined) => new StepBuilder<U, G, K, P, S, X, C>(this.catalog, last, this.hooks, this.family, [...this.conditions, cond]);
-    let last = then(branch(c, this.last)).last;
-    if (otherwise) last = otherwise(branch({ ...c, negate: !c.negate }, last)).last;
-    return this.derive(last, this.hooks) as never;
-  }
-
-  group<const N extends string>(name: N, opts: { gid?: number; system?: boolean } = {}): StepBuilder<U, G | N, K, P, S, X, C> {
-    return this.add<'group'>({
-      kind: 'group',
-      name,
-      ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
-      system: opts.system ?? false,
-      provides: [fact('group', name)],
-    }) as never;
-  }
-
-  user<const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
-    name: N,
-    opts: UserOptions<G, UG, PG, H> = {},
-  ): StepBuilder<U | N, G | ([PG] extends [never] ? N : never), K, P | H, S, X, C> {
-    const groups = [...(opts.groups ?? [])] as string[];
-    const home = opts.home ?? (opts.system ? undefined : `/home/${name}`);
-    const primaryGroup = opts.primaryGroup as string | undefined;
-    return this.add<'user'>({
-      kind: 'user',
-      name,
-      ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
-      ...(primaryGroup ? { primaryGroup } : {}),
-      groups,
-      ...(home ? { home } : {}),
-      ...(opts.shell ? { shell: opts.shell } : {}),
-      system: opts.system ?? false,
-      provides: [fact('user', name), ...(primaryGroup ? [] : [fact('group', name)]), ...(home ? [fact('path', home)] : [])],
-      requires: [
-        ...(primaryGroup ? [fact('group', primaryGroup)] : []),
-        ...groups.map((g) => fact('group', g)),
-        ...(home ? [fact('path', parentDir(home))] : []),
-      ],
-    }) as never;
-  }
-
-  directory<const D extends `/${string}`, O extends string = never, OG extends string = never>(
-    path: D,
-    opts: Ownership<U, G, O, OG> = {},
-  ): StepBuilder<U, G, K, P | D, S, X, C> {
-    return this.add<'directory'>({ kind: 'directory', path, ...ownership(opts), provides: [fact('path', path)], requires: ownershipRequires(path, opts) }) as never;
-  }
-
-  file<const D extends `/${string}`, O extends string = never, OG extends string = never>(
-    path: D,
-    opts: Ownership<U, G, O, OG> & { content: string },
-  ): StepBuilder<U, G, K, P | D, S, X, C> {
-    return this.add<'file'>({
-      kind: 'file',
-      path,
-      content: opts.content,
-      ...ownership(opts),
-      provides: [fact('path', path)],
-      requires: ownershipRequires(path, opts),
-    }) as never;
-  }
-
-  symlink<const D extends `/${string}`>(path: D, target: string): StepBuilder<U, G, K, P | D, S, X, C> {
-    return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
-  }
-
-  /**
-   * Installs packages with the base's package manager. What a package brings
-   * comes from the base's catalog; one the catalog does not know declares it:
-   * `packages(['chrony'], { provides: { service: ['chrony'] } })`.
-   */
-  packages<const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
-    names: readonly N[],
-    opts: D = {} as D,
-  ): StepBuilder<
-    U | Listed<C, M, 'users'> | Declared<D, 'user'>,
-    G | Listed<C, M, 'groups'> | Declared<D, 'group'>,
-    K | M,
-    P | Listed<C, M, 'paths'> | Declared<D, 'path'>,
-    S | Listed<C, M, 'services'> | Declared<D, 'service'>,
-    X | Listed<C, M, 'commands'> | Declared<D, 'command'>,
-    C
-  > {
-    const provides = [...names.flatMap((n) => packageFacts(this.catalog, n, this.family)), ...declared(opts.provides)];
-    const requires = names.flatMap((n) => {
-      const repo = packageRepo(this.catalog, n, this.family);
-      return repo ? [fact('repo', repo)] : [];
-    });
-    return this.add<'packages'>({ kind: 'packages', action: 'install', names: [...names], provides, requires }) as never;
-  }
-
-  /** Removes packages and what they provided: later references to those are type errors too. */
-  removePackages<const N extends string, M extends string = PackageNameOf<N>>(
-    names: readonly Ref<K, N>[],
-  ): StepBuilder<
-    Without<U, Listed<C, M, 'users'>>,
-    Without<G, Listed<C, M, 'groups'>>,
-    Without<K, M>,
-    Without<P, Listed<C, M, 'paths'>>,
-    Without<S, Listed<C, M, 'services'>>,
-    Without<X, Listed<C, M, 'commands'>>,
-    C
-  > {
-    const removes = (names as readonly string[]).flatMap((n) => packageFacts(this.catalog, n, this.family));
-    return this.add<'packages'>({ kind: 'packages', action: 'remove', names: [...(names as readonly string[])], removes }) as never;
-  }
-
-  /** An apt source (deb822 .sources file) with its signing key, given as text or a URL. */
-  aptRepository<const N extends string>(
-    name: N,
-    opts: { uri: string; suites: readonly string[]; components?: readonly string[]; key?: string; keyUrl?: string },
-  ): this {
-    const signed = opts.key !== undefined || opts.keyUrl !== undefined;
-    const keyPath = signed ? `/etc/apt/keyrings/${name}.asc` : undefined;
-    return this.add<'aptRepository'>({
-      kind: 'aptRepository',
-      name,
-      uri: opts.uri,
-      suites: [...opts.suites],
-      components: [...(opts.components ?? [])],
-      ...(opts.key !== undefined ? { key: opts.key } : {}),
-      ...(opts.keyUrl !== undefined ? { keyUrl: opts.keyUrl } : {}),
-      ...(keyPath ? { keyPath } : {}),
-      provides: [fact('repo', name), fact('path', aptSourcesPath(name)), ...(keyPath ? [fact('path', keyPath)] : [])],
-      requires: [
-        fact('path', '/etc/apt/sources.list.d'),
-        ...(keyPath ? [fact('path', '/etc/apt/keyrings')] : []),
-        ...(opts.keyUrl !== undefined ? [fact('command', 'curl')] : []),
-      ],
-    }) as never;
-  }
-
-  /** Enables a systemd unit (at boot; nothing is started in a chroot). */
-  enableService<N extends string>(name: Ref<S, N>): this {
-    return this.service(name as string, true);
-  }
-
-  disableService<N extends string>(name: Ref<S, N>): this {
-    return this.service(name as string, false);
-  }
-
-  /** Holds installed packages at their version (apt-mark hold): an upgrade on the node leaves them. */
-  hold<const N extends string>(names: readonly Ref<K, N>[]): this {
-    return this.add<'hold'>(kinds.hold.make(names as readonly string[], true)) as never;
-  }
-
-  /** Releases held packages. */
-  unhold<const N extends string>(names: readonly Ref<K, N>[]): this {
-    return this.add<'hold'>(kinds.hold.make(names as readonly string[], false)) as never;
-  }
-
-  /** Masks a systemd unit (a link to /dev/null): nothing starts or enables it; the unit need not be installed. */
-  maskService<const N extends string>(name: N): StepBuilder<U, G, K, P, Without<S, N>, X, C> {
-    return this.add<'mask'>(kinds.mask.make(name, true)) as never;
-  }
-
-  /** Unmasks a systemd unit masked before (links only; what provides the unit is the install's to say). */
-  unmaskService<const N extends string>(name: N): this {
-    return this.add<'mask'>(kinds.mask.make(name, false)) as never;
-  }
-
-  private service(name: string, enabled: boolean): this {
-    const pkg = packageProviding(this.catalog, 'services', name);
-    return this.add<'service'>({
-      kind: 'service',
-      name,
-      enabled,
-      ...(pkg ? { package: pkg } : {}),
-      requires: [fact('service', name), fact('command', 'systemctl')],
-    }) as never;
-  }
-
-  /** A kernel parameter, persisted in /etc/sysctl.d. */
-  sysctl(key: string, value: string | number, opts: { file?: `/${string}` } = {}): this {
-    const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
-    return this.add<'sysctl'>({ kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] }) as never;
-  }
-
-  /** A kernel module loaded at boot, listed in /etc/modules-load.d. */
-  kernelModule(name: string, opts: { file?: `/${string}` } = {}): this {
-    const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
-    return this.add<'kernelModule'>({ kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] }) as never;
-  }
-
-  /**
-   * A file fetched from `url` (a variable may stand in it) and checked against
-   * its sha256 (required; a variable may hold it) before it takes `path`'s place.
-   */
-  download<const D extends `/${string}`, O extends string = never, OG extends string = never>(
-    url: string,
-    path: D,
-    opts: Ownership<U, G, O, OG> & { sha256: string },
-  ): StepBuilder<U, G, K, P | D, S, X, C> {
-    return this.add<'download'>(kinds.download.make(url, path, opts)) as never;
-  }
-
-  /**
-   * A tar (gz/xz/zst) or zip archive fetched from `url` with its sha256 and
-   * unpacked into `dest`; `creates` lists the paths the image relies on (the
-   * checker cannot see into an archive): they become facts, e.g.
-   * `archive(url, '/usr/local/bin', { sha256, creates: ['/usr/local/bin/crictl'] })`.
-   */
-  archive<const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
-    url: string,
-    dest: D,
-    opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
-  ): StepBuilder<U, G, K, P | D | R, S, X, C> {
-    const format = opts.format ?? formatOfUrl(url);
-    if (!format) throw new DefinitionError(`archive ${url}: its format does not show in the URL; say it: { format: ${archiveFormats.map((f) => `'${f}'`).join(' | ')} }`);
-    return this.add<'archive'>(kinds.archive.make(url, dest, { ...opts, format })) as never;
-  }
-
-  /** A systemd unit file in /etc/systemd/system: it provides its service (`kubelet.service` answers to `kubelet` too). */
-  unit<const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
-    name: N,
-    content: string,
-  ): StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C> {
-    return this.add<'unit'>(kinds.unit.make(name, content)) as never;
-  }
-
-  /** A drop-in of a unit (/etc/systemd/system/UNIT.d/NAME.conf); the unit must be known (a package, a unit step, the base). */
-  dropIn<N extends string, const F extends `${string}.conf`>(unit: Ref<S, N> | `${Ref<S, N>}.service`, name: F, content: string): StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C> {
-    return this.add<'unit'>(kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name)) as never;
-  }
-
-  /** Starts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
-  startService<N extends string>(name: Ref<S, N>): this {
-    return this.add<'restart'>(kinds.restart.make(name as string, 'start')) as never;
-  }
-
-  /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
-  restartService<N extends string>(name: Ref<S, N>): this {
-    return this.add<'restart'>(kinds.restart.make(name as string, 'restart')) as never;
-  }
-
-  /**
-   * Reboots the machine here and goes on once it is back (up to `timeout`
-   * seconds, default 600): `reboot({ reason: 'new kernel' })`. Only where a
-   * machine can come back: Packer (its VM) and `--target ansible --runtime`;
-   * a chroot build, cloud-init and provision.sh refuse it (IMGC2002). It
-   * provides nothing and forgets what lies under /run (a tmpfs); docs/reboot.md.
-   */
-  reboot(opts: RebootOptions = {}): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<'/run/*'>>, S, X, C> {
-    return this.add<'reboot'>(kinds.reboot.make(opts)) as never;
-  }
-
-  /** Disables swap: comments swap entries out of /etc/fstab (kubelet refuses swap). */
-  swapOff(): this {
-    return this.add<'swapOff'>(kinds.swapOff.make()) as never;
-  }
-
-  /**
-   * Removes paths and what lies below them: `remove(['/etc/machine-id', '/tmp/*'])`.
-   * The last segment may be an sh glob; the checker takes what it names from the
-   * known facts, and a later step that needs one of those paths is IMGC0005.
-   */
-  remove<const R extends `/${string}`>(paths: readonly R[]): StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C> {
-    return this.add<'clean'>(kinds.clean.make('remove', paths)) as never;
-  }
-
-  /** Empties files, keeping them, their owner and mode (logs, machine-id); globs as for `remove`. */
-  truncate(paths: readonly `/${string}`[]): this {
-    return this.add<'clean'>(kinds.clean.make('truncate', paths)) as never;
-  }
-
-  /**
-   * One line of an existing file, as Ansible's lineinfile: present replaces the
-   * last line `regexp` matches (else appends `line`); absent removes the lines
-   * `regexp` matches, or equal to `line`. The regexp is the syntax Python and awk
-   * share (docs/file-edits.md).
-   */
-  lineInFile<const D extends string>(path: Ref<P, D>, opts: LineInFileOptions): this {
-    return this.add<'lineInFile'>(kinds.lineInFile.make(path as string, opts)) as never;
-  }
-
-  /** Upgrades the installed packages (apt-get upgrade; `dist: true`: dist-upgrade); held packages stay. */
-  upgrade(opts: { dist?: boolean } = {}): this {
-    return this.add<'upgrade'>(kinds.upgrade.make(opts)) as never;
-  }
-
-  /** Lines of an existing file between marker lines, as Ansible's blockinfile: replaced, appended, or removed (state absent). */
-  blockInFile<const D extends string>(path: Ref<P, D>, block: string, opts: BlockInFileOptions = {}): this {
-    return this.add<'blockInFile'>(kinds.blockInFile.make(path as string, block, opts)) as never;
-  }
-
-  /**
-   * One key of an existing ini-style file, as community.general.ini_file: present
-   * sets `key = value` in `section` (left out: the keys before the first section,
-   * as in /etc/default files), absent removes the key's lines (docs/file-edits.md).
-   */
-  iniKey<const D extends string>(path: Ref<P, D>, key: string, opts: IniKeyOptions): this {
-    return this.add<'iniKey'>(kinds.iniKey.make(path as string, key, opts)) as never;
-  }
-
-  /**
-   * One key of an existing TOML file, by its dotted key in TOML's syntax
-   * (`plugins."io.containerd.grpc.v1.cri".containerd`) or its segments: present
-   * sets it to `value`, making the tables on the way; absent removes it. The
-   * root needs python3-tomlkit, which does the edit (docs/file-edits.md).
-   */
-  tomlKey<const D extends string>(path: Ref<P, D>, key: string | readonly string[], opts: DataKeyOptions): this {
-    return this.dataKey('toml', path as string, key, opts);
-  }
-
-  /**
-   * One key of an existing YAML file (one document), by its dotted key
-   * (`authentication.x509.clientCAFile`) or its segments when a key holds a
-   * dot: present sets it to `value`, making the mappings on the way; absent
-   * removes it. The root needs python3-ruamel.yaml, which does the edit.
-   */
-  yamlKey<const D extends string>(path: Ref<P, D>, key: string | readonly string[], opts: DataKeyOptions): this {
-    return this.dataKey('yaml', path as string, key, opts);
-  }
-
-  private dataKey(format: 'toml' | 'yaml', path: string, key: string | readonly string[], opts: DataKeyOptions): this {
-    try {
-      return this.add<'dataKey'>(kinds.dataKey.make(format, path, key, opts, this.family)) as never;
-    } catch (e) {
-      throw new DefinitionError(`${format}Key('${path}'): ${(e as Error).message}`);
-    }
-  }
-
-  /** The escape hatch: a raw shell command with the facts it declares. */
-  command<const D extends DeclaredFacts>(
-    run: string,
-    opts: CommandOptions & D = {} as CommandOptions & D,
-  ): StepBuilder<
-    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
-    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
-    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
-    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
-    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
-    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
-    C
-  > {
-    return this.add<'command'>({
-      kind: 'command',
-      run,
-      ...(opts.description ? { description: opts.description } : {}),
-      ...(opts.creates ? { creates: opts.creates } : {}),
-      needsMounts: opts.needsMounts ?? false,
-      provides: declared(opts.provides),
-      requires: declared(opts.requires),
-      removes: declared(opts.removes),
-    }) as never;
-  }
-
-  /**
-   * An existing Ansible role applied as one step, with the facts it declares
-   * (imgc cannot see into it, as with `command`). `dir` is relative to this
-   * file and holds tasks/main.yml (or main.yaml); its files are read now and
-   * every output that applies the role carries a copy. The ansible target
-   * imports it natively; the shell target's build.sh applies it from the
-   * build machine; provision.sh, Packer's shell provisioner and cloud-init
-   * refuse it (docs/ansible-role.md).
-   */
-  ansibleRole<const D extends DeclaredFacts>(
-    dir: string,
-    opts: AnsibleRoleOptions & D = {} as AnsibleRoleOptions & D,
-  ): StepBuilder<
-    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
-    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
-    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
-    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
-    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
-    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
-    C
-  > {
-    let role: { name: string; files: { path: string; text: string }[] };
-    try {
-      const tree = readTextTree(dir);
-      role = kinds.ansibleRole.role(tree.root, tree.files);
-    } catch (e) {
-      throw new DefinitionError(`ansibleRole('${dir}'): ${(e as Error).message}`);
-    }
-    return this.add<'ansibleRole'>({
-      ...kinds.ansibleRole.make(role.name, dir, role.files, opts.vars ?? {}),
-      ...(opts.description ? { description: opts.description } : {}),
-      provides: declared(opts.provides),
-      requires: declared(opts.requires),
-      removes: declared(opts.removes),
-    }) as never;
-  }
-
-  /** Applies a module: a function of a builder, as the stdlib's are. */
-  use<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
-    module: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-  ): StepBuilder<U2, G2, K2, P2, S2, X2, C> {
-    return module(this);
-  }
+  /** The facts the builder knows; `FactsOf` on it. */
+  declare readonly __facts?: { user: U; group: G; package: K; path: P; service: S; command: X };
 }
 
 /** A phase builder named by the facts record it knows: `PhaseBuilder<{ user: 'ops' | 'root'; … }>`. */
@@ -808,7 +1041,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     private readonly fleetOpts?: Fleet,
   ) {}
 
-  private with<B extends StepChain<Facts, C>, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
+  private with<B extends StepChain<Facts, PackageCatalog>, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
     // A variable here is the checker's to report (IMGC0011, naming it).
     if (!hasMarker(name) && !/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
     if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);

@@ -6,18 +6,18 @@ export type Added<A extends Partial<Record<keyof Facts, string>>> = {
   [K in keyof Facts]: K extends keyof A ? (A[K] extends string ? A[K] : never) : never;
 };
 
-/** A reusable group of steps: `p.use(myModule(...))`. */
-export type Module<A extends Partial<Record<keyof Facts, string>>> = <
-  U extends string,
-  G extends string,
-  K extends string,
-  P extends string,
-  S extends string,
-  X extends string,
-  C extends PackageCatalog,
->(
-  p: StepBuilder<U, G, K, P, S, X, C>,
-) => StepBuilder<U | Added<A>['user'], G | Added<A>['group'], K | Added<A>['package'], P | Added<A>['path'], S | Added<A>['service'], X | Added<A>['command'], C>;
+declare const moduleFacts: unique symbol;
+/**
+ * A reusable group of steps: `p.use(myModule(...))`; A names the facts it
+ * adds. At run time a function of a builder; in the types only the facts it
+ * adds, which `use` reads from the type argument: a generic signature matched
+ * against a caller's thousands of facts, as a module's type was, rebuilt those
+ * unions several times per module (docs/performance.md, 2026-12-04 22:30 UTC).
+ */
+export interface Module<A extends Partial<Record<keyof Facts, string>>> {
+  /** Phantom: the facts the module adds. */
+  readonly [moduleFacts]?: A;
+}
 
 /** The builder a module body gets: every kind open to the caller's facts, and catalog C for what packages bring. */
 export type ModuleBuilder<C extends PackageCatalog = PackageCatalog> = StepBuilder<Open, Open, Open, Open, Open, Open, C>;

@@ -57,7 +57,11 @@ const hasNodeTypes = (file: string): boolean => typeRootsFor(path.dirname(file))
 
 const runTsc = async (config: string, dir: string, timeoutMs: number) => {
   const tsc = tscBinary();
-  const { child, ended } = spawnBounded(tsc.command, [...tsc.args, '-p', config, '--pretty', 'false', '--listFiles'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }, timeoutMs);
+  // tsc is Go: a short-lived process, its garbage collection a third of a large check's CPU. GOGC=400
+  // (a heap up to 5x the live data between collections) cuts 10-20% of its CPU for ~20% more peak memory
+  // (docs/performance.md, 2026-12-04 22:30 UTC); a GOGC the user set wins.
+  const env = { ...process.env, GOGC: process.env['GOGC'] ?? '400' };
+  const { child, ended } = spawnBounded(tsc.command, [...tsc.args, '-p', config, '--pretty', 'false', '--listFiles'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] }, timeoutMs);
   const text = { out: '', err: '' };
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (text.out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (text.err += d));

@@ -87,6 +87,21 @@ test('the facts of a module reach the caller without a type argument', () => {
     );
 });
 
+test('a module written inline (a function of the builder) sees the caller\'s facts and adds its own', () => {
+  image('t')
+    .base(base)
+    .customize((p) => p.user('ops'))
+    .provision((p) =>
+      p
+        .use((q) => q.user('inl').file('/etc/i', { owner: 'ops', content: '' }))
+        .use(containerd())
+        .enableService('containerd')
+        .file('/etc/j', { owner: 'inl', content: '' })
+        // @ts-expect-error: no user 'nope' exists, inside an inline module too
+        .use((q) => q.file('/etc/k', { owner: 'nope', content: '' })),
+    );
+});
+
 test('non-literal strings fall back to the runtime checker', () => {
   const who: string = process.env['WHO'] ?? 'x';
   image('t')

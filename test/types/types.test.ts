@@ -70,6 +70,15 @@ describe('type-level contracts', () => {
     expect(errors[0]).toMatch(/'"kbue"' is not assignable to type .*"kube"/);
   });
 
+  it('an error inside a module written inline names the caller\'s users (its parameter is typed by the caller\'s builder)', () => {
+    const dir = tempDir('inline');
+    const file = path.join(dir, 'inline.ts');
+    writeFileSync(file, "import { image, debian12 } from 'imgc';\nimage('x').base(debian12()).customize((p) => p.user('ops').use((q) => q.file('/etc/x', { owner: 'nope', content: '' })));\n");
+    const errors = diagnosticsFor([file]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^Type '"nope"' is not assignable to type '[^']*"ops"[^']*'\.$/);
+  });
+
   it('a contract\'s typed module: a later step that needs a user the contract lacks is a type error, one it has is not, and the editor completes its users', () => {
     const dir = tempDir('contract-types');
     const contract: Contract = {
