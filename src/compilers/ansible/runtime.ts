@@ -5,7 +5,7 @@
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
-import { valueChecks } from './variables.js';
+import { sensitiveGuard, valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
@@ -260,8 +260,12 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
     body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
   }
   if (handlers.tasks.length) body.push(flushTask);
+  // A task that holds a sensitive variable (bootstrap's join token) logs nothing; the phase first asserts it is given.
+  const hidden = (ts: Task[]) => sensitiveGuard(ir, ts);
+  const [guardedPre, guardedBody, guardedPost] = [hidden(pre), hidden(body), hidden(post)];
+  const asserts = [...guardedPre.assert, ...guardedBody.assert, ...guardedPost.assert].filter((t, i, all) => all.findIndex((u) => u.name === t.name) === i);
   return {
-    tasks: [...[...valueChecks(ir, rp.phase), ...pre].map(taskItem), guardedBlock(rp.phase, body), ...post.map(taskItem)],
+    tasks: [...[...valueChecks(ir, rp.phase), ...asserts, ...guardedPre.tasks].map(taskItem), guardedBlock(rp.phase, guardedBody.tasks), ...guardedPost.tasks.map(taskItem)],
     handlers: handlers.tasks,
   };
 };
