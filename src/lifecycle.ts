@@ -23,7 +23,7 @@ export const lifecycle: readonly LifecycleEdge[] = [
   { from: 'customized', to: 'provisioned', by: 'phase provision (imgc build, or imgc compile --runtime on an existing host)', phase: 'provision', where: 'build or runtime' },
   { from: 'provisioned', to: 'bootstrapped', by: 'phase bootstrap (imgc compile --runtime, on existing hosts only): kubeadm join', phase: 'bootstrap', where: 'runtime' },
   { from: 'bootstrapped', to: 'ready', by: 'kubelet reports Ready', where: 'cluster' },
-  { from: 'ready', to: 'draining', by: 'kubectl drain (cluster tooling)', where: 'cluster' },
+  { from: 'ready', to: 'draining', by: 'phase drain (imgc compile --decommission, before the undo): kubectl drain, kubelet stopped', phase: 'drain', where: 'runtime' },
   { from: 'draining', to: 'decommissioned', by: 'imgc compile --decommission: the inverse of the runtime phases', phase: 'decommission', where: 'runtime' },
 ];
 

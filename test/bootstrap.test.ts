@@ -72,6 +72,10 @@ describe('bootstrap phase', () => {
     const yml = compilers.ansible.compile(ir, { runtime: true })['runtime.yml']!;
     expect(yml.indexOf('- name: Phase bootstrap (runtime)')).toBeGreaterThan(yml.indexOf('- name: Phase provision (runtime)'));
     expect(yml).not.toContain('decommission.pre');
+    // The task that holds the token logs nothing; the phase first asserts the token is given (-e or a vault).
+    const fileTask = yml.slice(yml.indexOf('- name: File /etc/kubernetes/bootstrap-kubelet.conf'));
+    expect(fileTask.slice(0, fileTask.indexOf('\n\n'))).toContain('no_log: true');
+    expect(yml.indexOf("- name: 'Sensitive variables are given: join_token")).toBeGreaterThan(yml.indexOf('- name: Phase bootstrap (runtime)'));
     // decommission.yml: pre hooks, the undo in a block whose rescue tells the post hooks it failed, post hooks.
     const undo = compilers.ansible.compile(ir, { decommission: true })['decommission.yml']!;
     const at = (s: string) => undo.indexOf(s);

@@ -19,16 +19,16 @@ import { factFlow, runOrder } from '../check/checker.js';
 import { factId } from '../core/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';
-import { decommissionPhase } from '../ir/phases.js';
+import { decommissionPhase, drainPhase } from '../ir/phases.js';
 
 export { contractKinds, type ContractKind, type HostContract, type PreflightFact as ContractFact } from '../contract/preflight.js';
 import { inPreflightOrder, preflightOf, type HostContract } from '../contract/preflight.js';
 import { contractOf } from '../contract/contract.js';
 
-/** The phases the runtime outputs run, in order (not the decommission edge's hooks: the decommission outputs fire those). */
+/** The phases the runtime outputs run, in order (not drain and the decommission edge's hooks: the decommission outputs run those). */
 export const runtimePhases = (ir: Image): Phase[] => {
-  const decommission = decommissionPhase(ir);
-  return ir.phases.filter((p) => p.runtime && p !== decommission);
+  const leaving = new Set([drainPhase(ir), decommissionPhase(ir)]);
+  return ir.phases.filter((p) => p.runtime && !leaving.has(p));
 };
 
 /** Whether the image has anything to run at runtime. */
@@ -110,6 +110,16 @@ export const runtimePlan = (ir: Image): RuntimePlan => {
   }));
   const recordDir = recordDirOf(ir);
   return { contract: hostContract(ir), phases, recordDir, recordFile: `${recordDir}/created` };
+};
+
+/**
+ * The drain phase as the decommission outputs run it, before the undo. What
+ * its steps create is not recorded: decommission undoes the runtime phases,
+ * and a drained node (kubelet stopped, a marker written) stays drained.
+ */
+export const drainPlan = (ir: Image): RuntimePhase | undefined => {
+  const phase = drainPhase(ir);
+  return phase && { phase, steps: [...phase.pre, ...phase.steps, ...phase.post].map((step) => ({ step, creations: [] })) };
 };
 
 /** Every creation of the plan, in reverse run order: the order decommission undoes them. */

@@ -9,6 +9,7 @@ import { hasMarker } from '../core/variables.js';
 import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
+import { lifecycle } from '../lifecycle.js';
 import { readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
@@ -1109,6 +1110,21 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /**
+   * On existing hosts only, when the node leaves (ready -> draining): its
+   * steps (kubectl drain with the node's kubeconfig, kubelet stopped) and
+   * pre/post hooks — a pre webhook lets a controller answer retryAfterSeconds
+   * until it has drained the node. The decommission outputs run it before the
+   * decommission hooks and the undo; a failing step stops them with nothing
+   * undone. Its steps see the facts of every phase before it; what they
+   * change is not recorded, so decommission does not undo it.
+   */
+  drain<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  ): ImageBuilder<F, C> {
+    return this.with('drain', { runtimeOnly: true }, this.emptyPhase(), build) as never;
+  }
+
+  /**
    * Hooks on the decommission edge: the decommission outputs (`imgc compile
    * --decommission`) fire the pre hooks before they undo anything and the post
    * hooks after (result failed, with the message, when the undo failed).
@@ -1129,8 +1145,10 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
 
   /** The Image IR: plain, deterministic JSON. */
   toIR(source = this.baseLoc?.file ?? 'definition.ts'): Image {
-    // The phases for existing hosts only run after every phase of the image, wherever they were declared.
-    const ordered = [...this.phases.filter((p) => !p.runtimeOnly), ...this.phases.filter((p) => p.runtimeOnly)];
+    // The phases for existing hosts only run after every phase of the image, wherever they were declared,
+    // in the order of their lifecycle edges (bootstrap, drain, decommission).
+    const edge = (p: PhaseRecord) => lifecycle.findIndex((e) => e.phase === p.name);
+    const ordered = [...this.phases.filter((p) => !p.runtimeOnly), ...this.phases.filter((p) => p.runtimeOnly).sort((a, b) => edge(a) - edge(b))];
     const phases: Phase[] = ordered.map((p) => {
       const { steps, hooks } = p.chain.collect();
       const withId = (l: Link, i: number, prefix: string): Step => record(l, `${p.name}.${prefix}${i + 1}.${l.input.kind}`);

@@ -14,7 +14,7 @@ export const phaseKind = (phase: Phase): PhaseKind =>
       : 'root';
 
 /**
- * The image without the phases that run on existing hosts only (bootstrap):
+ * The image without the phases that run on existing hosts only (bootstrap, drain):
  * what an image build, its outputs and its verification see. They come last
  * (the schema says so), so nothing of the image depends on them.
  */
@@ -27,9 +27,18 @@ export const imageView = (ir: Image): Image => {
   return { ...rest, phases, ...(variables.length ? { variables } : {}) };
 };
 
+const hostOnlyPhase = (ir: Image, name: 'drain' | 'decommission'): Phase | undefined => ir.phases.find((p) => p.runtimeOnly && p.name === name);
+
 /**
  * The decommission edge's hooks, as a phase of existing hosts only with no
  * steps of its own: the decommission outputs fire them around the undo; the
  * runtime outputs never run it.
  */
-export const decommissionPhase = (ir: Image): Phase | undefined => ir.phases.find((p) => p.runtimeOnly && p.name === 'decommission');
+export const decommissionPhase = (ir: Image): Phase | undefined => hostOnlyPhase(ir, 'decommission');
+
+/**
+ * The drain phase (ready -> draining), on existing hosts only: the
+ * decommission outputs run it, with its hooks, before the decommission hooks
+ * and the undo; the runtime outputs never run it.
+ */
+export const drainPhase = (ir: Image): Phase | undefined => hostOnlyPhase(ir, 'drain');

@@ -3,7 +3,9 @@
 // node1..node4 have what phase 1 gives (user ops, /etc/demo); node5 lacks
 // user ops, so its preflight fails there and only there. The phase's pre
 // webhook reaches a server on 127.0.0.1 that first answers retryAfterSeconds.
-import { readFileSync, writeFileSync } from 'node:fs';
+// The last test takes the same hosts through bootstrap, drain and decommission
+// (test/fixtures/fleet/lifecycle.ts), with every edge's webhooks.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -168,4 +170,59 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       ws.remove();
     }
   }, 1_500_000);
+  it('ansible: bootstrap over SSH on every host (the token in a 0600 file, in no log line), drain and decommission with their webhooks; the hosts as they were', async () => {
+    const lc = await irOf('test/fixtures/fleet/lifecycle.ts');
+    const files = ansibleCompiler.compile(lc, { runtime: true, decommission: true });
+    const fleet = names.map(host);
+    const ws = workspace('fleet-lifecycle');
+    const token = 'abcdef.0123456789abcdef';
+    // Every request's JSON; drain's first pre request is told to ask again in 1 s.
+    const asked: { at: number; phase: string; when: string; result: string }[] = [];
+    const controller = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { phase: string; when: string; result: string };
+        const retry = body.phase === 'drain' && body.when === 'pre' && !asked.some((a) => a.phase === 'drain');
+        asked.push({ at: Date.now(), phase: body.phase, when: body.when, result: body.result });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(retry ? '{"status":"Success","message":"still draining","retryAfterSeconds":1}' : '{"status":"Success"}');
+      });
+    });
+    await new Promise<void>((resolve) => controller.listen(0, '127.0.0.1', resolve));
+    const hookUrl = `hook_url=http://127.0.0.1:${(controller.address() as AddressInfo).port}/hook`;
+    const calls = () => asked.map((a) => `${a.phase} ${a.when} ${a.result}`);
+    try {
+      writeFiles(ws.out, files);
+      writeFileSync(path.join(ws.out, 'inventory.json'), bed.inventory());
+      const befores = new Map(fleet.map((h) => [h.name, listing(h.root)]));
+      const play = (book: string, ...extra: string[]) =>
+        ansibleRun('ansible-playbook', ['-i', 'inventory.json', book, '-e', hookUrl, ...extra], ws.out, ws.home, { ANSIBLE_HOST_KEY_CHECKING: 'False', ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(ws.home, 'cp') });
+
+      // -v prints every task's result: the token's task is censored, and the token is nowhere.
+      const up = await play('runtime.yml', '-v', '-e', 'imgc_serial=2', '-e', `join_token=${token}`);
+      expect(up.exitCode, up.all).toBe(0);
+      expect(up.all).not.toContain(token);
+      expect(up.all).toMatch(/TASK \[File \/etc\/kubernetes\/bootstrap-kubelet\.conf[^]*?"censored"/);
+      for (const n of names) expect(up.all).toContain(`imgc: ${n}: converged`);
+      for (const h of fleet) {
+        const conf = path.join(h.root, 'etc/kubernetes/bootstrap-kubelet.conf');
+        expect(statSync(conf).mode & 0o777, h.name).toBe(0o600);
+        expect(readFileSync(conf, 'utf8'), h.name).toBe(`token: ${token}\n`);
+      }
+      // Bootstrap's hooks once per batch (node1-2, node3-4, node5), on the controller.
+      expect(calls()).toEqual([...Array(3).fill(['bootstrap pre starting', 'bootstrap post ok']).flat()]);
+
+      asked.length = 0;
+      const down = await play('decommission.yml');
+      expect(down.exitCode, down.all).toBe(0);
+      // Drain first (its pre webhook asked again after the 1 s the controller said), then the decommission edge.
+      expect(calls()).toEqual(['drain pre starting', 'drain pre starting', 'drain post ok', 'decommission pre starting', 'decommission post ok']);
+      expect(asked[1]!.at - asked[0]!.at).toBeGreaterThanOrEqual(1000);
+      expect(down.all).toContain('TASK [Command: drain the node');
+      for (const h of fleet) expect(changes(befores.get(h.name)!, h.root), h.name).toEqual([]);
+    } finally {
+      controller.close();
+      ws.remove();
+    }
+  }, 600_000);
 });

@@ -265,6 +265,26 @@ test('bootstrap sees the phases before it; what it makes stays on the host, out 
     );
 });
 
+test('drain sees the image phases before it; what it makes stays on the host, out of the image', () => {
+  image('t')
+    .base(base)
+    .customize((p) => p.user('ops'))
+    .drain((p) =>
+      p
+        .pre(event('stdout'))
+        .file('/var/lib/drained', { owner: 'ops', content: '' })
+        // @ts-expect-error: no user 'nobody-here' exists
+        .file('/var/lib/x', { owner: 'nobody-here', content: '' }),
+    );
+  image('t')
+    .base(base)
+    .drain((p) => p.user('drainer'))
+    .provision((p) =>
+      // @ts-expect-error: 'drainer' exists on drained hosts only, never in the image
+      p.file('/etc/y', { owner: 'drainer', content: '' }),
+    );
+});
+
 test('decommission takes hooks only: its steps are the inverse of the runtime phases', () => {
   image('t')
     .base(base)

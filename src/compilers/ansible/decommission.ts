@@ -5,13 +5,13 @@ import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import type { Image, Phase, Step } from '../../ir/schema.js';
 import { decommissionPhase } from '../../ir/phases.js';
 import { hookTasks } from './hooks.js';
-import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
+import { drainPlan, keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import { ansibleCfg, groupVars } from './files.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { lineRegexp, probeCommand, recorded } from './runtime.js';
+import { lineRegexp, livePhaseTasks, probeCommand, recorded } from './runtime.js';
 import { guardedBlock } from './hooks.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq, type Item } from './yaml.js';
@@ -157,12 +157,16 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
     ),
   );
   const kept = keptEffects(plan);
+  // The drain phase first, as runtime.yml runs a phase: a host whose drain fails stops there, nothing undone.
+  const drain = drainPlan(ir);
+  const drained = drain ? livePhaseTasks(ir, plan, drain, { n: 0 }) : { tasks: [], handlers: [] };
   const play = map({
     name: label(labelName(`Decommission ${labelText(ir.name)}`)),
     hosts: word('all'),
     gather_facts: bool(false),
-    vars: map({ imgc_record_file: unsafe(plan.recordFile) }),
-    tasks: seq(withEdgeHooks(decommissionPhase(ir), tasks), { spaced: true }),
+    vars: map({ imgc_record_file: unsafe(plan.recordFile), ...(drained.handlers.length ? { imgc_handlers: word('auto') } : {}) }),
+    tasks: seq([...drained.tasks, ...withEdgeHooks(decommissionPhase(ir), tasks)], { spaced: true }),
+    handlers: drained.handlers.length ? seq(drained.handlers.map(taskItem), { spaced: true }) : undefined,
   });
   const text = document(seq([{ value: play }], { spaced: true }), [
     `${ir.name}: decommission, the inverse of the runtime phases (${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}), written by imgc`,
@@ -170,6 +174,12 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
     '',
     '  ansible-playbook -i inventory decommission.yml',
     '',
+    ...(drain
+      ? [
+          'First the drain phase, as runtime.yml runs a phase (its steps are not recorded, and not',
+          'undone); a host whose drain fails stops there, with nothing undone.',
+        ]
+      : []),
     `Undoes only what runtime.yml recorded in ${plan.recordFile} (one token a line, written`,
     'when a step itself created the thing on that host), in reverse order, then removes the',
     'record: services disabled (stopped on booted hosts), packages purged then autoremoved,',

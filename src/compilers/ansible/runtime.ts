@@ -5,11 +5,11 @@
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
-import { valueChecks } from './variables.js';
+import { sensitiveGuard, valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
-import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
+import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase } from './fleet.js';
 import { summaryCallback } from './summary-callback.js';
@@ -21,7 +21,7 @@ import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } fr
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { document, entry, map, seq, type Node } from './yaml.js';
+import { document, entry, map, seq, type Item, type Node } from './yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
 
@@ -224,43 +224,58 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
     keywords: [entry('when', str(absent))],
   });
 
+/**
+ * One phase run on live hosts (runtime.yml's runtime phases, decommission.yml's
+ * drain): its value checks and pre hooks, its steps (each recording what it
+ * created, as `rp` lists) in a block whose rescue fires the post hooks with
+ * result failed and the message before failing the host, then its post hooks
+ * (ok); and the handlers its steps notify. `counter` numbers the probes.
+ */
+export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, counter: { n: number }): { tasks: Item[]; handlers: Task[] } => {
+  const pm = ir.base.packageManager;
+  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), liveHost: true };
+  const handlers = ansiblePhaseHandlers(ir, rp.phase);
+  const pre: Task[] = [];
+  const body: Task[] = handlers.tasks.length ? whereTasks() : [];
+  const post: Task[] = [];
+  for (const rs of rp.steps) {
+    const s = rs.step;
+    if (s.kind === 'hook') {
+      (s.when === 'pre' ? pre : post).push(...hookTasks(s, rp.phase.name));
+      continue;
+    }
+    const probes = rs.creations.flatMap((c) => [
+      { token: c.token, c },
+      ...(c.kind === 'user' && c.home ? [{ token: c.home.token, c: { token: c.home.token, kind: 'path', path: c.home.path, type: 'directory' } as Creation }] : []),
+    ]);
+    const before = probes.map((p) => {
+      counter.n += 1;
+      return { ...p, ...absentBefore(p.c, `imgc_pr_${counter.n}`, s, pm) };
+    });
+    body.push(...before.flatMap((b) => b.tasks));
+    const notify = handlers.notify(s.id);
+    const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
+    if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
+    body.push(...notifying(stepTasks(s as RootStep, ctx)));
+    body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
+  }
+  if (handlers.tasks.length) body.push(flushTask);
+  // A task that holds a sensitive variable (bootstrap's join token) logs nothing; the phase first asserts it is given.
+  const hidden = (ts: Task[]) => sensitiveGuard(ir, ts);
+  const [guardedPre, guardedBody, guardedPost] = [hidden(pre), hidden(body), hidden(post)];
+  const asserts = [...guardedPre.assert, ...guardedBody.assert, ...guardedPost.assert].filter((t, i, all) => all.findIndex((u) => u.name === t.name) === i);
+  return {
+    tasks: [...[...valueChecks(ir, rp.phase), ...asserts, ...guardedPre.tasks].map(taskItem), guardedBlock(rp.phase, guardedBody.tasks), ...guardedPost.tasks.map(taskItem)],
+    handlers: handlers.tasks,
+  };
+};
+
 export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFiles => {
   const plan = runtimePlan(ir);
-  const pm = ir.base.packageManager;
   const plays: Node[] = [preflightPlay(ir, plan)];
-  let n = 0;
+  const counter = { n: 0 };
   for (const rp of plan.phases) {
-    const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), liveHost: true };
-    const handlers = ansiblePhaseHandlers(ir, rp.phase);
-    // Pre hooks, then the steps in a block whose rescue fires the post hooks
-    // with result failed and the message before failing the host; then the
-    // post hooks (ok).
-    const pre: Task[] = [];
-    const body: Task[] = handlers.tasks.length ? whereTasks() : [];
-    const post: Task[] = [];
-    for (const rs of rp.steps) {
-      const s = rs.step;
-      if (s.kind === 'hook') {
-        (s.when === 'pre' ? pre : post).push(...hookTasks(s, rp.phase.name));
-        continue;
-      }
-      const probes = rs.creations.flatMap((c) => [
-        { token: c.token, c },
-        ...(c.kind === 'user' && c.home ? [{ token: c.home.token, c: { token: c.home.token, kind: 'path', path: c.home.path, type: 'directory' } as Creation }] : []),
-      ]);
-      const before = probes.map((p) => {
-        n += 1;
-        return { ...p, ...absentBefore(p.c, `imgc_pr_${n}`, s, pm) };
-      });
-      body.push(...before.flatMap((b) => b.tasks));
-      const notify = handlers.notify(s.id);
-      const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
-      if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
-      body.push(...notifying(stepTasks(s as RootStep, ctx)));
-      body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
-    }
-    if (handlers.tasks.length) body.push(flushTask);
-    const phaseBlock = guardedBlock(rp.phase, body);
+    const phase = livePhaseTasks(ir, plan, rp, counter);
     plays.push(
       map({
         name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),
@@ -268,9 +283,9 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
         gather_facts: bool(false),
         ...fleetKeywords(ir, opts),
         tags: seq([unsafe(rp.phase.name)]),
-        vars: handlers.tasks.length ? map({ imgc_handlers: word('auto') }) : undefined,
-        tasks: seq([...[...valueChecks(ir, rp.phase), ...pre].map(taskItem), phaseBlock, ...[...post, doneTask(rp.phase.name)].map(taskItem)], { spaced: true }),
-        handlers: handlers.tasks.length ? seq(handlers.tasks.map(taskItem), { spaced: true }) : undefined,
+        vars: phase.handlers.length ? map({ imgc_handlers: word('auto') }) : undefined,
+        tasks: seq([...phase.tasks, taskItem(doneTask(rp.phase.name))], { spaced: true }),
+        handlers: phase.handlers.length ? seq(phase.handlers.map(taskItem), { spaced: true }) : undefined,
       }),
     );
   }

@@ -31,10 +31,10 @@ export const variableDefaults = (ir: Image): Record<string, Scalar> =>
       .map((v) => [v.name, typeof v.value === 'number' ? num(v.value) : typeof v.value === 'boolean' ? bool(v.value) : unsafe(String(v.value))]),
   );
 
-/** A phase's tasks with `no_log` where a sensitive variable is used, after an assert that they are given. */
-export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
+/** Tasks with `no_log` where a sensitive variable is used, and the assert (none or one) that those variables are given. */
+export const sensitiveGuard = (ir: Image, tasks: readonly Task[]): { assert: Task[]; tasks: Task[] } => {
   const sensitive = new Set((ir.variables ?? []).filter((v) => v.sensitive).map((v) => v.name));
-  if (!sensitive.size) return [...tasks];
+  if (!sensitive.size) return { assert: [], tasks: [...tasks] };
   const used = new Set<string>();
   const guarded = tasks.map((t) => {
     const names = [...taskVariables(t)].filter((n) => sensitive.has(n));
@@ -42,21 +42,29 @@ export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
     names.forEach((n) => used.add(n));
     return { ...t, keywords: [...(t.keywords ?? []), entry('no_log', bool(true))] };
   });
-  if (!used.size) return guarded;
+  if (!used.size) return { assert: [], tasks: guarded };
   const names = [...used].sort();
-  return [
-    task({
-      name: `Sensitive variables are given: ${names.join(', ')} (-e NAME=VALUE or a vault file)`,
-      module: 'ansible.builtin.assert',
-      args: map({
-        that: seq(names.map((n) => ({ value: str(`${n} is defined`) }))),
-        fail_msg: str(`set the sensitive variable${names.length > 1 ? 's' : ''} ${names.join(', ')} with -e or a vault file`),
-        quiet: bool(true),
+  return {
+    assert: [
+      task({
+        name: `Sensitive variables are given: ${names.join(', ')} (-e NAME=VALUE or a vault file)`,
+        module: 'ansible.builtin.assert',
+        args: map({
+          that: seq(names.map((n) => ({ value: str(`${n} is defined`) }))),
+          fail_msg: str(`set the sensitive variable${names.length > 1 ? 's' : ''} ${names.join(', ')} with -e or a vault file`),
+          quiet: bool(true),
+        }),
+        keywords: [entry('no_log', bool(true))],
       }),
-      keywords: [entry('no_log', bool(true))],
-    }),
-    ...guarded,
-  ];
+    ],
+    tasks: guarded,
+  };
+};
+
+/** A phase's tasks with `no_log` where a sensitive variable is used, after an assert that they are given. */
+export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
+  const g = sensitiveGuard(ir, tasks);
+  return [...g.assert, ...g.tasks];
 };
 
 /**

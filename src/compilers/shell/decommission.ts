@@ -4,7 +4,7 @@
 // order, then removes the record.
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import type { Image } from '../../ir/schema.js';
-import { keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
+import { drainPlan, keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { literalNote, runtime as stepRuntime, stepComment, where, type PhaseFile } from './phase.js';
@@ -12,7 +12,10 @@ import { drivenHooksFile } from './hooks.js';
 import { decommissionPhase } from '../../ir/phases.js';
 import { comment, word, words } from '../../emit/shell/quote.js';
 import { summary } from '../summary.js';
-import { recordNote, runtimeHelpers } from './runtime.js';
+import { livePhase, recordNote, runtimeHelpers, type LivePhaseState, type RuntimeShellOptions } from './runtime.js';
+import { handlerHelpers } from './handlers.js';
+import { variablePrologue } from '../../emit/shell/quote.js';
+import { variablesIn } from '../../core/variables.js';
 
 const lines = (...ls: string[]): string => ls.join('\n');
 
@@ -186,10 +189,15 @@ const undo = (c: Creation, need: Set<UndoHelper>, used: Set<HelperName>): string
   }
 };
 
-/** decommission.sh and the driving machine's files of the decommission edge's webhook and event hooks. */
-export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): CompiledFiles => {
+/** decommission.sh (the drain phase, then the undo) and the driving machine's files of the drain and decommission webhook and event hooks. */
+export const shellDecommission = (ir: Image, opts: RuntimeShellOptions): CompiledFiles => {
+  const { stems } = opts;
   const plan = runtimePlan(ir);
-  const files: CompiledFiles = {};
+  // The drain phase runs first, as provision.sh runs a phase: a failing step stops the script before any undo.
+  const drain = drainPlan(ir);
+  const state: LivePhaseState = { used: new Set<HelperName>(), own: new Set(), files: {}, n: 0, anyHandlers: false };
+  const drainBody = drain ? livePhase(ir, drain, opts, state) : [];
+  const files = state.files;
   // The edge's hooks: webhooks and events in hooks/NN-decommission-{pre,post}.sh, run where the run is driven;
   // script hooks here, on the host, around the undo.
   const edge = decommissionPhase(ir);
@@ -205,7 +213,7 @@ export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): Compi
     );
   };
   const need = new Set<UndoHelper>(['recorded']);
-  const used = new Set<HelperName>();
+  const used = state.used;
   const body: string[] = [];
   // Reverse run order, one function per step, its creations reversed.
   const bySteps: { id: string; step: (typeof plan.phases)[number]['steps'][number]['step']; items: Creation[] }[] = [];
@@ -235,6 +243,13 @@ export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): Compi
     '# Run as root on a host provision.sh provisioned:   ssh HOST sudo sh -s < decommission.sh',
     '# or in a root directory:                          chroot ROOT /bin/sh -s < decommission.sh',
     ...recordNote(plan),
+    ...(drain
+      ? [
+          '# First the drain phase runs here, as provision.sh runs a phase (its steps are not',
+          '# recorded, and not undone); a step of it that fails stops this script before',
+          '# anything is undone.',
+        ]
+      : []),
     '# Undone: recorded services are disabled (and stopped, on a booted host, not in a',
     '# chroot); recorded packages purged (apt-get purge, then autoremove --purge); recorded',
     '# files and symbolic links removed, directories only when empty; recorded users and',
@@ -246,6 +261,7 @@ export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): Compi
     'umask 022',
     'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     'export PATH',
+    ...(drain ? variablePrologue(variablesIn(ir, [drain.phase])) : []),
     `imgc_record_dir=${word(plan.recordDir)}`,
     'imgc_record_file=$imgc_record_dir/created',
     'if [ ! -f "$imgc_record_file" ]; then',
@@ -253,9 +269,22 @@ export const shellDecommission = (ir: Image, stems: readonly PhaseFile[]): Compi
     '  exit 0',
     'fi',
   ];
-  const own = [...(need.has('dropLine') ? [runtimeHelpers.hasLine] : [])];
+  if (need.has('dropLine')) state.own.add('hasLine');
+  const own = (Object.keys(runtimeHelpers) as (keyof typeof runtimeHelpers)[]).filter((h) => state.own.has(h)).map((h) => runtimeHelpers[h]);
   const undoCode = (Object.keys(undoHelpers) as UndoHelper[]).filter((h) => need.has(h)).map((h) => undoHelpers[h]);
-  out.push('', ...helperCode(used).flatMap((h) => [h, '']), ...own.flatMap((h) => [h, '']), ...undoCode.flatMap((h) => [h, '']), ...stepRuntime, ...hookBody('pre'), ...body, ...hookBody('post'));
+  out.push(
+    '',
+    ...helperCode(used).flatMap((h) => [h, '']),
+    ...own.flatMap((h) => [h, '']),
+    ...undoCode.flatMap((h) => [h, '']),
+    ...stepRuntime,
+    ...(state.anyHandlers ? ['', handlerHelpers] : []),
+    ...drainBody,
+    ...(drain ? ['imgc_changed=0'] : []),
+    ...hookBody('pre'),
+    ...body,
+    ...hookBody('post'),
+  );
   out.push(
     '',
     '# The record: gone when everything in it was undone; kept (and reported) otherwise.',

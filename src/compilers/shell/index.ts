@@ -37,8 +37,10 @@ export const shellCompiler: Compiler = {
       stem: `${String(i + 1).padStart(width, '0')}-${phase.name}`,
     }));
     // --runtime / --decommission: files for existing hosts instead of the build (./runtime.ts).
-    if (opts.runtime || opts.decommission)
-      return { ...(opts.runtime ? shellRuntime(ir, { pm: packageManager, stems: phases }) : {}), ...(opts.decommission ? shellDecommission(ir, phases) : {}) };
+    if (opts.runtime || opts.decommission) {
+      const live = { pm: packageManager, stems: phases };
+      return { ...(opts.runtime ? shellRuntime(ir, live) : {}), ...(opts.decommission ? shellDecommission(ir, live) : {}) };
+    }
     const files: CompiledFiles = {};
     const helpers = new Set<HelperName>();
     let runs = false;

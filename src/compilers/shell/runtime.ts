@@ -8,7 +8,7 @@
 import { markers as blockMarkers } from '../../steps/block-in-file.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
-import { runtimePlan, type ContractFact, type Creation, type RuntimePlan } from '../runtime.js';
+import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import type { Emitted } from '../../emit/shell/emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
@@ -200,76 +200,93 @@ export interface RuntimeShellOptions {
   readonly stems: readonly PhaseFile[];
 }
 
+/** What rendering live-host phases gathers: the helpers they call, the driving machine's hook files, step numbering. */
+export interface LivePhaseState {
+  readonly used: Set<HelperName>;
+  readonly own: Set<keyof typeof runtimeHelpers>;
+  readonly files: CompiledFiles;
+  n: number;
+  anyHandlers: boolean;
+}
+
+/**
+ * One phase run on a live host (provision.sh's runtime phases, decommission.sh's
+ * drain): its driven hook files, its script hooks and steps (each recording
+ * what it created, as `rp` lists), its handlers, and its progress line.
+ */
+export const livePhase = (ir: Image, rp: RuntimePhase, opts: RuntimeShellOptions, state: LivePhaseState): string[] => {
+  const { used, own, files } = state;
+  const body: string[] = [];
+  const f = opts.stems.find((s) => s.phase === rp.phase)!;
+  const phase = rp.phase;
+  const ctx: StepContext = {
+    get pm() {
+      return opts.pm();
+    },
+    checks: false,
+    liveHost: true,
+    installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s as never) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
+  };
+  const driver = (when: 'pre' | 'post') => {
+    const driven = drivenHooksFile(ir, f, when);
+    if (!driven) return;
+    files[driven.file] = driven.text;
+    body.push('', comment(`Phase ${phase.name}: ${driven.file} runs on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`));
+  };
+  const handlers = shellPhaseHandlers(ir, phase);
+  if (handlers.plan.handlers.length) state.anyHandlers = true;
+  driver('pre');
+  body.push('', comment(`--- phase ${phase.name}${where(phase.loc)} ---`), 'imgc_changed=0', ...handlers.init);
+  for (const rs of rp.steps) {
+    const s = rs.step;
+    let code: Emitted;
+    if (s.kind === 'hook') {
+      if (s.action.type !== 'script') continue;
+      code = { lines: [`/bin/sh -ec ${word(s.action.run)}`], helpers: [] };
+    } else if (isRootStep(s)) {
+      code = emitStep(s, ctx);
+    } else {
+      body.push('', comment(`${s.id}${where(s.loc)}: ${summary(s)}: not run at runtime`));
+      continue;
+    }
+    state.n += 1;
+    const n = state.n;
+    code.helpers.forEach((h) => used.add(h));
+    const probes = rs.creations.flatMap((c) => {
+      const items: { token: string; p: ReturnType<typeof probe> }[] = [{ token: c.token, p: probe(c, ir.base.packageManager) }];
+      if (c.kind === 'user' && c.home) items.push({ token: c.home.token, p: probe({ token: c.home.token, kind: 'path', path: c.home.path, type: 'directory' }, ir.base.packageManager) });
+      return items;
+    });
+    for (const { p } of probes) {
+      p.helpers.forEach((h) => used.add(h));
+      p.own.forEach((h) => own.add(h));
+    }
+    const before = probes.flatMap(({ p }, i) => [`imgc_new_${i}=0`, `if ! ${p.test}; then`, `  imgc_new_${i}=1`, 'fi']);
+    const after = probes.flatMap(({ token, p }, i) => [`if [ "$imgc_new_${i}" -eq 1 ] && ${p.test}; then`, `  imgc_record ${word(token)}`, 'fi']);
+    body.push(
+      '',
+      stepComment(s),
+      ...literalNote(s),
+      `step_${n}() {`,
+      ...[...before, ...code.lines, ...after].map((l) => `  ${l}`),
+      '}',
+      ...runStep(s, `step_${n}`),
+      ...handlers.after(s.id),
+    );
+  }
+  body.push(...handlers.run, `printf 'imgc-phase %s done changed=%s\\n' ${word(phase.name)} "$imgc_changed" >&3`);
+  driver('post');
+  return body;
+};
+
 /** provision.sh and the driving machine's hook files of the runtime phases. */
 export const shellRuntime = (ir: Image, opts: RuntimeShellOptions): CompiledFiles => {
   const plan = runtimePlan(ir);
-  const used = new Set<HelperName>();
-  const own = new Set<keyof typeof runtimeHelpers>(['record']);
-  const files: CompiledFiles = {};
+  const state: LivePhaseState = { used: new Set<HelperName>(), own: new Set<keyof typeof runtimeHelpers>(['record']), files: {}, n: 0, anyHandlers: false };
+  const { used, own, files } = state;
   const pre = preflight(ir, plan, used, own);
-  const body: string[] = [];
-  let n = 0;
-  let anyHandlers = false;
-  for (const rp of plan.phases) {
-    const f = opts.stems.find((s) => s.phase === rp.phase)!;
-    const phase = rp.phase;
-    const ctx: StepContext = {
-      get pm() {
-        return opts.pm();
-      },
-      checks: false,
-      liveHost: true,
-      installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s as never) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
-    };
-    const driver = (when: 'pre' | 'post') => {
-      const driven = drivenHooksFile(ir, f, when);
-      if (!driven) return;
-      files[driven.file] = driven.text;
-      body.push('', comment(`Phase ${phase.name}: ${driven.file} runs on the machine driving this run, ${when === 'pre' ? 'before' : 'after'} this script.`));
-    };
-    const handlers = shellPhaseHandlers(ir, phase);
-    if (handlers.plan.handlers.length) anyHandlers = true;
-    driver('pre');
-    body.push('', comment(`--- phase ${phase.name}${where(phase.loc)} ---`), 'imgc_changed=0', ...handlers.init);
-    for (const rs of rp.steps) {
-      const s = rs.step;
-      let code: Emitted;
-      if (s.kind === 'hook') {
-        if (s.action.type !== 'script') continue;
-        code = { lines: [`/bin/sh -ec ${word(s.action.run)}`], helpers: [] };
-      } else if (isRootStep(s)) {
-        code = emitStep(s, ctx);
-      } else {
-        body.push('', comment(`${s.id}${where(s.loc)}: ${summary(s)}: not run at runtime`));
-        continue;
-      }
-      n += 1;
-      code.helpers.forEach((h) => used.add(h));
-      const probes = rs.creations.flatMap((c) => {
-        const items: { token: string; p: ReturnType<typeof probe> }[] = [{ token: c.token, p: probe(c, ir.base.packageManager) }];
-        if (c.kind === 'user' && c.home) items.push({ token: c.home.token, p: probe({ token: c.home.token, kind: 'path', path: c.home.path, type: 'directory' }, ir.base.packageManager) });
-        return items;
-      });
-      for (const { p } of probes) {
-        p.helpers.forEach((h) => used.add(h));
-        p.own.forEach((h) => own.add(h));
-      }
-      const before = probes.flatMap(({ p }, i) => [`imgc_new_${i}=0`, `if ! ${p.test}; then`, `  imgc_new_${i}=1`, 'fi']);
-      const after = probes.flatMap(({ token, p }, i) => [`if [ "$imgc_new_${i}" -eq 1 ] && ${p.test}; then`, `  imgc_record ${word(token)}`, 'fi']);
-      body.push(
-        '',
-        stepComment(s),
-        ...literalNote(s),
-        `step_${n}() {`,
-        ...[...before, ...code.lines, ...after].map((l) => `  ${l}`),
-        '}',
-        ...runStep(s, `step_${n}`),
-        ...handlers.after(s.id),
-      );
-    }
-    body.push(...handlers.run, `printf 'imgc-phase %s done changed=%s\\n' ${word(phase.name)} "$imgc_changed" >&3`);
-    driver('post');
-  }
+  const body = plan.phases.flatMap((rp) => livePhase(ir, rp, opts, state));
+  const anyHandlers = state.anyHandlers;
   const out: string[] = [
     '#!/bin/sh',
     comment(`Image ${ir.name}: runtime provisioning of an existing host (phases ${plan.phases.map((p) => p.phase.name).join(', ') || 'none'}).`),
