@@ -34,4 +34,4 @@ export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageNameOf, Pa
 export * from '../stdlib/index.js';
 export { debian12 as debian } from '../stdlib/bases.js';
 export type { Image, Phase, Step, Fact, FactKind, SourceLocation, HookAction } from './ir/types.js';
-export { lifecycle, lifecycleMermaid, nodeStates, type LifecycleEdge, type NodeState } from './lifecycle.js';
+export { lifecycle, lifecycleMermaid, nodeStates, type LifecycleEdge, type NodeState } from './ir/lifecycle.js';

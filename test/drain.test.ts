@@ -11,7 +11,7 @@ import { shellCompiler } from '../src/compilers/shell/index.js';
 import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { chrootEnv } from '../src/build/chroot.js';
 import { checkImage as check } from '../src/check/checker.js';
-import { lifecycle } from '../src/lifecycle.js';
+import { lifecycle } from '../src/ir/lifecycle.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
 import { expectGolden } from './helpers/golden.js';
 import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';

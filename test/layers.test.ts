@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from './helpers/cli.js';
 
 /** Bottom to top. `index` is src/index.ts, the package's public entry. */
-const LAYERS = ['util', 'core', 'host', 'emit', 'steps', 'ir', 'dsl', 'check', 'load', 'stdlib', 'contract', 'compilers', 'lifecycle', 'verify', 'build', 'probe', 'cli', 'index'];
+const LAYERS = ['util', 'core', 'host', 'emit', 'steps', 'ir', 'dsl', 'check', 'load', 'stdlib', 'contract', 'compilers', 'verify', 'build', 'probe', 'cli', 'index'];
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(dir).flatMap((n) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lifecycle, nodeStates } from '../src/lifecycle.js';
+import { lifecycle, nodeStates } from '../src/ir/lifecycle.js';
 import { imgc } from './helpers/cli.js';
 
 describe('node lifecycle', () => {

@@ -127,7 +127,7 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         const render = {
           mermaid: async () => (await import('./graph.js')).mermaidGraph(ir, { baseEdges: !on(v, 'no-base-edges') }),
           dot: async () => (await import('./graph.js')).dotGraph(ir, { baseEdges: !on(v, 'no-base-edges') }),
-          lifecycle: async () => (await import('../lifecycle.js')).lifecycleMermaid(ir),
+          lifecycle: async () => (await import('../ir/lifecycle.js')).lifecycleMermaid(ir),
         };
         io.out(command === 'ir' ? (await import('../ir/index.js')).irToJson(ir) : graph ? await render[graph]() : (await import('./explain.js')).explainText(ir));
         if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');

@@ -9,7 +9,7 @@ import { hasMarker } from '../core/variables.js';
 import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
-import { lifecycle } from '../lifecycle.js';
+import { lifecycle } from '../ir/lifecycle.js';
 import { readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';

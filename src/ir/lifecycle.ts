@@ -2,7 +2,7 @@
 // says what carries it out and where its hooks run, so a definition's hooks
 // line up with the states a fleet tool sees. `imgc explain --graph lifecycle`
 // draws it.
-import type { Image } from './ir/types.js';
+import type { Image } from './types.js';
 
 export const nodeStates = ['base', 'customized', 'provisioned', 'bootstrapped', 'ready', 'draining', 'decommissioned'] as const;
 export type NodeState = (typeof nodeStates)[number];
