@@ -4,7 +4,11 @@
 // disk). Nothing here publishes: ./manifest.ts does, once all succeeded.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Phase, StepOf } from '../ir/schema.js';
+import type { Phase, Step, StepOf } from '../ir/schema.js';
+import { describeStep } from '../check/checker.js';
+import { kindOf } from '../steps/index.js';
+import type { Elsewhere } from '../steps/kind.js';
+import { isElsewhere } from '../compilers/renderings.js';
 import { phaseKind } from '../ir/phases.js';
 import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js';
 import { makeArtifacts, REUSE_STATE, type ArtifactRecord, type ReuseState } from './artifacts.js';
@@ -77,7 +81,8 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
   const { display, summary } = run;
   const runner = runnerOf(p);
   const steps = ctx.phase.steps.filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
-  const cloud = ctx.phase.steps.filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
+  // The phase's other steps (Packer sources) are made by another target.
+  const elsewhere = ctx.phase.steps.filter((s) => s.kind !== 'artifact');
   const took = new Map<string, number>();
   display.phaseStart(ctx.phase.name, steps.length);
   if (runner.separateHooks) await runner.runHooks(ctx, 'pre');
@@ -105,7 +110,10 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
   results.staged.push(...done);
   Object.assign(results.reuseState.artifacts, state.artifacts);
   if (runner.separateHooks) await runner.runHooks(ctx, 'post');
-  ps.notes = cloud.map((c) => `${c.id}: cloudImage '${c.name}' (${c.builder}) is Packer's: skipped (imgc compile --target packer)`);
+  ps.notes = elsewhere.map((s) => {
+    const r = kindOf(s).shell;
+    return `${s.id}: ${describeStep(s)}: skipped${isElsewhere(r) ? ` (${(r as Elsewhere<Step>).elsewhere(s)})` : ''}`;
+  });
   for (const n of ps.notes) display.info(n);
   display.phaseDone(`${done.length} artifact${done.length === 1 ? '' : 's'}`);
 };

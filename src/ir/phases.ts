@@ -3,13 +3,14 @@
 // and contracts all ask.
 import { variablesIn } from '../core/variables.js';
 import type { Image, Phase } from './schema.js';
+import { kindOf } from '../steps/index.js';
 
 export type PhaseKind = 'root' | 'artifact' | 'verify';
 
 export const phaseKind = (phase: Phase): PhaseKind =>
-  phase.steps.some((s) => s.kind === 'artifact' || s.kind === 'cloudImage')
+  phase.steps.some((s) => kindOf(s).phaseKind === 'artifact')
     ? 'artifact'
-    : phase.name === 'verify' || phase.steps.some((s) => s.kind === 'verify')
+    : phase.name === 'verify' || phase.steps.some((s) => kindOf(s).phaseKind === 'verify')
       ? 'verify'
       : 'root';
 

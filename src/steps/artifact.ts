@@ -29,6 +29,7 @@ export const artifact = {
   describe: (s) => `${s.format} artifact '${s.output}'`,
   comment: (s) => `${s.format} artifact ${s.output}`,
   inRoot: false,
+  phaseKind: 'artifact',
 
   shell: { elsewhere: () => 'imgc build makes artifacts' },
   ansible: { elsewhere: (s) => `${s.format} ${labelText(s.output)} (imgc build)` },

@@ -16,7 +16,10 @@ const schema = z
     disk: z.string().min(1).optional(),
   })
   .strict();
-type CloudImageStep = z.infer<typeof schema>;
+export type CloudImageStep = z.infer<typeof schema>;
+
+/** Whether a step is a Packer source (the packer target's sources come from these). */
+export const isCloudImage = (s: { readonly kind: string }): s is CloudImageStep => s.kind === 'cloudImage';
 
 export const cloudImage = {
   kind: 'cloudImage',
@@ -24,6 +27,7 @@ export const cloudImage = {
   describe: (s) => `${s.builder} image '${s.name}'`,
   comment: (s) => `Packer source ${s.builder} ${s.name}`,
   inRoot: false,
+  phaseKind: 'artifact',
   variables: ['settings.*'],
 
   shell: { elsewhere: () => 'a Packer source: the packer target makes it' },

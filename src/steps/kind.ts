@@ -212,6 +212,8 @@ export interface StepKind<S extends StepCommon = StepCommon> {
 
   /** Whether shell and ansible carry it out inside the root (a phase script's step). */
   readonly inRoot: boolean;
+  /** A phase holding a step of this kind makes artifacts from the root or checks it, rather than changing it (src/ir/phases.ts). */
+  readonly phaseKind?: 'artifact' | 'verify';
   /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
   readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
   /**

@@ -23,6 +23,7 @@ export const verify = {
   describe: (s) => `verify ${s.check}`,
   comment: (s) => `verify ${s.check}`,
   inRoot: false,
+  phaseKind: 'verify',
 
   shell: { elsewhere: () => 'imgc build / imgc verify checks the image' },
   ansible: { elsewhere: (s) => `${s.check} (imgc build / imgc verify)` },

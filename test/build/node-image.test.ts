@@ -36,7 +36,7 @@ describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s 
     expect(s.verify?.checked).toBeGreaterThan(150);
     // The build ends boot-verified: the disk booted in QEMU and every runtime fact held.
     expect(s.boot, build.all).toMatchObject({ disk: 'disk.raw', failed: 0 });
-    expect(build.all).toMatch(/artifact\.5\.cloudImage: cloudImage 'qemu' \(qemu\) is Packer's: skipped/);
+    expect(build.all).toMatch(/artifact\.5\.cloudImage: qemu image 'qemu': skipped \(a Packer source: the packer target makes it\)/);
     if (target === 'ansible') expect(build.all).toMatch(/installing python3/);
     expect(mountsContaining('.imgc-work-k8s-node-debian-')).toEqual([]);
   });

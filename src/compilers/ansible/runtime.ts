@@ -9,6 +9,7 @@ import { sensitiveGuard, valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
+import { kindOf } from '../../steps/index.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase } from './fleet.js';
@@ -255,7 +256,8 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
     body.push(...before.flatMap((b) => b.tasks));
     const notify = handlers.notify(s.id);
     const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
-    if (s.kind === 'artifact' || s.kind === 'cloudImage' || s.kind === 'verify') continue;
+    // Artifacts, Packer sources, checks: nothing Ansible does on a live host.
+    if (!kindOf(s).inRoot) continue;
     body.push(...notifying(stepTasks(s as RootStep, ctx)));
     body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
   }

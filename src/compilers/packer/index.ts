@@ -1,5 +1,5 @@
 // The packer backend: one HCL2 template (`<image>.pkr.hcl`, and `.pkr.json`
-// with --json) whose sources are the artifact phase's cloudImage steps and
+// with --json) whose sources are the artifact phase's Packer sources and
 // whose build runs every phase, in order, as provisioners. The phases
 // themselves are the shell backend's scripts (or the Ansible backend's
 // playbook), embedded unchanged under shell/ (ansible/) and referenced from
@@ -12,6 +12,7 @@ import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { summary } from '../summary.js';
 import { kindOf, type PackerShell } from '../../steps/index.js';
+import { isCloudImage, type CloudImageStep } from '../../steps/cloud-image.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { describeStep } from '../../check/checker.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
@@ -43,8 +44,8 @@ const at = (s: { id: string; loc?: { file: string; line: number } | undefined })
 
 const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, 'packer')}`;
 
-/** Why a cloudImage step cannot boot the disk it names, or undefined when it can. */
-const diskProblem = (step: StepOf<'cloudImage'>, phaseSteps: readonly Step[]): string | undefined => {
+/** Why a Packer source cannot boot the disk it names, or undefined when it can. */
+const diskProblem = (step: CloudImageStep, phaseSteps: readonly Step[]): string | undefined => {
   if (step.builder !== 'qemu') return `only the qemu builder boots a disk imgc built (this step's builder is ${step.builder})`;
   const disk = phaseSteps.find((s): s is StepOf<'artifact'> => s.kind === 'artifact' && s.output === step.disk);
   if (!disk) return `no artifact of this phase writes '${step.disk}'`;
@@ -57,7 +58,7 @@ const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
   const out: Diagnostic[] = [];
   for (const phase of ir.phases) {
     for (const step of phase.steps) {
-      if (step.kind !== 'cloudImage') continue;
+      if (!isCloudImage(step)) continue;
       if (step.disk !== undefined) {
         const problem = diskProblem(step, phase.steps);
         if (problem) out.push(diagnostic('IMGC2002', `${step.id}.disk: ${problem}`, { loc: step.loc, stepId: step.id, hint: "give the output of a raw or qcow2 artifact made with { bootable: true } in the artifact phase, e.g. a.qcow2('disk.qcow2', { bootable: true })" }));
@@ -394,7 +395,7 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
 
 const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: Parts, legacy: boolean): Item[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
-  const cloudSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage');
+  const cloudSteps = (artifactPhase?.steps ?? []).filter(isCloudImage);
   const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
   const sources = sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
   const own = irVariables(ir);

@@ -1,8 +1,9 @@
-// Packer sources: one per cloudImage step of the artifact phase (qemu,
+// Packer sources: one per Packer source step of the artifact phase (qemu,
 // amazon-ebs, null), or a null source for an existing host when there is none.
 // Each builder gets what it needs to pass `packer validate`; the step's
 // settings (builder-native keys) are written as given and win over these.
 import type { Base, StepOf } from '../../ir/schema.js';
+import type { CloudImageStep } from '../../steps/cloud-image.js';
 import { attr, block, bool, list, map, num, ref, str, type Item, type Value } from './hcl.js';
 
 export interface VariableSpec {
@@ -15,7 +16,7 @@ export interface VariableSpec {
 }
 
 export interface SourceSpec {
-  readonly builder: StepOf<'cloudImage'>['builder'];
+  readonly builder: CloudImageStep['builder'];
   readonly label: string;
   /** Comment lines above the block. */
   readonly comment: readonly string[];
@@ -106,7 +107,7 @@ const assemble = (
 /** The firmware imgc's disks need: they boot by UEFI only (systemd-boot on an EFI system partition). */
 const OVMF = '/usr/share/ovmf/OVMF.fd';
 
-const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageName: string, base: Base, disk: StepOf<'artifact'> | undefined): SourceSpec => {
+const qemu = (step: CloudImageStep, label: string, prefix: string, imageName: string, base: Base, disk: StepOf<'artifact'> | undefined): SourceSpec => {
   // Booting imgc's own disk: no cloud image, so no cloud image's user either.
   const cloud = disk ? undefined : cloudBases[base.name];
   const format = typeof step.settings['format'] === 'string' ? step.settings['format'] : (disk?.format ?? 'qcow2');
@@ -189,7 +190,7 @@ const qemu = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageNa
   };
 };
 
-const amazonEbs = (step: StepOf<'cloudImage'>, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
+const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
   const cloud = cloudBases[base.name];
   const s = step.settings;
   const fields: Field[] = [
@@ -285,7 +286,7 @@ const labelFor = (name: string, taken: Set<string>): string => {
  * The sources of the template, in the artifact phase's order; `artifacts`:
  * the phase's artifact steps, for a qemu source that boots one (`disk`).
  */
-export const sourcesFor = (steps: readonly StepOf<'cloudImage'>[], imageName: string, base: Base, artifacts: readonly StepOf<'artifact'>[] = []): SourceSpec[] => {
+export const sourcesFor = (steps: readonly CloudImageStep[], imageName: string, base: Base, artifacts: readonly StepOf<'artifact'>[] = []): SourceSpec[] => {
   const taken = new Set<string>();
   if (steps.length === 0) {
     const label = labelFor('existing-host', taken);
