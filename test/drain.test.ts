@@ -12,6 +12,8 @@ import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { chrootEnv } from '../src/build/chroot.js';
 import { checkImage as check } from '../src/check/checker.js';
 import { lifecycle } from '../src/ir/lifecycle.js';
+import { image } from '../src/index.js';
+import { debian12 } from '../stdlib/bases.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
 import { expectGolden } from './helpers/golden.js';
 import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';
@@ -94,6 +96,24 @@ describe('drain phase', () => {
       ws.remove();
     }
   }, 180_000);
+
+  it("decommission.yml carries a drain step's files (an Ansible role's copy), and passes --syntax-check with them", async () => {
+    const ir = image('drain-role')
+      .base(debian12())
+      .provision((p) => p.file('/etc/drained', { content: 'no\n' }))
+      .drain((p) => p.ansibleRole('./fixtures/roles/motd', { requires: { path: ['/etc/drained'] } }))
+      .toIR('drain.test.ts');
+    const yml = ansibleCompiler.compile(ir, { decommission: true });
+    expect(Object.keys(yml).filter((f) => f.startsWith('roles/motd/'))).toContain('roles/motd/tasks/main.yml');
+    const ws = workspace('drain-role');
+    try {
+      writeFiles(ws.out, yml);
+      const syntax = await ansibleRun('ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'decommission.yml'], ws.out, ws.home);
+      expect(syntax.exitCode, syntax.all).toBe(0);
+    } finally {
+      ws.remove();
+    }
+  }, 120_000);
 
   it('imgc explain and the lifecycle graph show it on the ready → draining edge', async () => {
     const explain = await imgc(['explain', fixture]);

@@ -13,6 +13,7 @@ import { packageManagers } from '../../steps/package-managers.js';
 import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { lineRegexp, livePhaseTasks, probeCommand, recorded } from './runtime.js';
 import { guardedBlock } from './hooks.js';
+import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { document, entry, map, seq, type Item } from './yaml.js';
 
@@ -188,5 +189,6 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
     'Left as they are: apt\'s lists and caches, logs,',
     ...(kept.length ? ["and these steps' effects:", ...kept.map((k) => `  ${k.step.id}: ${k.why}`)] : ['and nothing else.']),
   ]);
-  return { 'decommission.yml': text, 'ansible.cfg': ansibleCfg, 'group_vars/all.yml': groupVars(ir) };
+  // A drain step's files (an Ansible role's copy) travel beside the playbook, as runtime.yml's do.
+  return withCarried({ 'decommission.yml': text, 'ansible.cfg': ansibleCfg, 'group_vars/all.yml': groupVars(ir) }, drain?.phase.steps ?? [], 'ansible');
 };
