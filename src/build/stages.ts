@@ -5,8 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Phase, Step, StepOf } from '../ir/schema.js';
-import { describeStep } from '../check/checker.js';
-import { kindOf } from '../steps/index.js';
+import { describeStep, kindOf } from '../steps/index.js';
 import type { Elsewhere } from '../steps/kind.js';
 import { isElsewhere } from '../compilers/renderings.js';
 import { phaseKind } from '../ir/phases.js';

@@ -10,7 +10,7 @@ import { unrepresentable } from './representable.js';
 import { hasMarker } from '../core/variables.js';
 import { globMatches, isGlob } from '../core/glob.js';
 import { packageName, type PackageManager } from '../core/packages.js';
-import { kindOf } from '../steps/index.js';
+import { describeStep, kindOf } from '../steps/index.js';
 import { conditionVariable, describeAssignment, runsUnder, variants, type Assignment } from '../core/conditions.js';
 import type { PathKind } from '../steps/kind.js';
 
@@ -42,7 +42,6 @@ const verb: Record<Fact['kind'], string> = {
 };
 
 /** One phrase naming a step in diagnostics and `explain` (its kind's describer, src/steps). */
-export const describeStep = (s: Step): string => kindOf(s).describe(s);
 
 interface Provider {
   placed: Placed;

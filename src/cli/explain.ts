@@ -1,4 +1,4 @@
-import { describeStep } from '../check/checker.js';
+import { describeStep } from '../steps/index.js';
 import { describeFact } from '../core/facts.js';
 import { describeConditions } from '../core/conditions.js';
 import type { Fact, Image } from '../ir/schema.js';

@@ -1,7 +1,7 @@
 // How a frame gets a kind's rendering for its target: the function, or the
 // kind's explicit refusal reported as IMGC2002 at the step (src/steps/kind.ts).
 import { diagnostic } from '../check/diagnostic.js';
-import { describeStep } from '../check/checker.js';
+import { describeStep } from '../steps/index.js';
 import type { Step } from '../ir/schema.js';
 import { isRefusal, type Refusal } from '../steps/index.js';
 import type { Elsewhere } from '../steps/kind.js';

@@ -126,6 +126,9 @@ export const isRegistered = <S extends StepCommon>(s: S): s is Extract<S, Regist
 /** The kind of step `s`. */
 export const kindOf = <S extends RegisteredStep>(s: S): StepKind<S> => registered.get(s.kind) as unknown as StepKind<S>;
 
+/** The step in a few words, as diagnostics, comments in outputs and `imgc explain` name it: its kind's own description. */
+export const describeStep = <S extends RegisteredStep>(s: S): string => kindOf(s).describe(s);
+
 /** Every registered kind, by name. */
 export const allKinds = (): ReadonlyMap<string, StepKind> => registered;
 
