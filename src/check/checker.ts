@@ -8,25 +8,11 @@ import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../core/variables.js';
-import { globMatches, isGlob } from '../core/glob.js';
 import { packageName, type PackageManager } from '../core/packages.js';
 import { describeStep, kindOf } from '../steps/index.js';
+import { isBelow, runOrder, walkFacts, type Placed } from '../ir/flow.js';
 import { conditionVariable, describeAssignment, runsUnder, variants, type Assignment } from '../core/conditions.js';
 import type { PathKind } from '../steps/kind.js';
-
-/** A step in run order, with the phase it belongs to. */
-export interface Placed {
-  step: Step;
-  phase: string;
-  phaseIndex: number;
-  order: number;
-  /** The phase runs on existing hosts only (bootstrap), never in the image. */
-  hostOnly: boolean;
-}
-
-/** Every step of the image in run order: per phase its pre hooks, steps, post hooks. */
-export const runOrder = (ir: Image): Placed[] =>
-  ir.phases.flatMap((p, phaseIndex) => [...p.pre, ...p.steps, ...p.post].map((step) => ({ step, phase: p.name, phaseIndex, hostOnly: p.runtimeOnly === true }))).map((s, order) => ({ ...s, order }));
 
 const verb: Record<Fact['kind'], string> = {
   user: 'created',
@@ -41,88 +27,11 @@ const verb: Record<Fact['kind'], string> = {
   artifact: 'produced',
 };
 
-/** One phrase naming a step in diagnostics and `explain` (its kind's describer, src/steps). */
-
 interface Provider {
   placed: Placed;
 }
 
 const related = (message: string, loc: SourceLocation | undefined) => ({ message, ...(loc ? { loc } : {}) });
-
-/** Who provides a requirement to whom: one edge per met requirement. */
-export interface FactEdge {
-  fact: Fact;
-  /** The providing step's id, or 'base'. */
-  from: string;
-  to: string;
-}
-
-interface Walk {
-  edges: FactEdge[];
-  unmet: { placed: Placed; req: Fact; removal: Placed | undefined }[];
-  /** The facts available after the walk, by id, with their provider. */
-  available: () => ReadonlyMap<string, string>;
-}
-
-/** Whether `path` lies strictly below directory `dir`. */
-const isBelow = (path: string, dir: string): boolean => path.startsWith(dir === '/' ? '/' : `${dir}/`) && path !== dir;
-
-/**
- * The facts a step removes, with what goes with them: a path removed by
- * anything but a package manager goes with everything below it (rm -r). A
- * package's removal takes only its own files (dpkg leaves what others wrote).
- */
-const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] => {
-  const id = factId(fact);
-  if (fact.kind !== 'path' || step.kind === 'packages') return [id];
-  // A glob (remove('/tmp/*')) removes every known path it names, each with what lies below it.
-  const paths = [...known].filter((k) => k.startsWith('path:')).map((k) => k.slice(5));
-  const roots = isGlob(fact.key) ? paths.filter((k) => globMatches(fact.key, k)) : [fact.key];
-  return [id, ...roots.map((r) => `path:${r}`), ...paths.filter((k) => roots.some((r) => isBelow(k, r))).map((k) => `path:${k}`)];
-};
-
-/** Walks the steps in run order from the base's facts: met and unmet requirements. */
-const walkFacts = (ir: Image, steps: Placed[]): Walk => {
-  const availableFrom = new Map<string, string>(ir.base.provides.map((f) => [factId(f), 'base']));
-  const available = (): Map<string, string> => availableFrom;
-  const removedBy = new Map<string, Placed>();
-  const walk: Walk = { edges: [], unmet: [], available };
-  /** The removal of `req` or, for a path, of the nearest directory above it not made again since. */
-  const removalOf = (req: Fact): Placed | undefined => {
-    const own = removedBy.get(factId(req));
-    if (own || req.kind !== 'path') return own;
-    for (let dir = parentDir(req.key); ; dir = parentDir(dir)) {
-      if (availableFrom.has(`path:${dir}`)) return undefined;
-      const r = removedBy.get(`path:${dir}`);
-      if (r) return r;
-      if (dir === '/') return undefined;
-    }
-  };
-  for (const placed of steps) {
-    const { step } = placed;
-    for (const req of step.requires) {
-      const from = availableFrom.get(factId(req));
-      if (from !== undefined) walk.edges.push({ fact: req, from, to: step.id });
-      else walk.unmet.push({ placed, req, removal: removalOf(req) });
-    }
-    for (const f of step.removes) {
-      for (const id of removedWith(step, f, availableFrom.keys())) {
-        availableFrom.delete(id);
-        removedBy.set(id, placed);
-      }
-    }
-    for (const f of step.provides) {
-      availableFrom.set(factId(f), step.id);
-      removedBy.delete(factId(f));
-    }
-  }
-  return walk;
-};
-
-export const factFlow = (ir: Image): FactEdge[] => walkFacts(ir, runOrder(ir)).edges;
-
-/** The facts that hold once `steps` (a prefix of the run order) have run: each fact's id and the step that provided it ('base' for the base). */
-export const factsAfter = (ir: Image, steps: Placed[]): ReadonlyMap<string, string> => walkFacts(ir, steps).available();
 
 /**
  * Every diagnostic of the image. Steps under conditions (`when`) are checked

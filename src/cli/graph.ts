@@ -4,7 +4,7 @@
 // labelled with the facts. The order is held by invisible edges and the fact
 // arrows do not move anything: layout engines otherwise rank a step by who
 // feeds it, which reverses steps and sets later phases beside earlier ones.
-import { factFlow, type FactEdge } from '../check/checker.js';
+import { factFlow, type FactEdge } from '../ir/flow.js';
 import { describeStep } from '../steps/index.js';
 import { describeFact } from '../core/facts.js';
 import type { Image } from '../ir/schema.js';

@@ -15,7 +15,7 @@
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
 import { packageName } from '../core/packages.js';
-import { factFlow, runOrder } from '../check/checker.js';
+import { factFlow, runOrder } from '../ir/flow.js';
 import { factId } from '../core/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';

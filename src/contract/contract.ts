@@ -2,7 +2,7 @@
 // phase, written as versioned JSON another team can read, diff and (later)
 // start from. Deterministic and sorted, one fact a line, so that a diff of two
 // versions in review reads as what changed.
-import { factsAfter, runOrder } from '../check/checker.js';
+import { factsAfter, runOrder } from '../ir/flow.js';
 import { runsUnder, valuesOf } from '../core/conditions.js';
 import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
 import { parsePackageSpec } from '../core/packages.js';
