@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Image, StepOf } from '../ir/schema.js';
 import { formatVerify } from '../verify/index.js';
-import { verifyBoot } from '../verify/boot.js';
+import { QemuFailed, verifyBoot } from '../verify/boot.js';
 import type { ArtifactRecord } from './artifacts.js';
 import type { Display } from './display.js';
 import type { Session } from './session.js';
@@ -65,8 +65,16 @@ export const bootVerify = async (
       signal: abort.signal,
       env: ctx.env,
       onInfo: (l) => ctx.display.info(l),
+    }).catch((e: unknown) => {
+      // QEMU that cannot run, or a disk the check cannot be written into: the boot check failed, said plainly.
+      if (e instanceof QemuFailed || (e instanceof Error && /^could not write the check/.test(e.message))) return e;
+      throw e;
     });
     ctx.session.check();
+    if (r instanceof Error) {
+      ctx.display.stepEnd(`${c.id} boot`, 'failed');
+      return { ok: false, message: `${c.id} boot: ${r.message} (console: logs/boot-console.log); no artifact was published`, summary: { disk: disk.output, accel: 'tcg', checked: 0, failed: 1, bootMs: 0, sinceStartMs: Date.now() - ctx.started } };
+    }
     const text = formatVerify({ ...r, target: `${disk.output} booted (${r.accel.toUpperCase()})` }, ctx.where);
     writeFileSync(path.join(ctx.logsDir, 'boot.txt'), text);
     const sinceStartMs = Date.now() - ctx.started;

@@ -153,6 +153,9 @@ const chooseAccel = (env: NodeJS.ProcessEnv): { accel: 'kvm' | 'tcg'; probe: boo
   return { accel: 'kvm', probe: true };
 };
 
+/** QEMU itself failed (not the node): the boot check could not run. */
+export class QemuFailed extends Error {}
+
 /** Seconds KVM gets to show the kernel's first console line before TCG is used instead (guests can hang under nested KVM). */
 const KVM_PROBE_SECONDS = 20;
 
@@ -193,8 +196,8 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
 
     const started = Date.now();
     let outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: probe ? KVM_PROBE_SECONDS : 0, ...(opts.signal ? { signal: opts.signal } : {}) });
-    if (outcome === 'probe-failed') {
-      opts.onInfo?.(`no console output under KVM within ${KVM_PROBE_SECONDS}s: booting with TCG instead`);
+    if (typeof outcome === 'object') {
+      opts.onInfo?.(`${outcome.kvmFailed}: booting with TCG instead`);
       accel = 'tcg';
       copyFileSync(vars, path.join(tmp, 'vars.fd'));
       outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: 0, ...(opts.signal ? { signal: opts.signal } : {}) });
@@ -208,7 +211,8 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
   }
 };
 
-type QemuOutcome = 'exited' | 'timeout' | 'probe-failed';
+/** How QEMU ended; `kvmFailed`: KVM, being probed, is unusable here (why), so TCG is tried. */
+type QemuOutcome = 'exited' | 'timeout' | { kvmFailed: string };
 
 /**
  * Runs QEMU to completion. It runs detached (a process group of its own)
@@ -291,9 +295,13 @@ const runQemu = async (o: {
   try {
     const r = await sub;
     if (o.signal?.aborted) throw new Error('interrupted');
-    if (probeFailed) return 'probe-failed';
+    if (probeFailed) return { kvmFailed: `no console output under KVM within ${o.probeSeconds}s` };
     if (r.exitCode === 124 || r.exitCode === 137) return 'timeout';
-    if (r.exitCode !== 0) throw new Error(`qemu-system-x86_64 failed (exit ${r.exitCode}): ${String(r.all ?? '').trim().split('\n').slice(-5).join('\n')}`);
+    const said = String(r.all ?? '').trim().split('\n').slice(-5).join('\n');
+    const how = r.exitCode === undefined ? `killed by ${r.signal ?? 'a signal'}` : `exit ${r.exitCode}`;
+    // Nested KVM can also make QEMU abort (an MSR it cannot set): while KVM is being probed, that means TCG.
+    if (r.exitCode !== 0 && o.probeSeconds > 0) return { kvmFailed: `QEMU failed under KVM (${how}: ${said.split('\n')[0] ?? ''})` };
+    if (r.exitCode !== 0) throw new QemuFailed(`qemu-system-x86_64 failed (${how}): ${said}`);
     return 'exited';
   } finally {
     if (probe) clearTimeout(probe);
