@@ -18,6 +18,9 @@ const schema = z
   .strict();
 export type CloudImageStep = z.infer<typeof schema>;
 
+/** What the Packer output says when the definition has none of these: it provisions an existing host instead. */
+export const noCloudImage = 'The definition has no cloudImage step, so Packer provisions an existing host:';
+
 /** Whether a step is a Packer source (the packer target's sources come from these). */
 export const isCloudImage = (s: { readonly kind: string }): s is CloudImageStep => s.kind === 'cloudImage';
 

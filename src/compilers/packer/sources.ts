@@ -3,7 +3,7 @@
 // Each builder gets what it needs to pass `packer validate`; the step's
 // settings (builder-native keys) are written as given and win over these.
 import type { Base, StepOf } from '../../ir/schema.js';
-import type { CloudImageStep } from '../../steps/cloud-image.js';
+import { noCloudImage, type CloudImageStep } from '../../steps/cloud-image.js';
 import { attr, block, bool, list, map, num, ref, str, type Item, type Value } from './hcl.js';
 
 export interface VariableSpec {
@@ -292,7 +292,7 @@ export const sourcesFor = (steps: readonly CloudImageStep[], imageName: string, 
     const label = labelFor('existing-host', taken);
     return [
       nullHost({}, label, label.replace(/-/g, '_'), [
-        'The definition has no cloudImage step, so Packer provisions an existing host:',
+        noCloudImage,
         'the null builder only connects to it; packer build runs every phase there.',
       ]),
     ];
