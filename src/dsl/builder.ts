@@ -381,11 +381,8 @@ type DataKeyStep = <U extends string, G extends string, K extends string, P exte
   opts: DataKeyOptions,
 ) => StepBuilder<U, G, K, P, S, X, C>;
 
-type CommandStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
-  run: string,
-  opts?: CommandOptions & D,
-) => StepBuilder<
+/** The builder after a step that declares what it provides and removes (a raw command, an Ansible role). */
+type WithDeclared<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, D extends DeclaredFacts> = StepBuilder<
     Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
     Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
     Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
@@ -395,19 +392,17 @@ type CommandStep = <U extends string, G extends string, K extends string, P exte
     C
   >;
 
+type CommandStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  run: string,
+  opts?: CommandOptions & D,
+) => WithDeclared<U, G, K, P, S, X, C, D>;
+
 type AnsibleRoleStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
   this: StepBuilder<U, G, K, P, S, X, C>,
   dir: string,
   opts?: AnsibleRoleOptions & D,
-) => StepBuilder<
-    Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
-    Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
-    Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
-    WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
-    Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
-    Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
-    C
-  >;
+) => WithDeclared<U, G, K, P, S, X, C, D>;
 
 interface UseStep {
   <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
