@@ -21,7 +21,7 @@ import { kindOf } from '../../steps/index.js';
 import type { Elsewhere } from '../../steps/kind.js';
 import { isElsewhere } from '../renderings.js';
 import { taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { guardSensitive, valueChecks } from './variables.js';
+import { sensitiveGuard, valueChecks } from './variables.js';
 import { ansibleCfg, groupVars } from './files.js';
 import { document, map, seq, type Item } from '../../emit/ansible/yaml.js';
 import { ansibleRuntime } from './runtime.js';
@@ -58,13 +58,11 @@ const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
     else steps.push(...stepTasks(s as RootStep, ctx));
   }
   const post = phase.post.flatMap((h) => hookTasks(h, phase.name));
-  // guardSensitive keeps the tasks in order, after the assert it may put first.
-  const all = guardSensitive(ir, [...pre, ...steps, ...post]);
-  const bodyAt = all.length - post.length - steps.length;
-  const body = all.slice(bodyAt, bodyAt + steps.length);
+  const { assert, groups } = sensitiveGuard(ir, [pre, steps, post]);
+  const [hiddenPre = [], body = [], hiddenPost = []] = groups;
   // With post hooks, a failing step still fires them (result failed, the message) before the host fails.
   const guarded: Item[] = post.length && body.length ? [guardedBlock(phase, body)] : body.map(taskItem);
-  const items = [...valueChecks(ir, phase), ...all.slice(0, bodyAt)].map(taskItem).concat(guarded, all.slice(bodyAt + steps.length).map(taskItem));
+  const items = [...valueChecks(ir, phase), ...assert, ...hiddenPre].map(taskItem).concat(guarded, hiddenPost.map(taskItem));
   return { phase, items, notes: [...ctx.notes], skipped };
 };
 

@@ -263,11 +263,10 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   }
   if (handlers.tasks.length) body.push(flushTask);
   // A task that holds a sensitive variable (bootstrap's join token) logs nothing; the phase first asserts it is given.
-  const hidden = (ts: Task[]) => sensitiveGuard(ir, ts);
-  const [guardedPre, guardedBody, guardedPost] = [hidden(pre), hidden(body), hidden(post)];
-  const asserts = [...guardedPre.assert, ...guardedBody.assert, ...guardedPost.assert].filter((t, i, all) => all.findIndex((u) => u.name === t.name) === i);
+  const { assert, groups } = sensitiveGuard(ir, [pre, body, post]);
+  const [hiddenPre = [], hiddenBody = [], hiddenPost = []] = groups;
   return {
-    tasks: [...[...valueChecks(ir, rp.phase), ...asserts, ...guardedPre.tasks].map(taskItem), guardedBlock(rp.phase, guardedBody.tasks), ...guardedPost.tasks.map(taskItem)],
+    tasks: [...[...valueChecks(ir, rp.phase), ...assert, ...hiddenPre].map(taskItem), guardedBlock(rp.phase, hiddenBody), ...hiddenPost.map(taskItem)],
     handlers: handlers.tasks,
   };
 };

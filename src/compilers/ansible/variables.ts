@@ -31,18 +31,24 @@ export const variableDefaults = (ir: Image): Record<string, Scalar> =>
       .map((v) => [v.name, typeof v.value === 'number' ? num(v.value) : typeof v.value === 'boolean' ? bool(v.value) : unsafe(String(v.value))]),
   );
 
-/** Tasks with `no_log` where a sensitive variable is used, and the assert (none or one) that those variables are given. */
-export const sensitiveGuard = (ir: Image, tasks: readonly Task[]): { assert: Task[]; tasks: Task[] } => {
+/**
+ * A phase's groups of tasks (pre hooks, steps, post hooks), each task with
+ * `no_log` where it uses a sensitive variable, and the one assert (or none)
+ * that those variables are given, for the phase to run first.
+ */
+export const sensitiveGuard = (ir: Image, groups: readonly (readonly Task[])[]): { assert: Task[]; groups: Task[][] } => {
   const sensitive = new Set((ir.variables ?? []).filter((v) => v.sensitive).map((v) => v.name));
-  if (!sensitive.size) return { assert: [], tasks: [...tasks] };
+  if (!sensitive.size) return { assert: [], groups: groups.map((g) => [...g]) };
   const used = new Set<string>();
-  const guarded = tasks.map((t) => {
-    const names = [...taskVariables(t)].filter((n) => sensitive.has(n));
-    if (!names.length) return t;
-    names.forEach((n) => used.add(n));
-    return { ...t, keywords: [...(t.keywords ?? []), entry('no_log', bool(true))] };
-  });
-  if (!used.size) return { assert: [], tasks: guarded };
+  const guarded = groups.map((g) =>
+    g.map((t) => {
+      const names = [...taskVariables(t)].filter((n) => sensitive.has(n));
+      if (!names.length) return t;
+      names.forEach((n) => used.add(n));
+      return { ...t, keywords: [...(t.keywords ?? []), entry('no_log', bool(true))] };
+    }),
+  );
+  if (!used.size) return { assert: [], groups: guarded };
   const names = [...used].sort();
   return {
     assert: [
@@ -57,14 +63,8 @@ export const sensitiveGuard = (ir: Image, tasks: readonly Task[]): { assert: Tas
         keywords: [entry('no_log', bool(true))],
       }),
     ],
-    tasks: guarded,
+    groups: guarded,
   };
-};
-
-/** A phase's tasks with `no_log` where a sensitive variable is used, after an assert that they are given. */
-export const guardSensitive = (ir: Image, tasks: readonly Task[]): Task[] => {
-  const g = sensitiveGuard(ir, tasks);
-  return [...g.assert, ...g.tasks];
 };
 
 /**
