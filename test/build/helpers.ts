@@ -36,8 +36,13 @@ export const imgcRun = (args: string[], opts: { env?: Record<string, string>; cw
     env: { CI: 'true', ...opts.env },
   }) as unknown as ResultPromise<{ all: true; reject: false }>;
 
-/** A fresh directory for a build's output, on the disk that has room; removed after the test file (../helpers/temp.ts). */
-export const outDir = (name: string): string => tempDir(name, scratchParent());
+/**
+ * A fresh directory for a build's output, on the disk that has room; removed
+ * after the test file (../helpers/temp.ts). Suites call it while vitest
+ * collects them; when builds cannot run, the skipped suite's afterAll never
+ * runs either, so nothing is created.
+ */
+export const outDir = (name: string): string => (cannotBuild ? path.join(tmpdir(), `imgc-${name}-not-built`) : tempDir(name, scratchParent()));
 
 /** $IMGC_TEST_DIR, else the temp dir when it has room for a few images, else the repo's (ignored) out/. */
 const scratchParent = (): string => {
