@@ -12,6 +12,7 @@ import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { chrootEnv } from '../src/build/chroot.js';
 import { checkImage as check } from '../src/check/checker.js';
 import { lifecycle } from '../src/ir/lifecycle.js';
+import { Image } from '../src/ir/schema.js';
 import { image } from '../src/index.js';
 import { debian12 } from '../stdlib/bases.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
@@ -33,6 +34,12 @@ describe('drain phase', () => {
       ['decommission', true],
     ]);
     expect(lifecycle.find((e) => e.to === 'draining')).toMatchObject({ from: 'ready', phase: 'drain', where: 'runtime' });
+    // The IR says it too: host-only phases out of the node's order, or not on a lifecycle edge, are no image.
+    const [bootstrap, drain, decommission] = ir.phases.slice(3);
+    const messages = (phases: typeof ir.phases) => Image.safeParse({ ...ir, phases: [...ir.phases.slice(0, 3), ...phases] }).error?.issues.map((i) => i.message) ?? [];
+    expect(messages([bootstrap!, drain!, decommission!])).toEqual([]);
+    expect(messages([drain!, bootstrap!, decommission!])).toEqual(["phase bootstrap comes before drain: the host-only phases run in the order of the node's life (bootstrap, drain, decommission)"]);
+    expect(messages([bootstrap!, { ...drain!, name: 'cordon' }, decommission!])).toEqual(['a phase that runs on existing hosts only is one of bootstrap, drain, decommission']);
   });
 
   it('its steps may need facts of the phases before it (bootstrap\'s too); what it makes reaches no image step', async () => {

@@ -7,8 +7,12 @@ import { Name, PackageName } from '../core/fields.js';
 import { Variable as CoreVariable } from '../core/variables.js';
 import { isRegistered, kindOf, phaseStepSchemas, stepSchemas } from '../steps/index.js';
 import { conditionVariable, type Condition } from '../core/conditions.js';
+import { lifecycle } from './lifecycle.js';
 
 /** Why a step may not have this condition, or undefined when it may. */
+/** The phases that run on existing hosts only, in the order of the node's life. */
+const hostOnlyEdges: readonly string[] = lifecycle.filter((e) => e.where === 'runtime' && e.phase).map((e) => e.phase!);
+
 const conditionProblem = (s: { kind: string }, c: Condition, variables: readonly z.infer<typeof CoreVariable>[] | undefined): string | undefined => {
   if (isRegistered(s as never) && !kindOf(s as never).inRoot) return `a condition applies to steps that change the root, not to a ${s.kind} step`;
   const v = variables?.find((x) => x.name === conditionVariable(c));
@@ -173,6 +177,12 @@ export const Image = z
       if (p?.runtimeOnly && !p.runtime) ctx.addIssue({ code: 'custom', path: ['phases', i, 'runtime'], message: 'a phase that runs on existing hosts only has runtime: true' });
       if (p?.runtimeOnly && ir.phases.slice(i + 1).some((q) => !q?.runtimeOnly))
         ctx.addIssue({ code: 'custom', path: ['phases', i, 'runtimeOnly'], message: 'phases that run on existing hosts only come after every phase of the image' });
+      if (p?.runtimeOnly) {
+        const edge = hostOnlyEdges.indexOf(p.name);
+        if (edge < 0) ctx.addIssue({ code: 'custom', path: ['phases', i, 'name'], message: `a phase that runs on existing hosts only is one of ${hostOnlyEdges.join(', ')}` });
+        const later = ir.phases.slice(i + 1).find((q) => q?.runtimeOnly && hostOnlyEdges.indexOf(q.name) >= 0 && hostOnlyEdges.indexOf(q.name) < edge);
+        if (later) ctx.addIssue({ code: 'custom', path: ['phases', i, 'name'], message: `phase ${later.name} comes before ${p.name}: the host-only phases run in the order of the node's life (${hostOnlyEdges.join(', ')})` });
+      }
       if (!Array.isArray(p?.steps)) return;
       p.steps.forEach((s, j) => {
         const why = s && isRegistered(s) ? kindOf(s).onBase?.(family) : undefined;
