@@ -18,7 +18,7 @@ import type { RootMounts } from './mounts.js';
 import { HELPERS_FILE } from '../compilers/shell/phase.js';
 import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
-import { inParts, phasePieces, pieceFile } from '../compilers/shell/plays.js';
+import { chrootPlayArgs, inParts, phasePieces, pieceFile } from '../compilers/shell/plays.js';
 import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
 import { variableEnv, variableValues, type SensitiveValues } from './secrets.js';
 import { substitute, variablesIn } from '../core/variables.js';
@@ -415,9 +415,9 @@ const playbook = async (ctx: PhaseContext, args: readonly string[], steps: reado
       const cleanupTmp = ctx.session.defer('remove ansible temp', temp.remove);
       const extra = sensitiveExtraVars(ctx, steps);
       try {
-        const all = ['-i', `${ctx.root},`, '-c', 'community.general.chroot', ...args, ...extra.args];
+        const all = [...chrootPlayArgs, ...args, ...extra.args];
         // Not run's `log`: the log gets the callback's events as readable lines, written by onLine.
-        ctx.log.line(`$ ansible-playbook ${all.join(' ')}`);
+        ctx.log.line(`$ IMGC_ROOT=${ctx.root} ansible-playbook ${all.join(' ')}`);
         await run('ansible-playbook', all, {
           cwd: ctx.compiledDir,
           env: {
@@ -430,6 +430,7 @@ const playbook = async (ctx: PhaseContext, args: readonly string[], steps: reado
             ANSIBLE_RETRY_FILES_ENABLED: '0',
             ANSIBLE_HOST_KEY_CHECKING: '0',
             ANSIBLE_DEPRECATION_WARNINGS: '0',
+            IMGC_ROOT: ctx.root,
             ...epochEnv(ctx),
           },
           onLine: (line, stream) => {

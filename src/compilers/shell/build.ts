@@ -7,7 +7,7 @@ import type { Image, Step } from '../../ir/schema.js';
 import type { PhaseFile } from './phase.js';
 import { where } from './phase.js';
 import { isRootStep } from './steps.js';
-import { inParts, phasePieces, pieceFile } from './plays.js';
+import { chrootPlayArgs, inParts, phasePieces, pieceFile } from './plays.js';
 import { comment, conditionTest, variablePrologue, word } from '../../emit/shell/quote.js';
 import { variablesIn } from '../../core/variables.js';
 import { packageManagers } from '../../steps/package-managers.js';
@@ -60,8 +60,8 @@ const playLines = (ir: Image, phases: readonly PhaseFile[]): { check: string[]; 
       `    chroot "$IMGC_ROOT" /bin/sh -c ${word(python.install(python.python))} || return`,
       '  fi',
       '  imgc_rc=0',
-      '  ANSIBLE_REMOTE_TEMP=/run/imgc-ansible ANSIBLE_PYTHON_INTERPRETER=auto_silent ANSIBLE_RETRY_FILES_ENABLED=0 \\',
-      '    ansible-playbook -i "$IMGC_ROOT," -c community.general.chroot "$imgc_here/$1" || imgc_rc=$?',
+      '  IMGC_ROOT="$IMGC_ROOT" ANSIBLE_REMOTE_TEMP=/run/imgc-ansible ANSIBLE_PYTHON_INTERPRETER=auto_silent ANSIBLE_RETRY_FILES_ENABLED=0 \\',
+      `    ansible-playbook ${chrootPlayArgs.map(word).join(' ')} "$imgc_here/$1" || imgc_rc=$?`,
       '  rm -rf -- "$IMGC_ROOT/run/imgc-ansible"',
       '  return "$imgc_rc"',
       '}',

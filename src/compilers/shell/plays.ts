@@ -15,6 +15,14 @@ import { taskItem } from '../../emit/ansible/tasks.js';
 import { rendered, rendering } from '../renderings.js';
 import { cut, type Piece } from '../parts.js';
 
+/**
+ * ansible-playbook's arguments for a root directory through the chroot
+ * connection. The path comes from $IMGC_ROOT by a lookup, not the inventory:
+ * an inventory of `PATH,` splits at a comma in the path, and a lookup's value
+ * is never templated.
+ */
+export const chrootPlayArgs = ['-i', 'imgc-root,', '-c', 'community.general.chroot', '-e', '{"ansible_host": "{{ lookup(\'ansible.builtin.env\', \'IMGC_ROOT\') }}"}'] as const;
+
 export const fromBuildMachine = (s: Step): boolean => kindOf(s).fromBuildMachine !== undefined;
 
 /** A phase's root steps in pieces: runs of steps for phase scripts, and the steps the build machine applies between them. */

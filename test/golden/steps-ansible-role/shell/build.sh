@@ -167,8 +167,8 @@ imgc_play() {
     chroot "$IMGC_ROOT" /bin/sh -c 'apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-apt && apt-get clean' || return
   fi
   imgc_rc=0
-  ANSIBLE_REMOTE_TEMP=/run/imgc-ansible ANSIBLE_PYTHON_INTERPRETER=auto_silent ANSIBLE_RETRY_FILES_ENABLED=0 \
-    ansible-playbook -i "$IMGC_ROOT," -c community.general.chroot "$imgc_here/$1" || imgc_rc=$?
+  IMGC_ROOT="$IMGC_ROOT" ANSIBLE_REMOTE_TEMP=/run/imgc-ansible ANSIBLE_PYTHON_INTERPRETER=auto_silent ANSIBLE_RETRY_FILES_ENABLED=0 \
+    ansible-playbook -i imgc-root, -c community.general.chroot -e '{"ansible_host": "{{ lookup('\''ansible.builtin.env'\'', '\''IMGC_ROOT'\'') }}"}' "$imgc_here/$1" || imgc_rc=$?
   rm -rf -- "$IMGC_ROOT/run/imgc-ansible"
   return "$imgc_rc"
 }
