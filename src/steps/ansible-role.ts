@@ -98,8 +98,8 @@ export const ansibleRole = {
         module: 'ansible.builtin.import_role',
         comments: [
           `The role ${labelText(s.source)} of the definition, copied to roles/${s.name}; imgc checks only the facts it declares.`,
-          // import_role (static): the play's phase tag and the step's conditions reach every task of the role.
-          'Imported statically, so the phase tag and any condition reach each of its tasks.',
+          // import_role (static), not include_role: the task's keywords are inherited by the role's tasks.
+          'Imported statically: whatever tags and conditions this task has reach each of its tasks.',
         ],
         args: map({ name: word(s.name) }),
         keywords: [names.length ? entry('vars', map(Object.fromEntries(names.map((n) => [n, scalar(s.vars[n]!)])))) : undefined],
