@@ -187,11 +187,16 @@ describe('when: conditions on steps', () => {
 
   it('cloud-init takes the steps of the values given at compile time', () => {
     const userData = (i: Image) => compilers['cloud-init'].compile(i, {})['user-data']!;
-    expect(userData(ir)).toContain('containerd');
-    expect(userData(ir)).not.toContain('/etc/gpu.conf');
+    // What runs, without the comments; the header names each step left out, with its conditions.
+    const body = (text: string) => text.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+    const leftOut = (text: string) => text.split('\n').filter((l) => /^# {3}\S+\.\d+\.\w+ \(when /.test(l));
+    expect(body(userData(ir))).toContain('containerd');
+    expect(body(userData(ir))).not.toContain('/etc/gpu.conf');
+    expect(leftOut(userData(ir))).toEqual(["#   provision.4.directory (when runtime is not 'containerd')", "#   provision.6.file (when gpu is true and site is not 'lab')"]);
     const other = userData(withValues(definition.toIR('conditions-test.ts'), { runtime: 'crio', gpu: true, site: 'dc1' }));
-    expect(other).not.toContain('containerd');
-    expect(other).toContain('/etc/gpu.conf');
+    expect(body(other)).not.toContain('containerd');
+    expect(body(other)).toContain('/etc/gpu.conf');
+    expect(leftOut(other)).toEqual(expect.arrayContaining([expect.stringMatching(/ \(when runtime is 'containerd'\)$/)]));
   });
 
   describe('outputs', () => outputTests(ir, 'conditions'));

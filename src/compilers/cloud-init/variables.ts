@@ -5,13 +5,17 @@
 // steps are decided with the same values.
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Image } from '../../ir/schema.js';
-import { runWith } from '../../core/conditions.js';
+import { describeConditions, runWith } from '../../core/conditions.js';
 import { CompileError } from '../types.js';
 
-/** The image with every variable reference replaced by its value; CompileError (IMGC2002) for a sensitive one. */
-export const substituteVariables = (ir: Image): Image => {
+/**
+ * The image with every variable reference replaced by its value, and the
+ * steps whose conditions these values do not take, each with its conditions
+ * (user-data says which were left out); CompileError (IMGC2002) for a sensitive variable.
+ */
+export const substituteVariables = (ir: Image): { ir: Image; leftOut: string[] } => {
   const vars = ir.variables ?? [];
-  if (!vars.length) return ir;
+  if (!vars.length) return { ir, leftOut: [] };
   const sensitive = vars.filter((v) => v.sensitive);
   if (sensitive.length)
     throw new CompileError(
@@ -25,5 +29,7 @@ export const substituteVariables = (ir: Image): Image => {
     );
   // Conditions are decided the same way: a step they do not take is left out.
   const { variables: _, ...rest } = runWith(ir, new Map(vars.map((v) => [v.name, v.value as string | number | boolean])));
-  return rest;
+  const kept = new Set(rest.phases.flatMap((p) => p.steps.map((s) => s.id)));
+  const leftOut = ir.phases.flatMap((p) => p.steps.filter((s) => !kept.has(s.id)).map((s) => `${s.id} (when ${describeConditions(s.conditions ?? [])})`));
+  return { ir: rest, leftOut };
 };
