@@ -8,23 +8,30 @@ import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
 import { entry, map, seq, type Entry, type Item, type Node } from './yaml.js';
 import { safePhase } from './fleet.js';
 import { webhookHelper } from '../webhook-sdk.js';
+import { hookResult, requestFields, type HookRequest, type RequestFieldName } from '../hook-request.js';
 import { rawCommandNoqa } from '../../emit/ansible/lint.js';
 
 /** The one templated value the backend emits on purpose: the time the hook runs, UTC, ISO-8601. */
 const TIMESTAMP = template("now(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ')");
 
+/** How Ansible obtains each field of the request (src/compilers/hook-request.ts). */
+const fieldNode: { readonly [K in RequestFieldName]: (r: HookRequest) => Node } = {
+  // The play's variable, set from the definition's name.
+  image: () => template('imgc_image'),
+  phase: (r) => unsafe(r.phase),
+  when: (r) => word(r.when),
+  timestamp: () => TIMESTAMP,
+  result: (r) => word(r.result),
+  // In a rescue: what failed, as Ansible says it.
+  message: () => template(FAILED_MESSAGE),
+};
+
 // Key order is the body's field order (to_json keeps it).
-const eventFields = (phase: string, when: 'pre' | 'post', failed = false): Record<string, Node> => ({
-  imgc_event: map({
-    image: template('imgc_image'),
-    phase: unsafe(phase),
-    when: word(when),
-    timestamp: TIMESTAMP,
-    result: word(failed ? 'failed' : when === 'pre' ? 'starting' : 'ok'),
-    // In a rescue: what failed, as Ansible says it.
-    ...(failed ? { message: template(FAILED_MESSAGE) } : {}),
-  }),
-});
+const eventFields = (phase: string, when: 'pre' | 'post', failed = false): Record<string, Node> => {
+  // The image is the play's variable (fieldNode.image), not this value.
+  const r: HookRequest = { image: '', phase, when, result: hookResult(when, failed) };
+  return { imgc_event: map(Object.fromEntries(requestFields(r).map((n) => [n, fieldNode[n](r)]))) };
+};
 const eventVars = (phase: string, when: 'pre' | 'post', failed = false): Entry => entry('vars', map(eventFields(phase, when, failed)))!;
 
 /** How a post hook in a phase's rescue is named, apart from the same hook after a phase that went through. */

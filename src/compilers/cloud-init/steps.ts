@@ -11,6 +11,7 @@ import { summary } from '../summary.js';
 import { kindOf } from '../../steps/index.js';
 import type { CloudInitContext } from '../../steps/kind.js';
 import { rendering } from '../renderings.js';
+import { hookResult, requestTemplate } from '../hook-request.js';
 
 export interface Emission {
   readonly bootcmd: Item[];
@@ -40,13 +41,15 @@ export interface StepContext extends CloudInitContext {
   readonly ir: Image;
 }
 
-/** The JSON body of a hook around its run-time timestamp: [prefix, suffix] of `prefix "TIMESTAMP" suffix`. */
+/**
+ * The request of a hook (src/compilers/hook-request.ts) around its run-time
+ * values, as imgc_body (helpers.ts) takes them: `prefix "TIMESTAMP" suffix`.
+ */
 export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string] => {
-  // NUL cannot occur in the IR (assertCompilable refuses it), so the
-  // placeholder's JSON text occurs exactly once.
-  const placeholder = '\u0000';
-  const text = json({ image: ir.name, phase, when, timestamp: placeholder, result: when === 'pre' ? 'starting' : 'ok' });
-  const [prefix = '', suffix = ''] = text.split(json(placeholder));
+  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result: hookResult(when) }, json);
+  // imgc_body fills exactly these holes; a field list that needs others needs a new imgc_body.
+  if (holes.join() !== 'timestamp') throw new Error(`internal: cloud-init's imgc_body fills the timestamp only, not ${holes.join(', ')}`);
+  const [prefix = '', suffix = ''] = parts;
   return [prefix, suffix];
 };
 

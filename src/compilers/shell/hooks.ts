@@ -8,19 +8,22 @@ import { comment, json, variablePrologue, word, words } from '../../emit/shell/q
 import { variablesIn } from '../../core/variables.js';
 import { summary } from '../summary.js';
 import { webhookHelper } from '../webhook-sdk.js';
+import { requestTemplate, type HookResult, type RunField } from '../hook-request.js';
 
 type Hook = StepOf<'hook'>;
 
-/**
- * The JSON body with holes for its run-time values: the parts between the
- * timestamp and, for `failed`, the message (a JSON string, made at run time).
- */
-const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post', result: 'starting' | 'ok' | 'failed'): string[] => {
-  // NUL cannot occur in the IR (assertCompilable refuses it), so the
-  // holes' JSON text occurs only where the holes are.
-  const hole = '\u0000';
-  const text = json({ image: ir.name, phase, when, timestamp: hole, result, ...(result === 'failed' ? { message: hole } : {}) });
-  return text.split(json(hole));
+/** How the shell writes each run-time value into the body: printf's format for it, and its argument. */
+const runValue: { readonly [K in RunField]: { format: string; arg: string } } = {
+  timestamp: { format: '"%s"', arg: '"$imgc_now"' },
+  message: { format: '%s', arg: '"$imgc_message_json"' },
+};
+
+/** The printf command that writes the request (src/compilers/hook-request.ts), its run-time values from shell variables. */
+const printBody = (ir: Image, phase: string, when: 'pre' | 'post', result: HookResult): string => {
+  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result }, json);
+  const format = ['%s', ...holes.map((h) => `${runValue[h].format}%s`)].join('');
+  const args = parts.flatMap((p, i) => (i === 0 ? [word(p)] : [runValue[holes[i - 1]!].arg, word(p)]));
+  return `printf '${format}' ${args.join(' ')}`;
 };
 
 /** The shell's JSON string quoting, for a failed phase's message (the one place it is written). */
@@ -49,17 +52,14 @@ const helpers = {
   body: (ir: Image, phase: string, when: 'pre' | 'post'): string[] => {
     const now = 'imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)';
     if (when === 'pre') {
-      const [prefix = '', suffix = ''] = bodyParts(ir, phase, when, 'starting');
       return [
         '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC).',
         'imgc_body() {',
         `  ${now}`,
-        `  printf '%s"%s"%s' ${word(prefix)} "$imgc_now" ${word(suffix)}`,
+        `  ${printBody(ir, phase, when, 'starting')}`,
         '}',
       ];
     }
-    const [okPrefix = '', okSuffix = ''] = bodyParts(ir, phase, when, 'ok');
-    const [prefix = '', middle = '', suffix = ''] = bodyParts(ir, phase, when, 'failed');
     return [
       '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC):',
       '# result ok, or (IMGC_RESULT=failed) failed with the message IMGC_MESSAGE.',
@@ -67,11 +67,11 @@ const helpers = {
       `  ${now}`,
       '  case ${IMGC_RESULT:-ok} in',
       '    ok)',
-      `      printf '%s"%s"%s' ${word(okPrefix)} "$imgc_now" ${word(okSuffix)}`,
+      `      ${printBody(ir, phase, when, 'ok')}`,
       '      ;;',
       '    failed)',
       '      imgc_message_json=$(imgc_json_string "${IMGC_MESSAGE:-}")',
-      `      printf '%s"%s"%s%s%s' ${word(prefix)} "$imgc_now" ${word(middle)} "$imgc_message_json" ${word(suffix)}`,
+      `      ${printBody(ir, phase, when, 'failed')}`,
       '      ;;',
       '    *)',
       "      printf 'imgc: IMGC_RESULT is %s, not ok or failed\\n' \"$IMGC_RESULT\" >&2",
