@@ -3,6 +3,8 @@
 // frames render (Packer runs the shell and Ansible frames' hooks). A field's
 // value is known when compiling, or only where the hook runs; each target says
 // how it obtains the latter, so the targets cannot drift apart on what is sent.
+// docs/hooks.md describes the request for those who receive it.
+import { lifecycle, type NodeState } from '../ir/lifecycle.js';
 
 export type HookWhen = 'pre' | 'post';
 export type HookResult = 'starting' | 'ok' | 'failed';
@@ -13,16 +15,22 @@ export interface HookRequest {
   readonly phase: string;
   readonly when: HookWhen;
   readonly result: HookResult;
+  /**
+   * Whether the hook runs for nodes that exist: a runtime or decommission
+   * output on live hosts, cloud-init on the node it boots. An image build
+   * (chroot, Packer) has no node yet, and its request no `hosts`.
+   */
+  readonly onHosts: boolean;
 }
 
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [k: string]: JsonValue };
 
 /** The fields, in the order they are sent. */
-export const requestFieldNames = ['image', 'phase', 'when', 'timestamp', 'result', 'message'] as const;
+export const requestFieldNames = ['image', 'phase', 'edge', 'hosts', 'when', 'timestamp', 'result', 'message'] as const;
 export type RequestFieldName = (typeof requestFieldNames)[number];
 
 /** The fields whose value only the running hook knows: each target renders these its own way. */
-export type RunField = 'timestamp' | 'message';
+export type RunField = 'hosts' | 'timestamp' | 'message';
 
 type Source = { readonly known: (r: HookRequest) => JsonValue } | { readonly run: RunField };
 
@@ -34,9 +42,19 @@ interface FieldSpec {
 
 const always = (): boolean => true;
 
+/** The lifecycle edge (src/ir/lifecycle.ts) whose hooks a phase's are; a phase the definition added has none. */
+export const phaseEdge = (phase: string): { from: NodeState; to: NodeState } | undefined => {
+  const e = lifecycle.find((x) => x.phase === phase);
+  return e && { from: e.from, to: e.to };
+};
+
 const specs: { readonly [K in RequestFieldName]: FieldSpec } = {
   image: { present: always, source: { known: (r) => r.image } },
   phase: { present: always, source: { known: (r) => r.phase } },
+  // The node states the phase moves between: absent for a phase on no edge.
+  edge: { present: (r) => phaseEdge(r.phase) !== undefined, source: { known: (r) => phaseEdge(r.phase) ?? null } },
+  // The names of the hosts the request is for, as the target knows them.
+  hosts: { present: (r) => r.onHosts, source: { run: 'hosts' } },
   when: { present: always, source: { known: (r) => r.when } },
   // UTC, ISO-8601, whole seconds: when the hook runs.
   timestamp: { present: always, source: { run: 'timestamp' } },

@@ -21,6 +21,15 @@ import { cannotBed, SshBed, type BedHost } from './sshbed.js';
 const fixture = 'test/fixtures/fleet/fleet.ts';
 const names = ['node1', 'node2', 'node3', 'node4', 'node5'];
 
+/** A hook's request, as a controller receives it (docs/hooks.md). */
+interface Request {
+  phase: string;
+  edge?: { from: string; to: string };
+  hosts?: string[];
+  when: string;
+  result: string;
+}
+
 /** What sshd itself changes in a root by logging a session in: not the outputs' doing. */
 const sessionNoise = /^[-+~] (var\/log\/(wtmp|btmp|lastlog)|run\/|root\/\.ansible|tmp\/|var\/cache\/ldconfig)/;
 const changes = (before: Map<string, string>, root: string) => diffListings(before, listing(root)).filter((l) => !sessionNoise.test(l));
@@ -177,14 +186,14 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
     const ws = workspace('fleet-lifecycle');
     const token = 'abcdef.0123456789abcdef';
     // Every request's JSON; drain's first pre request is told to ask again in 1 s.
-    const asked: { at: number; phase: string; when: string; result: string }[] = [];
+    const asked: (Request & { at: number })[] = [];
     const controller = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { phase: string; when: string; result: string };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request;
         const retry = body.phase === 'drain' && body.when === 'pre' && !asked.some((a) => a.phase === 'drain');
-        asked.push({ at: Date.now(), phase: body.phase, when: body.when, result: body.result });
+        asked.push({ ...body, at: Date.now() });
         res.writeHead(200, { 'content-type': 'application/json' }).end(retry ? '{"status":"Success","message":"still draining","retryAfterSeconds":1}' : '{"status":"Success"}');
       });
     });
@@ -209,8 +218,10 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
         expect(statSync(conf).mode & 0o777, h.name).toBe(0o600);
         expect(readFileSync(conf, 'utf8'), h.name).toBe(`token: ${token}\n`);
       }
-      // Bootstrap's hooks once per batch (node1-2, node3-4, node5), on the controller.
+      // Bootstrap's hooks once per batch (node1-2, node3-4, node5), on the controller, each naming its batch and the edge.
       expect(calls()).toEqual([...Array(3).fill(['bootstrap pre starting', 'bootstrap post ok']).flat()]);
+      expect(asked.map((a) => a.hosts)).toEqual([['node1', 'node2'], ['node1', 'node2'], ['node3', 'node4'], ['node3', 'node4'], ['node5'], ['node5']]);
+      for (const a of asked) expect(a.edge).toEqual({ from: 'provisioned', to: 'bootstrapped' });
 
       asked.length = 0;
       const down = await play('decommission.yml');
@@ -218,6 +229,9 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       // Drain first (its pre webhook asked again after the 1 s the controller said), then the decommission edge.
       expect(calls()).toEqual(['drain pre starting', 'drain pre starting', 'drain post ok', 'decommission pre starting', 'decommission post ok']);
       expect(asked[1]!.at - asked[0]!.at).toBeGreaterThanOrEqual(1000);
+      // One batch of all five (no serial here); each request with its own edge.
+      for (const a of asked) expect(a.hosts).toEqual(names);
+      expect(asked.map((a) => `${a.edge?.from} ${a.edge?.to}`)).toEqual([...Array(3).fill('ready draining'), ...Array(2).fill('draining decommissioned')]);
       expect(down.all).toContain('TASK [Command: drain the node');
       for (const h of fleet) expect(changes(befores.get(h.name)!, h.root), h.name).toEqual([]);
     } finally {

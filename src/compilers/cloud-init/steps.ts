@@ -43,14 +43,16 @@ export interface StepContext extends CloudInitContext {
 
 /**
  * The request of a hook (src/compilers/hook-request.ts) around its run-time
- * values, as imgc_body (helpers.ts) takes them: `prefix "TIMESTAMP" suffix`.
+ * values, as imgc_body (helpers.ts) takes them: `prefix ["HOSTNAME"] middle
+ * "TIMESTAMP" suffix`. Cloud-init runs on the node it boots: the request is
+ * for that host.
  */
-export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string] => {
-  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result: hookResult(when) }, json);
+export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string, string] => {
+  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result: hookResult(when), onHosts: true }, json);
   // imgc_body fills exactly these holes; a field list that needs others needs a new imgc_body.
-  if (holes.join() !== 'timestamp') throw new Error(`internal: cloud-init's imgc_body fills the timestamp only, not ${holes.join(', ')}`);
-  const [prefix = '', suffix = ''] = parts;
-  return [prefix, suffix];
+  if (holes.join() !== 'hosts,timestamp') throw new Error(`internal: cloud-init's imgc_body fills hosts and the timestamp, not ${holes.join(', ')}`);
+  const [prefix = '', middle = '', suffix = ''] = parts;
+  return [prefix, middle, suffix];
 };
 
 const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}:${loc.line})` : '');
@@ -83,10 +85,10 @@ const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] =
   if (s.kind !== 'hook') return rendering(kindOf(s).cloudInit, s, 'cloudInit').run(s, ctx);
   const a = s.action;
   if (a.type === 'script') return [call(['/bin/sh', '-ec', a.run])];
-  const [prefix, suffix] = bodyParts(ctx.ir, phase, s.when);
+  const body = bodyParts(ctx.ir, phase, s.when);
   return a.type === 'event'
-    ? [call([fn('event'), a.target, prefix, suffix], 'event')]
-    : [call([fn('webhook'), a.url, String(a.timeoutSeconds), String(a.retries), a.onFailure, prefix, suffix], 'webhook')];
+    ? [call([fn('event'), a.target, ...body], 'event')]
+    : [call([fn('webhook'), a.url, String(a.timeoutSeconds), String(a.retries), a.onFailure, ...body], 'webhook')];
 };
 
 
