@@ -4,11 +4,13 @@
 // user ops, so its preflight fails there and only there. The phase's pre
 // webhook reaches a server on 127.0.0.1 that first answers retryAfterSeconds.
 // The last test takes the same hosts through bootstrap, drain and decommission
-// (test/fixtures/fleet/lifecycle.ts), with every edge's webhooks.
+// (test/fixtures/fleet/lifecycle.ts), with every edge's webhooks, through
+// Ansible on all of them and through the shell output on one.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
@@ -239,4 +241,59 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       ws.remove();
     }
   }, 600_000);
+
+  it('shell: decommission.sh over `ssh host sudo sh -s` drains first, its hook files (run here) tell a server the edge and the host; the host as it was', async () => {
+    const started = Date.now();
+    const lc = await irOf('test/fixtures/fleet/lifecycle.ts');
+    const files = shellCompiler.compile(lc, { runtime: true, decommission: true });
+    const h = host('node2');
+    const ws = workspace('fleet-shell-drain');
+    const out = writeFiles(ws.out, files);
+    const asked: Request[] = [];
+    const controller = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        asked.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"Success"}');
+      });
+    });
+    await new Promise<void>((resolve) => controller.listen(0, '127.0.0.1', resolve));
+    try {
+      // The host's own name, as docs/hooks.md says to give it to the hook files.
+      const name = (await bed.ssh(h, 'hostname')).stdout.trim();
+      expect(name).toBe('node2');
+      const env = { IMGC_HOST: name, IMGC_VAR_HOOK_URL: `http://127.0.0.1:${(controller.address() as AddressInfo).port}/hook` };
+      const hookFile = (file: string) => execa('sh', [path.join(out, 'hooks', file)], { env, reject: false });
+      const before = listing(h.root);
+      const up = await bed.ssh(h, 'sudo IMGC_VAR_JOIN_TOKEN=abcdef.0123456789abcdef sh -s', files['provision.sh']);
+      expect(up.exitCode, up.stderr).toBe(0);
+      expect(up.stdout).toContain('imgc-phase bootstrap done changed=1');
+
+      // As docs/fleet.md says: the pre files of drain and decommission, decommission.sh on the host, then the post files.
+      for (const f of ['03-drain-pre.sh', '04-decommission-pre.sh']) expect((await hookFile(f)).exitCode, f).toBe(0);
+      const down = await bed.ssh(h, 'sudo sh -s', files['decommission.sh']);
+      expect(down.exitCode, down.stderr).toBe(0);
+      for (const f of ['03-drain-post.sh', '04-decommission-post.sh']) expect((await hookFile(f)).exitCode, f).toBe(0);
+
+      // The drain ran first, before anything was undone (the undo removes what bootstrap wrote, which drain needs).
+      const lines = down.stdout.split('\n');
+      const drained = lines.indexOf('imgc-phase drain done changed=1');
+      expect(drained, down.stdout).toBeGreaterThan(lines.indexOf('imgc-step drain.1.command changed'));
+      expect(lines.indexOf('imgc-step drain.1.command start'), down.stdout).toBe(0);
+      expect(lines.indexOf('imgc-step bootstrap.1.file changed'), down.stdout).toBeGreaterThan(drained);
+      expect(asked.map((a) => [a.phase, a.when, a.result, `${a.edge?.from}>${a.edge?.to}`])).toEqual([
+        ['drain', 'pre', 'starting', 'ready>draining'],
+        ['decommission', 'pre', 'starting', 'draining>decommissioned'],
+        ['drain', 'post', 'ok', 'ready>draining'],
+        ['decommission', 'post', 'ok', 'draining>decommissioned'],
+      ]);
+      for (const a of asked) expect(a.hosts).toEqual(['node2']);
+      expect(changes(before, h.root)).toEqual([]);
+    } finally {
+      controller.close();
+      ws.remove();
+    }
+    console.log(`shell drain over SSH: ${Date.now() - started} ms`);
+  }, 300_000);
 });
