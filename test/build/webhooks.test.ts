@@ -99,7 +99,10 @@ describe('imgc build: phase webhooks', () => {
         expect(g.method).toBe('POST');
         expect(g.path).toBe('/imgc-hook');
         expect(g.headers['content-type']).toMatch(/^application\/json\b/);
-        expect(Object.keys(g.body!).sort()).toEqual(['image', 'phase', 'result', 'timestamp', 'when']);
+        // An image build: the phase's lifecycle edge (artifact is on none), and no hosts (there is no node yet).
+        const edge = { customize: { from: 'base', to: 'customized' }, provision: { from: 'customized', to: 'provisioned' } }[g.body!['phase'] as string];
+        expect(Object.keys(g.body!)).toEqual(['image', 'phase', ...(edge ? ['edge'] : []), 'when', 'timestamp', 'result']);
+        expect(g.body!['edge']).toEqual(edge);
         expect(g.body!['image']).toBe(name);
         expect(g.body!['result']).toBe(g.body!['when'] === 'pre' ? 'starting' : 'ok');
         const ts = g.body!['timestamp'] as string;

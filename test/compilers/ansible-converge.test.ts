@@ -101,8 +101,10 @@ describe('ansible backend converges locally', () => {
       ['converge-test', 'provision', 'post', 'ok'],
     ]);
     for (const e of lines) expect(e['timestamp']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect(Object.keys(lines[0]!)).toEqual(['image', 'phase', 'when', 'timestamp', 'result']);
-    expect(first.all).toMatch(/"msg": "\{\\"image\\": \\"converge-test\\", \\"phase\\": \\"customize\\", \\"when\\": \\"post\\", \\"timestamp\\": \\"\d{4}-[^"]*Z\\", \\"result\\": \\"ok\\"\}"/);
+    // site.yml builds an image: the lifecycle edge, and no hosts (there is no node yet).
+    expect(Object.keys(lines[0]!)).toEqual(['image', 'phase', 'edge', 'when', 'timestamp', 'result']);
+    expect(lines.map((e) => e['edge'])).toEqual([...Array(2).fill([{ from: 'base', to: 'customized' }, { from: 'customized', to: 'provisioned' }]).flat()]);
+    expect(first.all).toMatch(/"msg": "\{\\"image\\": \\"converge-test\\", \\"phase\\": \\"customize\\", \\"edge\\": \{\\"from\\": \\"base\\", \\"to\\": \\"customized\\"\}, \\"when\\": \\"post\\", \\"timestamp\\": \\"\d{4}-[^"]*Z\\", \\"result\\": \\"ok\\"\}"/);
   });
 
   it('a check-mode run after converging reports changed=0 too', async () => {

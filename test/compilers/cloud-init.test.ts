@@ -3,10 +3,14 @@
 // deprecations both fail), the structure the `yaml` package and cloud-init's
 // own loader read, shellcheck on the runcmd/bootcmd scripts cloud-init makes
 // of it, cloud-init's write_files writing the files, the runcmd script run
-// twice against a scratch directory; and what compile refuses.
+// twice against a scratch directory, its hooks against a server on
+// 127.0.0.1; and what compile refuses.
 import { execa } from 'execa';
 import { runsUnder, valuesOf } from '../../src/core/conditions.js';
 import { readFileSync, readlinkSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cloudInitCompiler, hostnameOf } from '../../src/compilers/cloud-init/index.js';
@@ -209,7 +213,7 @@ describe.each(compilable)('cloud-init backend: %s', (file) => {
     // write_files cannot check a sudoers file before it takes its place (src/emit/validators.ts).
     expect(cfg.write_files).toBeUndefined();
     expect(cfg.runcmd).toContainEqual(['imgc_checked', 'imgc_check_sudoers', 'imgc_file', '/etc/sudoers.d/admins', '0440', '', '', '%admins ALL=(ALL:ALL) NOPASSWD: ALL\n']);
-    expect(cfg.bootcmd?.[1]).toEqual(['imgc_once', 'customize.pre1.hook', 'imgc_event', 'stdout', `{"image":"${ir.name}","phase":"customize","when":"pre","timestamp":`, ',"result":"starting"}']);
+    expect(cfg.bootcmd?.[1]).toEqual(['imgc_once', 'customize.pre1.hook', 'imgc_event', 'stdout', `{"image":"${ir.name}","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":`, ',"when":"pre","timestamp":', ',"result":"starting"}']);
     expect(cfg.runcmd?.[1]).toEqual(['imgc_dir', '/home/ops/.ssh', '0700', 'ops', 'ops']);
     expect(cfg.runcmd).toContainEqual(['imgc_sysctl', '/etc/sysctl.d/99-kubernetes.conf', 'net.ipv4.ip_forward', '1']);
     expect(cfg.runcmd).toContainEqual(['imgc_swapoff', '/etc/fstab']);
@@ -290,8 +294,8 @@ describe('cloud-init backend: every step kind and hook type', () => {
     const cfg = view();
     expect(Object.keys(cfg)).toEqual(['bootcmd', 'write_files', 'groups', 'users', 'package_update', 'packages', 'runcmd']);
     expect(cfg.bootcmd!.slice(1)).toEqual([
-      ['imgc_once', 'customize.pre1.hook', 'imgc_webhook', 'https://hooks.example.org/build?x=1&y=2', '2.5', '3', 'warn', '{"image":"every_kind.image","phase":"customize","when":"pre","timestamp":', ',"result":"starting"}'],
-      ['imgc_once', 'customize.pre2.hook', 'imgc_event', 'stdout', '{"image":"every_kind.image","phase":"customize","when":"pre","timestamp":', ',"result":"starting"}'],
+      ['imgc_once', 'customize.pre1.hook', 'imgc_webhook', 'https://hooks.example.org/build?x=1&y=2', '2.5', '3', 'warn', '{"image":"every_kind.image","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":', ',"when":"pre","timestamp":', ',"result":"starting"}'],
+      ['imgc_once', 'customize.pre2.hook', 'imgc_event', 'stdout', '{"image":"every_kind.image","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":', ',"when":"pre","timestamp":', ',"result":"starting"}'],
     ]);
     expect(cfg.write_files).toEqual([
       { path: '/etc/motd', content: motd, permissions: '0644' },
@@ -332,8 +336,8 @@ describe('cloud-init backend: every step kind and hook type', () => {
       ['imgc_creates', '/usr/lib/locale/locale-archive', '/bin/sh', '-ec', "sed -i 's/^# *en_US.UTF-8/en_US.UTF-8/' /etc/locale.gen\nlocale-gen"],
       ['/bin/sh', '-ec', 'update-ca-certificates'],
       ['/bin/sh', '-ec', "test -s /etc/motd\necho 'done' >/dev/null"],
-      ['imgc_event', '/var/log/imgc events.jsonl', '{"image":"every_kind.image","phase":"customize","when":"post","timestamp":', ',"result":"ok"}'],
-      ['imgc_webhook', 'https://hooks.example.org/done', '10', '0', 'fail', '{"image":"every_kind.image","phase":"customize","when":"post","timestamp":', ',"result":"ok"}'],
+      ['imgc_event', '/var/log/imgc events.jsonl', '{"image":"every_kind.image","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":', ',"when":"post","timestamp":', ',"result":"ok"}'],
+      ['imgc_webhook', 'https://hooks.example.org/done', '10', '0', 'fail', '{"image":"every_kind.image","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":', ',"when":"post","timestamp":', ',"result":"ok"}'],
       // After a hook nothing moves up: provision is all runcmd.
       ['imgc_apt_install', 'curl'],
       ['imgc_fetch', 'https://pkgs.k8s.io/core:/stable:/v1.30/deb/Release.key', '/etc/apt/keyrings/kubernetes.asc'],
@@ -409,6 +413,44 @@ describe('cloud-init backend: the runcmd script, run twice in a scratch director
     expect(readFileSync(at('sysctl/90.conf'), 'utf8')).toBe('vm.swappiness = 20\nnet.ipv4.ip_forward = 1\n');
     // The command with `creates` ran neither time (f0 existed by then); the other runs each time.
     expect(readFileSync(at('count'), 'utf8')).toBe('xx');
+  });
+
+  it('its hooks send the request for this node (uname -n) with the phase\'s edge, to a file and to a webhook on 127.0.0.1', async () => {
+    const got: string[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const hooked = imageOf([
+        phase('provision', [step({ id: 'provision.1.command', kind: 'command', run: 'true', needsMounts: false })], {
+          post: [hook('provision.post1.hook', 'post', { type: 'event', target: path.join(ws.out, 'events.jsonl') }), hook('provision.post2.hook', 'post', { type: 'webhook', url, timeoutSeconds: 5, retries: 0, onFailure: 'fail' })],
+        }),
+      ]);
+      writeFiles(ws.out, cloudInitCompiler.compile(hooked, {}));
+      await cloudInitView(ws.out, ws.home);
+      const r = await execa('/bin/sh', ['runcmd.sh'], { cwd: ws.out, reject: false });
+      expect(r.exitCode, r.stderr).toBe(0);
+      const line = JSON.parse(readFileSync(path.join(ws.out, 'events.jsonl'), 'utf8')) as Record<string, unknown>;
+      expect(line).toEqual({
+        image: hooked.name,
+        phase: 'provision',
+        edge: { from: 'customized', to: 'provisioned' },
+        hosts: [hostname()],
+        when: 'post',
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        result: 'ok',
+      });
+      expect(got.map((b) => ({ ...(JSON.parse(b) as Record<string, unknown>), timestamp: 'T' }))).toEqual([{ ...line, timestamp: 'T' }]);
+    } finally {
+      server.close();
+    }
   });
 
   it('stops at the first failed entry', async () => {

@@ -239,13 +239,14 @@ describe('hook scripts', () => {
     const pre = await execa('sh', [path.join(out, 'hooks/01-customize-pre.sh')], { reject: false, env: { IMGC_ROOT: '/' } });
     expect(pre.exitCode, pre.stderr).toBe(0);
     const line = JSON.parse(pre.stdout) as Record<string, string>;
-    expect(Object.keys(line)).toEqual(['image', 'phase', 'when', 'timestamp', 'result']);
-    expect(line).toMatchObject({ image: 'test-image', phase: 'customize', when: 'pre', result: 'starting' });
+    // An image build: the lifecycle edge, and no hosts (there is no node yet).
+    expect(Object.keys(line)).toEqual(['image', 'phase', 'edge', 'when', 'timestamp', 'result']);
+    expect(line).toMatchObject({ image: 'test-image', phase: 'customize', edge: { from: 'base', to: 'customized' }, when: 'pre', result: 'starting' });
     expect(line['timestamp']).toMatch(timestamp);
     expect(hits.filter((h) => h.url === '/flaky')).toHaveLength(2);
     const posted = hits.find((h) => h.url === '/flaky')!;
     expect(posted.type).toBe('application/json');
-    expect(JSON.parse(posted.body)).toMatchObject({ image: 'test-image', phase: 'customize', when: 'pre', result: 'starting' });
+    expect(JSON.parse(posted.body)).toEqual({ ...line, timestamp: expect.stringMatching(timestamp) });
     expect(readFileSync(`${t}/script-ran`, 'utf8')).toBe('/bin/sh');
 
     const post = await execa('sh', [path.join(out, 'hooks/01-customize-post.sh')], { reject: false });
@@ -291,15 +292,15 @@ describe('hook scripts', () => {
     it('send result ok and no message without the variables, result failed and the message with them, to events and webhooks', async () => {
       const ok = await runPost(script, {});
       expect(ok.exitCode, ok.stderr).toBe(0);
-      expect(Object.keys(lastEvent())).toEqual(['image', 'phase', 'when', 'timestamp', 'result']);
+      expect(Object.keys(lastEvent())).toEqual(['image', 'phase', 'edge', 'when', 'timestamp', 'result']);
       expect(lastEvent()).toMatchObject({ phase: 'provision', when: 'post', result: 'ok' });
 
       const message = 'phase provision: step provision.1.command failed (exit 3)\n\t"quoted" \\ back';
       const before = hits.length;
       const failed = await runPost(script, { IMGC_RESULT: 'failed', IMGC_MESSAGE: message });
       expect(failed.exitCode, failed.stderr).toBe(0);
-      expect(Object.keys(lastEvent())).toEqual(['image', 'phase', 'when', 'timestamp', 'result', 'message']);
-      expect(lastEvent()).toMatchObject({ image: 'test-image', phase: 'provision', when: 'post', result: 'failed', message });
+      expect(Object.keys(lastEvent())).toEqual(['image', 'phase', 'edge', 'when', 'timestamp', 'result', 'message']);
+      expect(lastEvent()).toMatchObject({ image: 'test-image', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, when: 'post', result: 'failed', message });
       expect(lastEvent()['timestamp']).toMatch(timestamp);
       const posted = hits.slice(before).filter((h) => h.url === '/failed');
       expect(posted).toHaveLength(1);
@@ -441,7 +442,7 @@ describe.skipIf(!isRoot)('build.sh in chroot mode (root only)', () => {
       });
       expect(r.exitCode, r.stderr).toBe(3);
       expect(readEvents(log)).toEqual([
-        { image: 'test-image', phase: 'provision', when: 'post', timestamp: expect.stringMatching(/Z$/), result: 'failed', message: 'phase provision failed (exit status 3)' },
+        { image: 'test-image', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, when: 'post', timestamp: expect.stringMatching(/Z$/), result: 'failed', message: 'phase provision failed (exit status 3)' },
       ]);
       expect(r.stderr).toContain('imgc: phase provision failed (exit status 3)');
       expect(r.stderr).toContain('imgc: hook provision.post2.hook failed (exit status 5)');
@@ -479,7 +480,7 @@ describe.skipIf(!isRoot)('build.sh in chroot mode (root only)', () => {
       expect(failed).toMatchObject({ stepId: 'provision.1.command', exitCode: 3 });
       expect(failed.message).toBe('phase provision: step provision.1.command failed (exit 3)');
       expect(readEvents(log)).toEqual([
-        { image: 'test-image', phase: 'provision', when: 'post', timestamp: expect.stringMatching(/Z$/), result: 'failed', message: failed.message },
+        { image: 'test-image', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, when: 'post', timestamp: expect.stringMatching(/Z$/), result: 'failed', message: failed.message },
       ]);
       expect(shown.join('')).toContain('warning: the post hooks of failed phase provision failed too: phase provision: step provision.post2.hook failed');
       expect(existsSync(path.join(root, 'run/imgc'))).toBe(false);

@@ -39,13 +39,43 @@ describe('a failing runtime phase fires its post hooks with result failed (ansib
 
   it('ansible-playbook: the hook gets result failed with the failed task and its message; and the host fails with it', async () => {
     writeFiles(ws.out, ansibleCompiler.compile(ir, { runtime: true }));
-    const r = await ansibleRun('ansible-playbook', ['-i', 'localhost,', '-c', 'local', 'runtime.yml'], ws.out, ws.home);
+    // Two hosts (both this machine) in one batch: both fail, and the one request names both.
+    const r = await ansibleRun('ansible-playbook', ['-i', 'node-a,node-b,', '-c', 'local', 'runtime.yml'], ws.out, ws.home);
     expect(r.exitCode, r.all).toBe(2);
-    const sent = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
+    const sent = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ image: 'failing-phase', phase: 'provision', when: 'post', result: 'failed' });
+    expect(sent[0]).toMatchObject({ image: 'failing-phase', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, hosts: ['node-a', 'node-b'], when: 'post', result: 'failed' });
     expect(sent[0]!['message']).toMatch(/^Command: fail on purpose \(provision\.1\.command, test\.ts:10\): non-zero return code/);
     expect(r.all).toContain('imgc: phase provision failed at Command: fail on purpose');
+  }, 120_000);
+});
+
+describe('a runtime phase that fails on one host of a batch (ansible)', () => {
+  const ws = workspace('failed-one');
+  afterAll(() => ws.remove());
+  const events = path.join(ws.root, 'events.jsonl');
+  // Both hosts are this machine, running the step at once: exactly one mkdir succeeds.
+  const ir = imageOf(
+    [
+      phase('provision', [{ kind: 'command', run: `mkdir '${path.join(ws.root, 'lock')}'`, needsMounts: false, description: 'take the lock' }], {
+        runtime: true,
+        post: [{ kind: 'hook', when: 'post', action: { type: 'event', target: events } }],
+      }),
+    ],
+    'failing-one',
+  );
+
+  it("the rescue's request names the host that failed; the post hook after the phase, the one that went on", async () => {
+    writeFiles(ws.out, ansibleCompiler.compile(ir, { runtime: true }));
+    const r = await ansibleRun('ansible-playbook', ['-i', 'node-a,node-b,', '-c', 'local', 'runtime.yml'], ws.out, ws.home);
+    expect(r.exitCode, r.all).toBe(2);
+    const failed = /(node-[ab])\s+: ok=\d+\s+changed=\d+\s+unreachable=0\s+failed=1/.exec(r.all)?.[1];
+    expect(['node-a', 'node-b'], r.all).toContain(failed);
+    const sent = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(sent.map((e) => [e['result'], e['hosts']])).toEqual([
+      ['failed', [failed]],
+      ['ok', [failed === 'node-a' ? 'node-b' : 'node-a']],
+    ]);
   }, 120_000);
 });
 
@@ -72,6 +102,8 @@ describe("a failing image phase with post hooks fires them with result failed (s
     expect(r.exitCode, r.all).toBe(2);
     const sent = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>);
     expect(sent).toHaveLength(1);
+    // An image build: the edge, and no hosts.
+    expect(Object.keys(sent[0]!)).toEqual(['image', 'phase', 'edge', 'when', 'timestamp', 'result', 'message']);
     expect(sent[0]).toMatchObject({ image: 'failing-image', phase: 'provision', when: 'post', result: 'failed' });
     expect(sent[0]!['message']).toMatch(/^Command: fail on purpose \(provision\.1\.command, test\.ts:10\): non-zero return code/);
     // What `imgc build --target ansible` reads from this output: the step failed, not the hooks after it.

@@ -4,11 +4,13 @@
 // user ops, so its preflight fails there and only there. The phase's pre
 // webhook reaches a server on 127.0.0.1 that first answers retryAfterSeconds.
 // The last test takes the same hosts through bootstrap, drain and decommission
-// (test/fixtures/fleet/lifecycle.ts), with every edge's webhooks.
+// (test/fixtures/fleet/lifecycle.ts), with every edge's webhooks, through
+// Ansible on all of them and through the shell output on one.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ansibleCompiler } from '../../src/compilers/ansible/index.js';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
@@ -20,6 +22,15 @@ import { cannotBed, SshBed, type BedHost } from './sshbed.js';
 
 const fixture = 'test/fixtures/fleet/fleet.ts';
 const names = ['node1', 'node2', 'node3', 'node4', 'node5'];
+
+/** A hook's request, as a controller receives it (docs/hooks.md). */
+interface Request {
+  phase: string;
+  edge?: { from: string; to: string };
+  hosts?: string[];
+  when: string;
+  result: string;
+}
 
 /** What sshd itself changes in a root by logging a session in: not the outputs' doing. */
 const sessionNoise = /^[-+~] (var\/log\/(wtmp|btmp|lastlog)|run\/|root\/\.ansible|tmp\/|var\/cache\/ldconfig)/;
@@ -177,14 +188,14 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
     const ws = workspace('fleet-lifecycle');
     const token = 'abcdef.0123456789abcdef';
     // Every request's JSON; drain's first pre request is told to ask again in 1 s.
-    const asked: { at: number; phase: string; when: string; result: string }[] = [];
+    const asked: (Request & { at: number })[] = [];
     const controller = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { phase: string; when: string; result: string };
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request;
         const retry = body.phase === 'drain' && body.when === 'pre' && !asked.some((a) => a.phase === 'drain');
-        asked.push({ at: Date.now(), phase: body.phase, when: body.when, result: body.result });
+        asked.push({ ...body, at: Date.now() });
         res.writeHead(200, { 'content-type': 'application/json' }).end(retry ? '{"status":"Success","message":"still draining","retryAfterSeconds":1}' : '{"status":"Success"}');
       });
     });
@@ -209,8 +220,10 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
         expect(statSync(conf).mode & 0o777, h.name).toBe(0o600);
         expect(readFileSync(conf, 'utf8'), h.name).toBe(`token: ${token}\n`);
       }
-      // Bootstrap's hooks once per batch (node1-2, node3-4, node5), on the controller.
+      // Bootstrap's hooks once per batch (node1-2, node3-4, node5), on the controller, each naming its batch and the edge.
       expect(calls()).toEqual([...Array(3).fill(['bootstrap pre starting', 'bootstrap post ok']).flat()]);
+      expect(asked.map((a) => a.hosts)).toEqual([['node1', 'node2'], ['node1', 'node2'], ['node3', 'node4'], ['node3', 'node4'], ['node5'], ['node5']]);
+      for (const a of asked) expect(a.edge).toEqual({ from: 'provisioned', to: 'bootstrapped' });
 
       asked.length = 0;
       const down = await play('decommission.yml');
@@ -218,6 +231,9 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       // Drain first (its pre webhook asked again after the 1 s the controller said), then the decommission edge.
       expect(calls()).toEqual(['drain pre starting', 'drain pre starting', 'drain post ok', 'decommission pre starting', 'decommission post ok']);
       expect(asked[1]!.at - asked[0]!.at).toBeGreaterThanOrEqual(1000);
+      // One batch of all five (no serial here); each request with its own edge.
+      for (const a of asked) expect(a.hosts).toEqual(names);
+      expect(asked.map((a) => `${a.edge?.from} ${a.edge?.to}`)).toEqual([...Array(3).fill('ready draining'), ...Array(2).fill('draining decommissioned')]);
       expect(down.all).toContain('TASK [Command: drain the node');
       for (const h of fleet) expect(changes(befores.get(h.name)!, h.root), h.name).toEqual([]);
     } finally {
@@ -225,4 +241,59 @@ describe.skipIf(cannotBed !== undefined)(`fleet over SSH${cannotBed ? ` (skipped
       ws.remove();
     }
   }, 600_000);
+
+  it('shell: decommission.sh over `ssh host sudo sh -s` drains first, its hook files (run here) tell a server the edge and the host; the host as it was', async () => {
+    const started = Date.now();
+    const lc = await irOf('test/fixtures/fleet/lifecycle.ts');
+    const files = shellCompiler.compile(lc, { runtime: true, decommission: true });
+    const h = host('node2');
+    const ws = workspace('fleet-shell-drain');
+    const out = writeFiles(ws.out, files);
+    const asked: Request[] = [];
+    const controller = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        asked.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Request);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"Success"}');
+      });
+    });
+    await new Promise<void>((resolve) => controller.listen(0, '127.0.0.1', resolve));
+    try {
+      // The host's own name, as docs/hooks.md says to give it to the hook files.
+      const name = (await bed.ssh(h, 'hostname')).stdout.trim();
+      expect(name).toBe('node2');
+      const env = { IMGC_HOST: name, IMGC_VAR_HOOK_URL: `http://127.0.0.1:${(controller.address() as AddressInfo).port}/hook` };
+      const hookFile = (file: string) => execa('sh', [path.join(out, 'hooks', file)], { env, reject: false });
+      const before = listing(h.root);
+      const up = await bed.ssh(h, 'sudo IMGC_VAR_JOIN_TOKEN=abcdef.0123456789abcdef sh -s', files['provision.sh']);
+      expect(up.exitCode, up.stderr).toBe(0);
+      expect(up.stdout).toContain('imgc-phase bootstrap done changed=1');
+
+      // As docs/fleet.md says: the pre files of drain and decommission, decommission.sh on the host, then the post files.
+      for (const f of ['03-drain-pre.sh', '04-decommission-pre.sh']) expect((await hookFile(f)).exitCode, f).toBe(0);
+      const down = await bed.ssh(h, 'sudo sh -s', files['decommission.sh']);
+      expect(down.exitCode, down.stderr).toBe(0);
+      for (const f of ['03-drain-post.sh', '04-decommission-post.sh']) expect((await hookFile(f)).exitCode, f).toBe(0);
+
+      // The drain ran first, before anything was undone (the undo removes what bootstrap wrote, which drain needs).
+      const lines = down.stdout.split('\n');
+      const drained = lines.indexOf('imgc-phase drain done changed=1');
+      expect(drained, down.stdout).toBeGreaterThan(lines.indexOf('imgc-step drain.1.command changed'));
+      expect(lines.indexOf('imgc-step drain.1.command start'), down.stdout).toBe(0);
+      expect(lines.indexOf('imgc-step bootstrap.1.file changed'), down.stdout).toBeGreaterThan(drained);
+      expect(asked.map((a) => [a.phase, a.when, a.result, `${a.edge?.from}>${a.edge?.to}`])).toEqual([
+        ['drain', 'pre', 'starting', 'ready>draining'],
+        ['decommission', 'pre', 'starting', 'draining>decommissioned'],
+        ['drain', 'post', 'ok', 'ready>draining'],
+        ['decommission', 'post', 'ok', 'draining>decommissioned'],
+      ]);
+      for (const a of asked) expect(a.hosts).toEqual(['node2']);
+      expect(changes(before, h.root)).toEqual([]);
+    } finally {
+      controller.close();
+      ws.remove();
+    }
+    console.log(`shell drain over SSH: ${Date.now() - started} ms`);
+  }, 300_000);
 });

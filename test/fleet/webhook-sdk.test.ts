@@ -30,6 +30,7 @@ const server = createServer((req, res) => {
 });
 let url = '';
 let hook = '';
+let liveHook = '';
 let ir: Image;
 
 beforeAll(async () => {
@@ -38,13 +39,14 @@ beforeAll(async () => {
   ir = await irOf('test/fixtures/fleet/webhook.ts');
   const dir = writeFiles(tempDir('webhook-sdk'), shellCompiler.compile(ir, {}));
   hook = path.join(dir, 'hooks/01-provision-pre.sh');
+  liveHook = path.join(writeFiles(tempDir('webhook-sdk-live'), shellCompiler.compile(ir, { runtime: true })), 'hooks/01-provision-pre.sh');
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-const runHook = (answers: { status: number; body: string }[]) => {
+const runHook = (answers: { status: number; body: string }[], file = hook, env: Record<string, string> = {}) => {
   script = answers;
   seen.length = 0;
-  return execa('sh', [hook], { env: { IMGC_VAR_HOOK_URL: url }, reject: false });
+  return execa('sh', [file], { env: { IMGC_VAR_HOOK_URL: url, ...env }, reject: false });
 };
 
 describe('webhooks in the Runtime SDK shape (shell)', () => {
@@ -57,7 +59,26 @@ describe('webhooks in the Runtime SDK shape (shell)', () => {
     expect(seen).toHaveLength(2);
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(1000);
     expect(r.stderr).toContain('asks to retry after 1 s: node not drained yet');
-    expect(JSON.parse(seen[0]!.body)).toMatchObject({ image: 'webhook-sdk', phase: 'provision', when: 'pre', result: 'starting' });
+    // The image build's hook file: the edge, and no hosts (no node yet).
+    expect(JSON.parse(seen[0]!.body)).toEqual({ image: 'webhook-sdk', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, when: 'pre', timestamp: expect.any(String), result: 'starting' });
+  });
+
+  it('a live host\'s hook file (the runtime output) names the host IMGC_HOST gives, and will not guess it', async () => {
+    const r = await runHook([{ status: 200, body: '{"status":"Success"}' }], liveHook, { IMGC_HOST: 'node-7.example' });
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(JSON.parse(seen[0]!.body)).toEqual({
+      image: 'webhook-sdk',
+      phase: 'provision',
+      edge: { from: 'customized', to: 'provisioned' },
+      hosts: ['node-7.example'],
+      when: 'pre',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      result: 'starting',
+    });
+    const unnamed = await runHook([{ status: 200, body: '{"status":"Success"}' }], liveHook);
+    expect(unnamed.exitCode).toBe(2);
+    expect(unnamed.stderr).toContain('imgc: IMGC_HOST is not set: name the host this run is for');
+    expect(seen).toHaveLength(0);
   });
 
   it('Failure stops with the controller\'s message, asking once', async () => {
@@ -98,7 +119,7 @@ describe('webhooks in the Runtime SDK shape (ansible)', () => {
   const runTasks = async (answers: { status: number; body: string }[], onFailure: 'fail' | 'warn' = 'fail') => {
     const h = ir.phases.find((p) => p.name === 'provision')!.pre[0] as StepOf<'hook'>;
     const hooked = { ...h, action: { ...h.action, onFailure } } as StepOf<'hook'>;
-    const play = map({ hosts: word('all'), gather_facts: bool(false), vars: map({ imgc_image: word('webhook-sdk') }), tasks: seq([...hookTasks(hooked, 'provision').map(taskItem)]) });
+    const play = map({ hosts: word('all'), gather_facts: bool(false), vars: map({ imgc_image: word('webhook-sdk') }), tasks: seq([...hookTasks(hooked, 'provision', { onHosts: true }).map(taskItem)]) });
     writeFiles(ws.out, { 'play.yml': document(seq([{ value: play }])) });
     script = answers;
     seen.length = 0;
@@ -113,7 +134,8 @@ describe('webhooks in the Runtime SDK shape (ansible)', () => {
     expect(r.exitCode, r.all).toBe(0);
     expect(seen).toHaveLength(2);
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(2000);
-    expect(JSON.parse(seen[0]!.body)).toMatchObject({ image: 'webhook-sdk', phase: 'provision', when: 'pre', result: 'starting' });
+    // Once for the batch, naming it, with the phase's lifecycle edge.
+    expect(JSON.parse(seen[0]!.body)).toMatchObject({ image: 'webhook-sdk', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, hosts: ['node-a', 'node-b'], when: 'pre', result: 'starting' });
     expect(r.all).toMatch(/node-a\s+: ok=\d+\s+changed=0 +unreachable=0 +failed=0/);
   }, 60_000);
 

@@ -102,7 +102,7 @@ const undoTasks = (c: Creation, step: Step, ir: Image, n: number): Task[] => {
 /** The decommission edge's pre hooks, the undo in a block whose rescue fires its post hooks with result failed, then its post hooks. */
 const withEdgeHooks = (edge: Phase | undefined, tasks: readonly Task[]): Item[] =>
   edge
-    ? [...edge.pre.flatMap((h) => hookTasks(h, edge.name)).map(taskItem), guardedBlock(edge, tasks), ...edge.post.flatMap((h) => hookTasks(h, edge.name)).map(taskItem)]
+    ? [...edge.pre.flatMap((h) => hookTasks(h, edge.name, { onHosts: true })).map(taskItem), guardedBlock(edge, tasks, true), ...edge.post.flatMap((h) => hookTasks(h, edge.name, { onHosts: true })).map(taskItem)]
     : tasks.map(taskItem);
 
 export const ansibleDecommission = (ir: Image): CompiledFiles => {

@@ -50,18 +50,18 @@ interface CompiledPhase {
 const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
   const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), verify: phase.name === 'verify' };
   const skipped: string[] = [];
-  const pre = phase.pre.flatMap((h) => hookTasks(h, phase.name));
+  const pre = phase.pre.flatMap((h) => hookTasks(h, phase.name, { onHosts: false }));
   const steps: Task[] = [];
   for (const s of phase.steps) {
     const other = elsewhere(s);
     if (other !== undefined) skipped.push(other);
     else steps.push(...stepTasks(s as RootStep, ctx));
   }
-  const post = phase.post.flatMap((h) => hookTasks(h, phase.name));
+  const post = phase.post.flatMap((h) => hookTasks(h, phase.name, { onHosts: false }));
   const { assert, groups } = sensitiveGuard(ir, [pre, steps, post]);
   const [hiddenPre = [], body = [], hiddenPost = []] = groups;
   // With post hooks, a failing step still fires them (result failed, the message) before the host fails.
-  const guarded: Item[] = post.length && body.length ? [guardedBlock(phase, body)] : body.map(taskItem);
+  const guarded: Item[] = post.length && body.length ? [guardedBlock(phase, body, false)] : body.map(taskItem);
   const items = [...valueChecks(ir, phase), ...assert, ...hiddenPre].map(taskItem).concat(guarded, hiddenPost.map(taskItem));
   return { phase, items, notes: [...ctx.notes], skipped };
 };

@@ -242,7 +242,7 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   for (const rs of rp.steps) {
     const s = rs.step;
     if (s.kind === 'hook') {
-      (s.when === 'pre' ? pre : post).push(...hookTasks(s, rp.phase.name));
+      (s.when === 'pre' ? pre : post).push(...hookTasks(s, rp.phase.name, { onHosts: true }));
       continue;
     }
     const probes = rs.creations.flatMap((c) => [
@@ -266,7 +266,7 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   const { assert, groups } = sensitiveGuard(ir, [pre, body, post]);
   const [hiddenPre = [], hiddenBody = [], hiddenPost = []] = groups;
   return {
-    tasks: [...[...valueChecks(ir, rp.phase), ...assert, ...hiddenPre].map(taskItem), guardedBlock(rp.phase, hiddenBody), ...hiddenPost.map(taskItem)],
+    tasks: [...[...valueChecks(ir, rp.phase), ...assert, ...hiddenPre].map(taskItem), guardedBlock(rp.phase, hiddenBody, true), ...hiddenPost.map(taskItem)],
     handlers: handlers.tasks,
   };
 };

@@ -106,19 +106,20 @@ const helpers: Record<HelperName, Helper> = {
   body: {
     deps: [],
     code: [
-      '# imgc_body PREFIX SUFFIX: the JSON body of a hook, PREFIX "now (UTC)" SUFFIX.',
+      '# imgc_body PREFIX MIDDLE SUFFIX: the JSON body of a hook, PREFIX ["this host\'s name (uname -n)"]',
+      '# MIDDLE "now (UTC)" SUFFIX. A hostname is letters, digits, - and .: nothing to escape.',
       'imgc_body() {',
-      '  printf \'%s"%s"%s\' "$1" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$2"',
+      '  printf \'%s["%s"]%s"%s"%s\' "$1" "$(uname -n)" "$2" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$3"',
       '}',
     ],
   },
   event: {
     deps: ['body'],
     code: [
-      '# imgc_event stdout|FILE PREFIX SUFFIX: prints the body as one line on stdout (it',
+      '# imgc_event stdout|FILE PREFIX MIDDLE SUFFIX: prints the body as one line on stdout (it',
       '# goes to /var/log/cloud-init-output.log), or appends it to FILE.',
       'imgc_event() {',
-      '  imgc_json=$(imgc_body "$2" "$3")',
+      '  imgc_json=$(imgc_body "$2" "$3" "$4")',
       '  if [ "$1" = stdout ]; then',
       '    printf \'%s\\n\' "$imgc_json"',
       '  else',
@@ -130,11 +131,11 @@ const helpers: Record<HelperName, Helper> = {
   webhook: {
     deps: ['body'],
     code: [
-      '# imgc_webhook URL TIMEOUT RETRIES fail|warn PREFIX SUFFIX: POSTs the body to URL,',
+      '# imgc_webhook URL TIMEOUT RETRIES fail|warn PREFIX MIDDLE SUFFIX: POSTs the body to URL,',
       '# trying 1 + RETRIES times, each for at most TIMEOUT seconds; then fails (and',
       '# runcmd stops), or warns and goes on.',
       'imgc_webhook() {',
-      '  imgc_json=$(imgc_body "$5" "$6")',
+      '  imgc_json=$(imgc_body "$5" "$6" "$7")',
       '  imgc_try=0',
       '  while :; do',
       '    imgc_try=$((imgc_try + 1))',

@@ -11,6 +11,7 @@ import { summary } from '../summary.js';
 import { kindOf } from '../../steps/index.js';
 import type { CloudInitContext } from '../../steps/kind.js';
 import { rendering } from '../renderings.js';
+import { hookResult, requestTemplate } from '../hook-request.js';
 
 export interface Emission {
   readonly bootcmd: Item[];
@@ -40,14 +41,18 @@ export interface StepContext extends CloudInitContext {
   readonly ir: Image;
 }
 
-/** The JSON body of a hook around its run-time timestamp: [prefix, suffix] of `prefix "TIMESTAMP" suffix`. */
-export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string] => {
-  // NUL cannot occur in the IR (assertCompilable refuses it), so the
-  // placeholder's JSON text occurs exactly once.
-  const placeholder = '\u0000';
-  const text = json({ image: ir.name, phase, when, timestamp: placeholder, result: when === 'pre' ? 'starting' : 'ok' });
-  const [prefix = '', suffix = ''] = text.split(json(placeholder));
-  return [prefix, suffix];
+/**
+ * The request of a hook (src/compilers/hook-request.ts) around its run-time
+ * values, as imgc_body (helpers.ts) takes them: `prefix ["HOSTNAME"] middle
+ * "TIMESTAMP" suffix`. Cloud-init runs on the node it boots: the request is
+ * for that host.
+ */
+export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string, string] => {
+  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result: hookResult(when), onHosts: true }, json);
+  // imgc_body fills exactly these holes; a field list that needs others needs a new imgc_body.
+  if (holes.join() !== 'hosts,timestamp') throw new Error(`internal: cloud-init's imgc_body fills hosts and the timestamp, not ${holes.join(', ')}`);
+  const [prefix = '', middle = '', suffix = ''] = parts;
+  return [prefix, middle, suffix];
 };
 
 const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}:${loc.line})` : '');
@@ -80,10 +85,10 @@ const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] =
   if (s.kind !== 'hook') return rendering(kindOf(s).cloudInit, s, 'cloudInit').run(s, ctx);
   const a = s.action;
   if (a.type === 'script') return [call(['/bin/sh', '-ec', a.run])];
-  const [prefix, suffix] = bodyParts(ctx.ir, phase, s.when);
+  const body = bodyParts(ctx.ir, phase, s.when);
   return a.type === 'event'
-    ? [call([fn('event'), a.target, prefix, suffix], 'event')]
-    : [call([fn('webhook'), a.url, String(a.timeoutSeconds), String(a.retries), a.onFailure, prefix, suffix], 'webhook')];
+    ? [call([fn('event'), a.target, ...body], 'event')]
+    : [call([fn('webhook'), a.url, String(a.timeoutSeconds), String(a.retries), a.onFailure, ...body], 'webhook')];
 };
 
 

@@ -8,22 +8,27 @@ import { comment, json, variablePrologue, word, words } from '../../emit/shell/q
 import { variablesIn } from '../../core/variables.js';
 import { summary } from '../summary.js';
 import { webhookHelper } from '../webhook-sdk.js';
+import { requestTemplate, type HookResult, type RunField } from '../hook-request.js';
 
 type Hook = StepOf<'hook'>;
 
-/**
- * The JSON body with holes for its run-time values: the parts between the
- * timestamp and, for `failed`, the message (a JSON string, made at run time).
- */
-const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post', result: 'starting' | 'ok' | 'failed'): string[] => {
-  // NUL cannot occur in the IR (assertCompilable refuses it), so the
-  // holes' JSON text occurs only where the holes are.
-  const hole = '\u0000';
-  const text = json({ image: ir.name, phase, when, timestamp: hole, result, ...(result === 'failed' ? { message: hole } : {}) });
-  return text.split(json(hole));
+/** How the shell writes each run-time value into the body: printf's format for it, and its argument. */
+const runValue: { readonly [K in RunField]: { format: string; arg: string } } = {
+  // IMGC_HOST, as a JSON string (imgc_body sets it).
+  hosts: { format: '[%s]', arg: '"$imgc_host_json"' },
+  timestamp: { format: '"%s"', arg: '"$imgc_now"' },
+  message: { format: '%s', arg: '"$imgc_message_json"' },
 };
 
-/** The shell's JSON string quoting, for a failed phase's message (the one place it is written). */
+/** The printf command that writes the request (src/compilers/hook-request.ts), its run-time values from shell variables. */
+const printBody = (ir: Image, phase: string, when: 'pre' | 'post', result: HookResult, onHosts: boolean): string => {
+  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result, onHosts }, json);
+  const format = ['%s', ...holes.map((h) => `${runValue[h].format}%s`)].join('');
+  const args = parts.flatMap((p, i) => (i === 0 ? [word(p)] : [runValue[holes[i - 1]!].arg, word(p)]));
+  return `printf '${format}' ${args.join(' ')}`;
+};
+
+/** The shell's JSON string quoting, for a failed phase's message and the host's name (the one place it is written). */
 const jsonString: readonly string[] = [
   '# imgc_json_string TEXT: TEXT as a JSON string (quoted; \\, " and control characters escaped).',
   'imgc_json_string() {',
@@ -46,32 +51,30 @@ const jsonString: readonly string[] = [
 ];
 
 const helpers = {
-  body: (ir: Image, phase: string, when: 'pre' | 'post'): string[] => {
-    const now = 'imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)';
+  body: (ir: Image, phase: string, when: 'pre' | 'post', onHosts: boolean): string[] => {
+    const now = ['imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)', ...(onHosts ? ['imgc_host_json=$(imgc_json_string "$IMGC_HOST")'] : [])];
     if (when === 'pre') {
-      const [prefix = '', suffix = ''] = bodyParts(ir, phase, when, 'starting');
       return [
-        '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC).',
+        `# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC)${onHosts ? ', for IMGC_HOST' : ''}.`,
         'imgc_body() {',
-        `  ${now}`,
-        `  printf '%s"%s"%s' ${word(prefix)} "$imgc_now" ${word(suffix)}`,
+        ...now.map((l) => `  ${l}`),
+        `  ${printBody(ir, phase, when, 'starting', onHosts)}`,
         '}',
+        ...(onHosts ? ['', ...jsonString] : []),
       ];
     }
-    const [okPrefix = '', okSuffix = ''] = bodyParts(ir, phase, when, 'ok');
-    const [prefix = '', middle = '', suffix = ''] = bodyParts(ir, phase, when, 'failed');
     return [
-      '# imgc_body: the JSON body this file\'s webhooks and events send, timestamped now (UTC):',
+      `# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC)${onHosts ? ', for IMGC_HOST' : ''}:`,
       '# result ok, or (IMGC_RESULT=failed) failed with the message IMGC_MESSAGE.',
       'imgc_body() {',
-      `  ${now}`,
+      ...now.map((l) => `  ${l}`),
       '  case ${IMGC_RESULT:-ok} in',
       '    ok)',
-      `      printf '%s"%s"%s' ${word(okPrefix)} "$imgc_now" ${word(okSuffix)}`,
+      `      ${printBody(ir, phase, when, 'ok', onHosts)}`,
       '      ;;',
       '    failed)',
       '      imgc_message_json=$(imgc_json_string "${IMGC_MESSAGE:-}")',
-      `      printf '%s"%s"%s%s%s' ${word(prefix)} "$imgc_now" ${word(middle)} "$imgc_message_json" ${word(suffix)}`,
+      `      ${printBody(ir, phase, when, 'failed', onHosts)}`,
       '      ;;',
       '    *)',
       "      printf 'imgc: IMGC_RESULT is %s, not ok or failed\\n' \"$IMGC_RESULT\" >&2",
@@ -127,10 +130,19 @@ const call = (h: Hook): string => {
  */
 export const drivenHooksFile = (ir: Image, f: PhaseFile, when: 'pre' | 'post'): { file: string; text: string } | undefined => {
   const hooks = f.phase[when].filter((h) => h.action.type !== 'script');
-  return hooks.length ? { file: `hooks/${f.stem}-${when}.sh`, text: hooksScript(ir, f, when, hooks) } : undefined;
+  return hooks.length ? { file: `hooks/${f.stem}-${when}.sh`, text: hooksScript(ir, f, when, hooks, true) } : undefined;
 };
 
-export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks: readonly Hook[]): string => {
+/** Before a live host's hooks send anything: the file runs on the driving machine, which cannot tell which host the run is for. */
+const hostNeeded: readonly string[] = [
+  'if [ -z "${IMGC_HOST:-}" ]; then',
+  "  printf 'imgc: IMGC_HOST is not set: name the host this run is for (IMGC_HOST=HOST sh %s)\\n' \"$0\" >&2",
+  '  exit 2',
+  'fi',
+];
+
+/** A phase's hook file; `onHosts`: for a live host's run (IMGC_HOST names it), not an image build. */
+export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks: readonly Hook[], onHosts = false): string => {
   const types = new Set(hooks.map((h) => h.action.type));
   const out: string[] = [
     '#!/bin/sh',
@@ -139,6 +151,7 @@ export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks
     '#',
     comment(`Runs on the machine driving the build, ${when === 'pre' ? 'before' : 'after'} phases/${f.stem}.sh (build.sh runs it).`),
     '# IMGC_ROOT is the image root (unset or / on a live host); script hooks run inside it.',
+    ...(onHosts ? ['# IMGC_HOST: the host this run is for, as the requests name it (hosts); required.'] : []),
     ...(when === 'post' ? ['# IMGC_RESULT=failed (default ok) and IMGC_MESSAGE: the phase failed, and how (build.sh sets them).'] : []),
     '# stdout carries only the lines of event hooks; everything else goes to stderr.',
     'set -eu',
@@ -154,7 +167,9 @@ export const hooksScript = (ir: Image, f: PhaseFile, when: 'pre' | 'post', hooks
     '}',
     'trap imgc_exit EXIT',
   ];
-  if (types.has('event') || types.has('webhook')) out.push('', ...helpers.body(ir, f.phase.name, when));
+  const sends = types.has('event') || types.has('webhook');
+  if (sends && onHosts) out.push(...hostNeeded);
+  if (sends) out.push('', ...helpers.body(ir, f.phase.name, when, onHosts));
   if (types.has('event')) out.push('', ...helpers.event);
   if (types.has('webhook')) out.push('', ...helpers.webhook);
   if (types.has('script')) out.push('', ...helpers.script);

@@ -293,10 +293,11 @@ export const mode = (m: string): Scalar => {
   return str(m.length === 3 ? `0${m}` : m);
 };
 
-/** A deliberate Jinja expression (the backend's own, never user data): `"{{ expr }}"`. */
+/** A deliberate Jinja expression (the backend's own, never user data): `"{{ expr }}"`, folded when its line would pass yamllint's limit. */
 export const template = (expr: string): Scalar => {
   if (/["\\\n]|\{\{|\}\}/.test(expr)) throw new Error(`internal: template expression ${JSON.stringify(expr)} needs no quoting`);
-  return { kind: 'scalar', render: () => `"{{ ${expr} }}"` };
+  const text = `{{ ${expr} }}`;
+  return { kind: 'scalar', render: (at) => (at.column + width(text) + 2 <= HARD_WIDTH ? `"${text}"` : doubleQuoted(text, at.column, at.indent)) };
 };
 
 export const bool = (b: boolean): Scalar => ({ kind: 'scalar', render: () => (b ? 'true' : 'false') });

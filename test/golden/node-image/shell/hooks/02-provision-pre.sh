@@ -20,7 +20,7 @@ trap imgc_exit EXIT
 # imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC).
 imgc_body() {
   imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  printf '%s"%s"%s' '{"image":"k8s-node","phase":"provision","when":"pre","timestamp":' "$imgc_now" ',"result":"starting"}'
+  printf '%s"%s"%s' '{"image":"k8s-node","phase":"provision","edge":{"from":"customized","to":"provisioned"},"when":"pre","timestamp":' "$imgc_now" ',"result":"starting"}'
 }
 
 # imgc_event stdout|FILE: prints the body as one line on stdout, or appends it to FILE.

@@ -4,6 +4,7 @@
 #
 # Runs on the machine driving the build, after phases/05-drain.sh (build.sh runs it).
 # IMGC_ROOT is the image root (unset or / on a live host); script hooks run inside it.
+# IMGC_HOST: the host this run is for, as the requests name it (hosts); required.
 # IMGC_RESULT=failed (default ok) and IMGC_MESSAGE: the phase failed, and how (build.sh sets them).
 # stdout carries only the lines of event hooks; everything else goes to stderr.
 set -eu
@@ -17,18 +18,23 @@ imgc_exit() {
   exit "$imgc_rc"
 }
 trap imgc_exit EXIT
+if [ -z "${IMGC_HOST:-}" ]; then
+  printf 'imgc: IMGC_HOST is not set: name the host this run is for (IMGC_HOST=HOST sh %s)\n' "$0" >&2
+  exit 2
+fi
 
-# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC):
+# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC), for IMGC_HOST:
 # result ok, or (IMGC_RESULT=failed) failed with the message IMGC_MESSAGE.
 imgc_body() {
   imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  imgc_host_json=$(imgc_json_string "$IMGC_HOST")
   case ${IMGC_RESULT:-ok} in
     ok)
-      printf '%s"%s"%s' '{"image":"drain-demo","phase":"drain","when":"post","timestamp":' "$imgc_now" ',"result":"ok"}'
+      printf '%s[%s]%s"%s"%s' '{"image":"drain-demo","phase":"drain","edge":{"from":"ready","to":"draining"},"hosts":' "$imgc_host_json" ',"when":"post","timestamp":' "$imgc_now" ',"result":"ok"}'
       ;;
     failed)
       imgc_message_json=$(imgc_json_string "${IMGC_MESSAGE:-}")
-      printf '%s"%s"%s%s%s' '{"image":"drain-demo","phase":"drain","when":"post","timestamp":' "$imgc_now" ',"result":"failed","message":' "$imgc_message_json" '}'
+      printf '%s[%s]%s"%s"%s%s%s' '{"image":"drain-demo","phase":"drain","edge":{"from":"ready","to":"draining"},"hosts":' "$imgc_host_json" ',"when":"post","timestamp":' "$imgc_now" ',"result":"failed","message":' "$imgc_message_json" '}'
       ;;
     *)
       printf 'imgc: IMGC_RESULT is %s, not ok or failed\n' "$IMGC_RESULT" >&2

@@ -4,6 +4,7 @@
 #
 # Runs on the machine driving the build, before phases/06-decommission.sh (build.sh runs it).
 # IMGC_ROOT is the image root (unset or / on a live host); script hooks run inside it.
+# IMGC_HOST: the host this run is for, as the requests name it (hosts); required.
 # stdout carries only the lines of event hooks; everything else goes to stderr.
 set -eu
 
@@ -16,11 +17,35 @@ imgc_exit() {
   exit "$imgc_rc"
 }
 trap imgc_exit EXIT
+if [ -z "${IMGC_HOST:-}" ]; then
+  printf 'imgc: IMGC_HOST is not set: name the host this run is for (IMGC_HOST=HOST sh %s)\n' "$0" >&2
+  exit 2
+fi
 
-# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC).
+# imgc_body: the JSON body this file's webhooks and events send, timestamped now (UTC), for IMGC_HOST.
 imgc_body() {
   imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  printf '%s"%s"%s' '{"image":"drain-demo","phase":"decommission","when":"pre","timestamp":' "$imgc_now" ',"result":"starting"}'
+  imgc_host_json=$(imgc_json_string "$IMGC_HOST")
+  printf '%s[%s]%s"%s"%s' '{"image":"drain-demo","phase":"decommission","edge":{"from":"draining","to":"decommissioned"},"hosts":' "$imgc_host_json" ',"when":"pre","timestamp":' "$imgc_now" ',"result":"starting"}'
+}
+
+# imgc_json_string TEXT: TEXT as a JSON string (quoted; \, " and control characters escaped).
+imgc_json_string() {
+  IMGC_TEXT=$1 LC_ALL=C awk 'BEGIN {
+    for (n = 1; n < 32; n++) esc[sprintf("%c", n)] = sprintf("\\u%04x", n)
+    esc["\n"] = "\\n"
+    esc["\t"] = "\\t"
+    esc["\r"] = "\\r"
+    esc["\""] = "\\\""
+    esc["\\"] = "\\\\"
+    s = ENVIRON["IMGC_TEXT"]
+    out = ""
+    for (i = 1; i <= length(s); i++) {
+      c = substr(s, i, 1)
+      out = out (c in esc ? esc[c] : c)
+    }
+    printf "\"%s\"", out
+  }'
 }
 
 # imgc_event stdout|FILE: prints the body as one line on stdout, or appends it to FILE.

@@ -24,11 +24,11 @@ imgc_body() {
   imgc_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
   case ${IMGC_RESULT:-ok} in
     ok)
-      printf '%s"%s"%s' '{"image":"test-image","phase":"customize","when":"post","timestamp":' "$imgc_now" ',"result":"ok"}'
+      printf '%s"%s"%s' '{"image":"test-image","phase":"customize","edge":{"from":"base","to":"customized"},"when":"post","timestamp":' "$imgc_now" ',"result":"ok"}'
       ;;
     failed)
       imgc_message_json=$(imgc_json_string "${IMGC_MESSAGE:-}")
-      printf '%s"%s"%s%s%s' '{"image":"test-image","phase":"customize","when":"post","timestamp":' "$imgc_now" ',"result":"failed","message":' "$imgc_message_json" '}'
+      printf '%s"%s"%s%s%s' '{"image":"test-image","phase":"customize","edge":{"from":"base","to":"customized"},"when":"post","timestamp":' "$imgc_now" ',"result":"failed","message":' "$imgc_message_json" '}'
       ;;
     *)
       printf 'imgc: IMGC_RESULT is %s, not ok or failed\n' "$IMGC_RESULT" >&2
