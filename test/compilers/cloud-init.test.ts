@@ -7,7 +7,7 @@
 // 127.0.0.1; and what compile refuses.
 import { execa } from 'execa';
 import { runsUnder, valuesOf } from '../../src/core/conditions.js';
-import { readFileSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -448,6 +448,48 @@ describe('cloud-init backend: the runcmd script, run twice in a scratch director
         result: 'ok',
       });
       expect(got.map((b) => ({ ...(JSON.parse(b) as Record<string, unknown>), timestamp: 'T' }))).toEqual([{ ...line, timestamp: 'T' }]);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('its webhook reads the answer as a Runtime SDK response: retryAfterSeconds waits and asks again, Failure stops runcmd with the message', async () => {
+    let answers: string[] = [];
+    const at: number[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        at.push(Date.now());
+        res.writeHead(200, { 'content-type': 'application/json' }).end(answers.length > 1 ? answers.shift() : answers[0]);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      // A timeout in fractions of a second: the deadline is whole seconds, rounded up.
+      const hooked = imageOf([
+        phase('provision', [step({ id: 'provision.1.command', kind: 'command', run: `: >${JSON.stringify(path.join(ws.out, 'ran'))}`, needsMounts: false })], {
+          pre: [hook('provision.pre1.hook', 'pre', { type: 'webhook', url, timeoutSeconds: 2.5, retries: 0, onFailure: 'fail' })],
+        }),
+      ]);
+      writeFiles(ws.out, cloudInitCompiler.compile(hooked, {}));
+      await cloudInitView(ws.out, ws.home);
+      answers = ['{"status":"Success","message":"not yet","retryAfterSeconds":1}', '{"status":"Success"}'];
+      const ok = await execa('/bin/sh', ['runcmd.sh'], { cwd: ws.out, reject: false });
+      expect(ok.exitCode, ok.stderr).toBe(0);
+      expect(at).toHaveLength(2);
+      expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(1000);
+      expect(ok.stderr).toContain(`imgc: webhook ${url} asks to retry after 1 s: not yet`);
+      expect(existsSync(path.join(ws.out, 'ran'))).toBe(true);
+
+      rmSync(path.join(ws.out, 'ran'));
+      at.length = 0;
+      answers = ['{"status":"Failure","message":"the node is cordoned elsewhere"}'];
+      const failed = await execa('/bin/sh', ['runcmd.sh'], { cwd: ws.out, reject: false });
+      expect(failed.exitCode).not.toBe(0);
+      expect(at).toHaveLength(1);
+      expect(failed.stderr).toContain(`imgc: webhook ${url} answered Failure: the node is cordoned elsewhere`);
+      expect(existsSync(path.join(ws.out, 'ran'))).toBe(false);
     } finally {
       server.close();
     }

@@ -8,6 +8,7 @@
 
 import { helper as shellHelper, type HelperName as ShellHelperName } from '../shell/helpers.js';
 import { fn, type HelperName } from '../../emit/cloud-init/calls.js';
+import { webhookHelper } from '../webhook-sdk.js';
 
 export type { HelperName };
 
@@ -130,32 +131,8 @@ const helpers: Record<HelperName, Helper> = {
   },
   webhook: {
     deps: ['body'],
-    code: [
-      '# imgc_webhook URL TIMEOUT RETRIES fail|warn PREFIX MIDDLE SUFFIX: POSTs the body to URL,',
-      '# trying 1 + RETRIES times, each for at most TIMEOUT seconds; then fails (and',
-      '# runcmd stops), or warns and goes on.',
-      'imgc_webhook() {',
-      '  imgc_json=$(imgc_body "$5" "$6" "$7")',
-      '  imgc_try=0',
-      '  while :; do',
-      '    imgc_try=$((imgc_try + 1))',
-      '    if printf \'%s\' "$imgc_json" | curl -fsS --max-time "$2" -X POST -H \'Content-Type: application/json\' \\',
-      '      --data-binary @- -o /dev/null --url "$1"; then',
-      '      return 0',
-      '    fi',
-      '    if [ "$imgc_try" -gt "$3" ]; then',
-      '      break',
-      '    fi',
-      '    sleep 1',
-      '  done',
-      '  if [ "$4" = warn ]; then',
-      '    printf \'imgc: warning: webhook %s failed %s times; going on\\n\' "$1" "$imgc_try" >&2',
-      '    return 0',
-      '  fi',
-      '  printf \'imgc: webhook %s failed %s times\\n\' "$1" "$imgc_try" >&2',
-      '  return 1',
-      '}',
-    ],
+    // The client every target shares: it reads a Cluster API Runtime SDK answer (../webhook-sdk.ts).
+    code: [...webhookHelper],
   },
   once: {
     deps: [],
