@@ -59,7 +59,10 @@ imgc_webhook() {
   shift 4
   imgc_json=$(imgc_body "$@")
   imgc_try=0
-  imgc_until=$(($(date +%s) + imgc_timeout))
+  # The deadline in whole seconds (shell arithmetic has no fractions): TIMEOUT rounded up.
+  imgc_secs=${imgc_timeout%%.*}
+  [ "$imgc_secs" = "$imgc_timeout" ] || imgc_secs=$((${imgc_secs:-0} + 1))
+  imgc_until=$(($(date +%s) + imgc_secs))
   imgc_why=
   while :; do
     if imgc_answer=$(printf '%s' "$imgc_json" | curl -fsS --max-time "$imgc_timeout" -X POST -H 'Content-Type: application/json' \
