@@ -20,7 +20,7 @@ import { fn } from '../emit/cloud-init/calls.js';
 import { call } from './shared.js';
 import type { StepInput, StepKind } from './kind.js';
 
-/** The package whose `puppet` command applies the manifest (Debian's and Fedora's name). */
+/** The package whose `puppet` command applies the manifest (Debian's name). */
 export const PUPPET_PACKAGE = 'puppet';
 
 /**
