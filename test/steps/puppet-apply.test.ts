@@ -5,6 +5,7 @@
 // provisioner); the checker sees the facts it declares and wants the puppet
 // package; a missing manifest or module directory stops the definition at
 // the step. test/build/puppet-apply-build.test.ts applies it for real.
+import { execa } from 'execa';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,9 +15,10 @@ import { image } from '../../src/index.js';
 import { loadDefinition } from '../../src/load/index.js';
 import { kinds } from '../../src/steps/index.js';
 import { debian12 } from '../../stdlib/bases.js';
+import { expectGolden } from '../helpers/golden.js';
 import { tempDir } from '../helpers/temp.js';
 import { expectValid, parseHcl, requiredVars, writeOut } from '../compilers/packer-support.js';
-import { outputTests } from './support.js';
+import { lintClean, outputTests, write } from './support.js';
 
 const manifest = '../fixtures/puppet/site.pp';
 const modulePath = '../fixtures/puppet/modules';
@@ -47,6 +49,24 @@ describe('puppetApply: outputs', () => {
   });
 
   outputTests(ir, 'steps-puppet-apply');
+
+  // On live hosts: provision.sh carries the files in its own text, runtime.yml in its tasks.
+  it('shell --runtime: provision.sh matches the golden files and passes shellcheck', async () => {
+    const files = compilers.shell.compile(ir, { runtime: true });
+    expectGolden('steps-puppet-apply/shell-runtime', files);
+    const dir = tempDir('puppet-apply-shell-runtime');
+    write(dir, files);
+    const r = await execa('shellcheck', ['-x', '-P', 'SCRIPTDIR', '-s', 'sh', '-S', 'style', ...Object.keys(files).filter((f) => f.endsWith('.sh'))], { cwd: dir, reject: false });
+    expect(r.stdout + r.stderr).toBe('');
+  });
+
+  it('ansible --runtime: runtime.yml matches the golden files and passes --syntax-check and ansible-lint --profile production', async () => {
+    const files = compilers.ansible.compile(ir, { runtime: true });
+    expectGolden('steps-puppet-apply/ansible-runtime', files);
+    const dir = tempDir('puppet-apply-ansible-runtime');
+    write(dir, files);
+    await lintClean(dir, 'runtime.yml', tempDir('puppet-apply-ansible-home'));
+  }, 120_000);
 
   it.each(['shell', 'ansible'] as const)('packer: the template with the %s provisioner passes packer validate', async (provisioner) => {
     const files = compilers.packer.compile(ir, { packerVersion: '1.6', provisioner } as never);

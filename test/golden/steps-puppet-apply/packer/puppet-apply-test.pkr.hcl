@@ -32,7 +32,7 @@ variable "qemu_ssh_password" {
   sensitive   = true
 }
 
-# artifact.1.cloudImage (test/steps/puppet-apply.test.ts:49): a VM disk image built with QEMU.
+# artifact.1.cloudImage (test/steps/puppet-apply.test.ts:53): a VM disk image built with QEMU.
 # A cloud image lets Packer in only once cloud-init has set a password or key: give it a
 # NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
 # that already accepts qemu_ssh_username and qemu_ssh_password.
@@ -64,9 +64,9 @@ build {
   }
 
   # customize: in the target, as root:
-  #   customize.1.packages (test/steps/puppet-apply.test.ts:34): install puppet
-  #   customize.2.puppetApply (test/steps/puppet-apply.test.ts:34): puppet apply ../fixtures/puppet/site.pp
-  #   customize.3.file (test/steps/puppet-apply.test.ts:41): file /etc/deploy-owned
+  #   customize.1.packages (test/steps/puppet-apply.test.ts:38): install puppet
+  #   customize.2.puppetApply (test/steps/puppet-apply.test.ts:38): puppet apply ../fixtures/puppet/site.pp
+  #   customize.3.file (test/steps/puppet-apply.test.ts:45): file /etc/deploy-owned
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
     remote_folder   = "/tmp"
@@ -74,7 +74,7 @@ build {
   }
 
   # provision: in the target, as root:
-  #   provision.1.puppetApply (test/steps/puppet-apply.test.ts:45): puppet apply ../fixtures/puppet/site.pp
+  #   provision.1.puppetApply (test/steps/puppet-apply.test.ts:49): puppet apply ../fixtures/puppet/site.pp
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
     remote_folder   = "/tmp"

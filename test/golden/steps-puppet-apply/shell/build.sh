@@ -134,17 +134,17 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: customize (test/steps/puppet-apply.test.ts:34)
+# Phase 1: customize (test/steps/puppet-apply.test.ts:38)
 if imgc_wanted customize; then
   imgc_phase 01-customize || imgc_failed customize "$?"
 fi
 
-# Phase 2: provision (test/steps/puppet-apply.test.ts:45)
+# Phase 2: provision (test/steps/puppet-apply.test.ts:49)
 if imgc_wanted provision; then
   imgc_phase 02-provision || imgc_failed provision "$?"
 fi
 
-# Phase 3: artifact (test/steps/puppet-apply.test.ts:49)
+# Phase 3: artifact (test/steps/puppet-apply.test.ts:53)
 if imgc_wanted artifact; then
   imgc_phase 03-artifact || imgc_failed artifact "$?"
 fi
