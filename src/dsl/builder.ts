@@ -822,7 +822,9 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
       puppetApply(manifest, opts = {} as never) {
         let read: { text: string; modules?: { source: string; files: { path: string; text: string }[] } };
         try {
-          read = { text: readTextFile(manifest).text, ...(opts.modulePath !== undefined ? { modules: { source: opts.modulePath, files: readTextTree(opts.modulePath).files } } : {}) };
+          const modules = opts.modulePath !== undefined ? readTextTree(opts.modulePath) : undefined;
+          if (modules && !modules.files.length) throw new Error(`${modules.root} holds no files: not a Puppet module directory`);
+          read = { text: readTextFile(manifest).text, ...(modules ? { modules: { source: opts.modulePath!, files: modules.files } } : {}) };
         } catch (e) {
           throw new DefinitionError(`puppetApply('${manifest}'): ${(e as Error).message}`);
         }

@@ -6,7 +6,7 @@
 // package; a missing manifest or module directory stops the definition at
 // the step. test/build/puppet-apply-build.test.ts applies it for real.
 import { execa } from 'execa';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
@@ -95,17 +95,19 @@ describe('puppetApply: the checker sees the facts it declares', () => {
 });
 
 describe('puppetApply: the files it reads', () => {
-  it('a missing manifest or module directory: IMGC1002 at the step', async () => {
+  it('a missing manifest, a missing or empty module directory: IMGC1002 at the step', async () => {
     const dir = tempDir('puppet-apply-missing');
-    for (const [name, call, why] of [
-      ['no-manifest.ts', "p.puppetApply('./absent.pp')", `no such file (${path.join(dir, 'absent.pp')})`],
-      ['no-modules.ts', "p.puppetApply('./site.pp', { modulePath: './modules' })", `no such directory (${path.join(dir, 'modules')})`],
+    writeFileSync(path.join(dir, 'site.pp'), "notify { 'x': }\n");
+    mkdirSync(path.join(dir, 'empty'));
+    for (const [name, args, why] of [
+      ['no-manifest.ts', "'./absent.pp'", `no such file (${path.join(dir, 'absent.pp')})`],
+      ['no-modules.ts', "'./site.pp', { modulePath: './modules' }", `no such directory (${path.join(dir, 'modules')})`],
+      ['empty-modules.ts', "'./site.pp', { modulePath: './empty' }", `${path.join(dir, 'empty')} holds no files: not a Puppet module directory`],
     ] as const) {
-      writeFileSync(path.join(dir, 'site.pp'), "notify { 'x': }\n");
       const def = path.join(dir, name);
-      writeFileSync(def, ["import { debian12, image } from 'imgc';", 'export default image(\'x\')', '  .base(debian12())', `  .customize((p) => ${call});`, ''].join('\n'));
+      writeFileSync(def, ["import { debian12, image } from 'imgc';", "export default image('x')", '  .base(debian12())', `  .customize((p) => p.puppetApply(${args}));`, ''].join('\n'));
       const r = await loadDefinition(def, { typecheck: false });
-      expect(r.diagnostics.map((d) => [d.code, d.message, d.loc?.line])).toEqual([['IMGC1002', `DefinitionError: ${call.slice(2, call.indexOf('(') + 1)}'${call.includes('absent') ? './absent.pp' : './site.pp'}'): ${why}`, 4]]);
+      expect(r.diagnostics.map((d) => [d.code, d.message, d.loc?.line])).toEqual([['IMGC1002', `DefinitionError: puppetApply('${args.split("'")[1]}'): ${why}`, 4]]);
     }
   });
 });
