@@ -3,17 +3,18 @@
 // module (a user, a file, a package) in the next, inside the chroot; verify
 // finds the facts it declares; the compiled build.sh run again on the built
 // root reports the Puppet step unchanged (exit status 0 of
-// --detailed-exitcodes); a manifest that fails stops the build with Puppet's
-// message. `imgc build --target ansible` does the same with the ansible
+// --detailed-exitcodes), and so does the cloud-init target's runcmd script;
+// a manifest that fails stops the build (and runcmd) with Puppet's message. `imgc build --target ansible` does the same with the ansible
 // target's tasks (copy, command, cleanup, fail). The phase that installs
 // puppet (and ruby) is the same in every definition, so the builds after the
 // first take it from the cache.
 import { execa } from 'execa';
-import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
+import { python } from '../compilers/cloud-init-support.js';
 import { cannotBuild, imgcRun, outDir, privateCache, summaryOf } from './helpers.js';
 
 const definition = (manifest: string, modules: boolean): string => `import { debian12, image } from 'imgc';
@@ -40,6 +41,29 @@ const definitionDir = (name: string, manifest: string, modules: boolean): string
 
 /** The uid of `user` in the root's /etc/passwd. */
 const uidOf = (root: string, user: string): number => Number(readFileSync(path.join(root, 'etc/passwd'), 'utf8').split('\n').find((l) => l.startsWith(`${user}:`))?.split(':')[2]);
+
+/**
+ * Runs the cloud-init target's runcmd for `def` in `root` as cloud-init would
+ * on a booting node: the script util.shellify writes of it, by /bin/sh, with
+ * /proc mounted in a mount namespace of its own (gone with the process).
+ */
+const runcmdOn = async (def: string, root: string) => {
+  const out = tempDir('puppet-apply-cloud-init');
+  const c = await imgcRun(['compile', def, '--no-typecheck', '--target', 'cloud-init', '--out', out]);
+  expect(c.exitCode, c.all).toBe(0);
+  const script = (await python(
+    'import json, sys\nfrom cloudinit import util\njson.dump(util.shellify(util.load_yaml(open("user-data", encoding="utf-8").read())["runcmd"]), sys.stdout)',
+    null,
+    out,
+    path.join(out, 'home'),
+  )) as string;
+  writeFileSync(path.join(root, 'run/imgc-runcmd.sh'), script);
+  try {
+    return await execa('unshare', ['--mount', '--propagation', 'private', '--fork', 'sh', '-c', 'mount -t proc proc "$1/proc" && exec chroot "$1" /bin/sh /run/imgc-runcmd.sh', 'sh', root], { reject: false, all: true });
+  } finally {
+    rmSync(path.join(root, 'run/imgc-runcmd.sh'));
+  }
+};
 
 const cache = cannotBuild ? '' : privateCache('puppet-apply');
 
@@ -73,8 +97,16 @@ describe.skipIf(cannotBuild)('imgc build --target shell with a Puppet manifest',
     expect(again.all).toMatch(/imgc-step provision\.1\.puppetApply unchanged\n[\s\S]*imgc-step provision\.2\.file unchanged\n[\s\S]*imgc-phase provision done changed=0/);
     console.log(`build.sh --phase provision again (puppet apply, no change): ${((Date.now() - t) / 1000).toFixed(1)}s`);
 
+    // cloud-init's runcmd, the script cloud-init's shellify makes of it, on the built root: the manifest, applied again, succeeds.
+    const runcmd = await runcmdOn(def, root);
+    expect(runcmd.exitCode, runcmd.all).toBe(0);
+
     // A manifest that fails: the build stops at its step with Puppet's message; the phase that installs puppet comes from the cache.
     const bad = definitionDir('puppet-apply-fail-def', 'fail.pp', false);
+    const failed = await runcmdOn(bad, root);
+    expect(failed.exitCode).not.toBe(0);
+    expect(failed.all).toContain('imgc test: this manifest fails on purpose');
+    expect(failed.all).toContain('imgc: puppet apply of fail.pp failed (exit status 1)');
     t = Date.now();
     const f = await imgcRun(['build', bad, '--no-typecheck', '--target', 'shell', '--out', outDir('puppet-apply-fail')], { env: { IMGC_CACHE: cache } });
     console.log(`imgc build with a failing manifest: ${((Date.now() - t) / 1000).toFixed(1)}s`);
