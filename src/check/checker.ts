@@ -174,7 +174,11 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   }
   return diagnostic('IMGC0001', `${describeStep(step)} requires ${what}, which no step or the base provides`, {
     ...base,
-    hint: hint ?? `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`,
+    hint:
+      hint ??
+      (req.kind === 'package'
+        ? `install it in an earlier step: p.packages(['${req.key}'])`
+        : `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`),
   });
 };
 

@@ -10,7 +10,7 @@ import { bootFiles } from '../ir/boot.js';
 import { fact, parentDir, uniqueFacts } from '../core/facts.js';
 import { callerLocation } from './location.js';
 import { lifecycle } from '../ir/lifecycle.js';
-import { readTextTree } from './tree.js';
+import { readTextFile, readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
 import { archiveFormats, formatOfUrl, type ArchiveFormat } from '../steps/archive.js';
 import type { LineInFileOptions } from '../steps/line-in-file.js';
@@ -175,6 +175,12 @@ export interface AnsibleRoleOptions extends DeclaredFacts {
   description?: string;
   /** The role's variables, passed with the import (role vars: they override its defaults). */
   vars?: Readonly<Record<string, string | number | boolean>>;
+}
+
+export interface PuppetApplyOptions extends DeclaredFacts {
+  description?: string;
+  /** A directory of Puppet modules, relative to this file: the run's whole --modulepath. */
+  modulePath?: string;
 }
 
 // Each step's signature, named (U … C: the facts of the builder it is called
@@ -404,6 +410,12 @@ type AnsibleRoleStep = <U extends string, G extends string, K extends string, P 
   opts?: AnsibleRoleOptions & D,
 ) => WithDeclared<U, G, K, P, S, X, C, D>;
 
+type PuppetApplyStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  manifest: string,
+  opts?: PuppetApplyOptions & D,
+) => WithDeclared<U, G, K, P, S, X, C, D>;
+
 interface UseStep {
   <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
     this: StepBuilder<U, G, K, P, S, X, C>,
@@ -578,6 +590,15 @@ interface Steps {
    * refuse it (docs/ansible-role.md).
    */
   readonly ansibleRole: AnsibleRoleStep;
+
+  /**
+   * An existing Puppet manifest applied inside the root with `puppet apply`,
+   * as one step with the facts it declares (imgc cannot see into it, as with
+   * `command`). `manifest` (a .pp file) and `modulePath` are relative to this
+   * file; their files are read now and every output carries them. The root
+   * needs the puppet package from an earlier step (docs/puppet-apply.md).
+   */
+  readonly puppetApply: PuppetApplyStep;
 
   /**
    * Applies a module: a function of a builder, or one of `defineModule` (the
@@ -795,6 +816,22 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
           ...(opts.description ? { description: opts.description } : {}),
           provides: declared(opts.provides),
           requires: declared(opts.requires),
+          removes: declared(opts.removes),
+        }) as never;
+      },
+      puppetApply(manifest, opts = {} as never) {
+        let read: { text: string; modules?: { source: string; files: { path: string; text: string }[] } };
+        try {
+          const modules = opts.modulePath !== undefined ? readTextTree(opts.modulePath) : undefined;
+          if (modules && !modules.files.length) throw new Error(`${modules.root} holds no files: not a Puppet module directory`);
+          read = { text: readTextFile(manifest).text, ...(modules ? { modules: { source: opts.modulePath!, files: modules.files } } : {}) };
+        } catch (e) {
+          throw new DefinitionError(`puppetApply('${manifest}'): ${(e as Error).message}`);
+        }
+        return this.add<'puppetApply'>({
+          ...kinds.puppetApply.make(manifest, { name: manifest.split('/').pop() ?? manifest, text: read.text }, read.modules, declared(opts.requires)),
+          ...(opts.description ? { description: opts.description } : {}),
+          provides: declared(opts.provides),
           removes: declared(opts.removes),
         }) as never;
       },

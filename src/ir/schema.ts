@@ -69,6 +69,7 @@ export const DataKeyStep = stepSchemas.DataKeyStep;
 export const UpgradeStep = stepSchemas.UpgradeStep;
 export const AnsibleRoleStep = stepSchemas.AnsibleRoleStep;
 export const RebootStep = stepSchemas.RebootStep;
+export const PuppetApplyStep = stepSchemas.PuppetApplyStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;

@@ -536,6 +536,32 @@ export type RebootStep = {
         negate: boolean;
     }[] | undefined;
 };
+export type PuppetApplyStep = {
+    kind: "puppetApply";
+    source: string;
+    manifest: {
+        name: string;
+        text: string;
+    };
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    modules?: {
+        source: string;
+        files: {
+            path: string;
+            text: string;
+        }[];
+    } | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
+};
 export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -555,7 +581,7 @@ export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | Symlin
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep;
+} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep;
 export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -575,7 +601,7 @@ export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep;
+} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

@@ -20,6 +20,15 @@ export const write = (dir: string, files: Record<string, string>): void => {
   }
 };
 
+/** `playbook` in `dir` passes ansible-playbook --syntax-check, and the directory ansible-lint --profile production; `home` is Ansible's. */
+export const lintClean = async (dir: string, playbook: string, home: string): Promise<void> => {
+  const env = ansibleEnv(home);
+  const syntax = await execa('ansible-playbook', ['--syntax-check', '-i', 'localhost,', playbook], { cwd: dir, env, reject: false, all: true });
+  expect(syntax.exitCode, syntax.all).toBe(0);
+  const lint = await execa('ansible-lint', ['--offline', '--profile', 'production', '--strict', '--nocolor', '-p'], { cwd: dir, env, reject: false, all: true });
+  expect(lint.exitCode, lint.all).toBe(0);
+};
+
 /** The tests of a kind's outputs: `ir` holds its steps; goldens go to test/golden/<name>/<target>. */
 export const outputTests = (ir: Image, name: string): void => {
   for (const target of ['shell', 'ansible', 'cloud-init', 'packer'] as const) {
@@ -38,13 +47,8 @@ export const outputTests = (ir: Image, name: string): void => {
 
   it('ansible: ansible-lint --profile production and --syntax-check pass', async () => {
     const dir = tempDir(`${name}-ansible`);
-    const home = tempDir(`${name}-ansible-home`);
     write(dir, compilers.ansible.compile(ir, {}));
-    const env = ansibleEnv(home);
-    const syntax = await execa('ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'site.yml'], { cwd: dir, env, reject: false, all: true });
-    expect(syntax.exitCode, syntax.all).toBe(0);
-    const lint = await execa('ansible-lint', ['--offline', '--profile', 'production', '--strict', '--nocolor', '-p'], { cwd: dir, env, reject: false, all: true });
-    expect(lint.exitCode, lint.all).toBe(0);
+    await lintClean(dir, 'site.yml', tempDir(`${name}-ansible-home`));
   });
 
   it('cloud-init: passes cloud-init schema', async () => {

@@ -158,6 +158,7 @@ const helpers: Record<HelperName, Helper> = {
   inifile: fromShell('inifile'),
   keyedit: fromShell('keyedit'),
   aptUpgrade: fromShell('aptUpgrade'),
+  puppet: fromShell('puppet'),
 };
 
 const order = Object.keys(helpers) as HelperName[];

@@ -41,7 +41,8 @@ export type HelperName =
   | 'blockinfile'
   | 'inifile'
   | 'keyedit'
-  | 'aptUpgrade';
+  | 'aptUpgrade'
+  | 'puppet';
 
 
 /** Shell lines for a step's body and the helpers they call. */
