@@ -2,7 +2,6 @@
 // default export into IR and sends it back to the loader (./index.ts), which
 // started this process and kills it, with all it started, when its time is
 // up. One request per process.
-import './jitless.js';
 import { createRequire, register } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 import path from 'node:path';
