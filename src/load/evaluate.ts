@@ -6,6 +6,7 @@ import { createRequire, register } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkImage } from '../check/checker.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { definitionFilesRead, setDefinitionDir } from '../dsl/location.js';
@@ -19,6 +20,8 @@ export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
 
 export interface Evaluated {
   ir?: Image;
+  /** The contract checker's diagnostics on `ir`: here, where the step kinds and zod are loaded already, not in the CLI too. */
+  findings?: Diagnostic[];
   catalog?: PackageCatalog;
   diagnostics: Diagnostic[];
   /** A file of the definition cannot be parsed: nothing of it ran. */
@@ -106,7 +109,7 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
   if (resolved.variables?.length && typeof raw === 'object' && raw !== null) raw = { ...raw, variables: resolved.variables };
   const { ir, diagnostics } = validateImage(raw);
   if (!ir) return { diagnostics };
-  return { ir, diagnostics: [], ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) };
+  return { ir, findings: checkImage(ir), diagnostics: [], ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) };
 };
 
 // Started by the loader: one request, one answer, then exit (the definition may have left timers or handles open).

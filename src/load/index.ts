@@ -24,7 +24,7 @@ export interface LoadedDefinition {
   dir: string;
   /** The user's files the definition is made of, as far as the type-check saw (else the definition alone). */
   files?: string[];
-  /** What `LoadOptions.findings` found in `ir`. */
+  /** The contract checker's diagnostics on `ir` (made by the evaluation process, kept with a reused load). */
   findings?: Diagnostic[];
 }
 
@@ -38,13 +38,6 @@ export interface LoadOptions {
   vars?: readonly GivenValue[];
   /** Seconds the evaluation may take (default {@link DEFAULT_TIMEOUT_SECONDS}); the type-check, this or the default, whichever is longer. */
   timeoutSeconds?: number;
-  /**
-   * Loads what finds what follows from the IR alone (the contract checker):
-   * its findings are kept with a reused load, so an unchanged definition's
-   * check loads no checker. Called as the definition starts evaluating, so
-   * that the checker's modules load while it evaluates.
-   */
-  findings?: () => Promise<(ir: Image) => Diagnostic[]>;
 }
 
 /** The evaluation process's script: beside this file when built; the built one when the sources run (tests). */
@@ -112,21 +105,20 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   }
   const cache = resultCache(abs, opts);
   const reused = cache.get();
-  if (reused) return { ...reused, findings: reused.findings ?? (reused.ir && (await opts.findings?.())?.(reused.ir)), dir };
+  if (reused) return { ...reused, dir };
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  const checker = opts.findings?.();
-  const [checked, evaluated, find] = await Promise.all([
+  // The evaluation first: it takes longer than the type-check.
+  const [evaluated, checked] = await Promise.all([
+    evaluateInChild(abs, opts.vars ?? [], timeout),
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
     opts.typecheck === false ? { diagnostics: [], files: [abs] } : typecheck(abs, Math.max(timeout, DEFAULT_TIMEOUT_SECONDS) * 1000),
-    evaluateInChild(abs, opts.vars ?? [], timeout),
-    checker,
   ]);
   const { diagnostics: types, files } = checked;
   const { syntaxError, inputs, ...rest } = evaluated;
   // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
   const loaded = syntaxError
     ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
-    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics], findings: rest.ir && find?.(rest.ir) };
+    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
   // A type-check that failed (no inputs) is tried again next time.
   const typeInputs = opts.typecheck === false ? [] : 'inputs' in checked ? checked.inputs : undefined;
   if (inputs && typeInputs) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env, loaded });
