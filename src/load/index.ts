@@ -50,10 +50,12 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   // The file is named on the command line only so that `ps` says what this process is.
   const { child, ended } = spawnBounded(process.execPath, [evaluator(), file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' }, timeoutSeconds * 1000);
   let answer: Evaluated | undefined;
-  child.on('message', (m: Evaluated) => (answer = m));
+  // The answer is all that is wanted: the process exits by itself after sending it (its group is killed
+  // with imgc's exit if it has not), so its exit is not waited for.
+  const answered = new Promise<{ code: number; timedOut: false }>((resolve) => child.on('message', (m: Evaluated) => ((answer = m), resolve({ code: 0, timedOut: false }))));
   child.on('error', () => {}); // reported by `ended`
   child.send({ file, vars } satisfies EvaluationRequest, () => {});
-  const { code, timedOut } = await ended;
+  const { code, timedOut } = await Promise.race([answered, ended]);
   if (answer) return answer;
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
