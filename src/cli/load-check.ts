@@ -57,7 +57,7 @@ export interface Checked {
 
 /** Exit 2 when the definition cannot be loaded, 1 for contract or type errors, else 0. */
 export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Checked> => {
-  const loaded = await loadDefinition(file, { ...opts, findings: async (ir) => (await import('../check/checker.js')).checkImage(ir) });
+  const loaded = await loadDefinition(file, opts);
   const contract = loaded.findings ?? [];
   const diagnostics = sortDiagnostics([...loaded.diagnostics, ...contract]);
   const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');

@@ -2,11 +2,11 @@
 // default export into IR and sends it back to the loader (./index.ts), which
 // started this process and kills it, with all it started, when its time is
 // up. One request per process.
-import './jitless.js';
 import { createRequire, register } from 'node:module';
 import { MessageChannel } from 'node:worker_threads';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkImage } from '../check/checker.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { definitionFilesRead, setDefinitionDir } from '../dsl/location.js';
@@ -20,6 +20,8 @@ export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
 
 export interface Evaluated {
   ir?: Image;
+  /** The contract checker's diagnostics on `ir`: here, where the step kinds and zod are loaded already, not in the CLI too. */
+  findings?: Diagnostic[];
   catalog?: PackageCatalog;
   diagnostics: Diagnostic[];
   /** A file of the definition cannot be parsed: nothing of it ran. */
@@ -107,7 +109,7 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
   if (resolved.variables?.length && typeof raw === 'object' && raw !== null) raw = { ...raw, variables: resolved.variables };
   const { ir, diagnostics } = validateImage(raw);
   if (!ir) return { diagnostics };
-  return { ir, diagnostics: [], ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) };
+  return { ir, findings: checkImage(ir), diagnostics: [], ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) };
 };
 
 // Started by the loader: one request, one answer, then exit (the definition may have left timers or handles open).

@@ -24,7 +24,7 @@ export interface LoadedDefinition {
   dir: string;
   /** The user's files the definition is made of, as far as the type-check saw (else the definition alone). */
   files?: string[];
-  /** What `LoadOptions.findings` found in `ir`. */
+  /** The contract checker's diagnostics on `ir` (made by the evaluation process, kept with a reused load). */
   findings?: Diagnostic[];
 }
 
@@ -38,11 +38,6 @@ export interface LoadOptions {
   vars?: readonly GivenValue[];
   /** Seconds the evaluation may take (default {@link DEFAULT_TIMEOUT_SECONDS}); the type-check, this or the default, whichever is longer. */
   timeoutSeconds?: number;
-  /**
-   * What follows from the IR alone (the contract checker's diagnostics): kept
-   * with a reused load, so an unchanged definition's check loads no checker.
-   */
-  findings?: (ir: Image) => Promise<Diagnostic[]>;
 }
 
 /** The evaluation process's script: beside this file when built; the built one when the sources run (tests). */
@@ -55,10 +50,12 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   // The file is named on the command line only so that `ps` says what this process is.
   const { child, ended } = spawnBounded(process.execPath, [evaluator(), file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' }, timeoutSeconds * 1000);
   let answer: Evaluated | undefined;
-  child.on('message', (m: Evaluated) => (answer = m));
+  // The answer is all that is wanted: the process exits by itself after sending it (its group is killed
+  // with imgc's exit if it has not), so its exit is not waited for.
+  const answered = new Promise<{ code: number; timedOut: false }>((resolve) => child.on('message', (m: Evaluated) => ((answer = m), resolve({ code: 0, timedOut: false }))));
   child.on('error', () => {}); // reported by `ended`
   child.send({ file, vars } satisfies EvaluationRequest, () => {});
-  const { code, timedOut } = await ended;
+  const { code, timedOut } = await Promise.race([answered, ended]);
   if (answer) return answer;
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
@@ -110,19 +107,20 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   }
   const cache = resultCache(abs, opts);
   const reused = cache.get();
-  if (reused) return { ...reused, findings: reused.findings ?? (reused.ir && (await opts.findings?.(reused.ir))), dir };
+  if (reused) return { ...reused, dir };
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  const [checked, evaluated] = await Promise.all([
+  // The evaluation first: it takes longer than the type-check.
+  const [evaluated, checked] = await Promise.all([
+    evaluateInChild(abs, opts.vars ?? [], timeout),
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
     opts.typecheck === false ? { diagnostics: [], files: [abs] } : typecheck(abs, Math.max(timeout, DEFAULT_TIMEOUT_SECONDS) * 1000),
-    evaluateInChild(abs, opts.vars ?? [], timeout),
   ]);
   const { diagnostics: types, files } = checked;
   const { syntaxError, inputs, ...rest } = evaluated;
   // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
   const loaded = syntaxError
     ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
-    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics], findings: rest.ir && (await opts.findings?.(rest.ir)) };
+    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
   // A type-check that failed (no inputs) is tried again next time.
   const typeInputs = opts.typecheck === false ? [] : 'inputs' in checked ? checked.inputs : undefined;
   if (inputs && typeInputs) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env, loaded });
