@@ -1,6 +1,6 @@
 // Kubernetes node modules: what kubernetes-sigs/image-builder's node roles do,
 // as imgc modules. Each is `p.use(name(options))` in a phase.
-import { defineModuleFor } from '../src/dsl/module.js';
+import { defineModuleFor, type EitherModule } from '../src/dsl/module.js';
 import type { Variable } from '../src/dsl/variables.js';
 import type { AptCatalog } from './catalog.js';
 
@@ -194,8 +194,8 @@ const containerdRelease = (o: Fetched & { readonly runc: Fetched; readonly sandb
 type ContainerdModule<O> = O extends { source: 'release' } ? ReturnType<typeof containerdRelease> : ReturnType<typeof containerdFromDebian>;
 
 /** containerd configured for kubelet (runc with systemd cgroups), from Debian or from the upstream release, enabled at boot. */
-export const containerd = <const O extends ContainerdSource = {}>(opts: O = {} as O): ContainerdModule<O> =>
-  (opts.source === 'release' ? containerdRelease(opts as Extract<ContainerdSource, { source: 'release' }>) : containerdFromDebian(opts.sandboxImage)) as ContainerdModule<O>;
+export const containerd = <const O extends ContainerdSource = {}>(opts: O = {} as O): EitherModule<ContainerdModule<O>> =>
+  (opts.source === 'release' ? containerdRelease(opts as Extract<ContainerdSource, { source: 'release' }>) : containerdFromDebian(opts.sandboxImage)) as unknown as EitherModule<ContainerdModule<O>>;
 
 /** /etc/crictl.yaml's text: crictl talks to containerd's CRI socket. */
 const crictlYaml = (endpoint = 'unix:///run/containerd/containerd.sock'): string => `runtime-endpoint: ${endpoint}\n`;
@@ -215,8 +215,8 @@ type CrictlModule<O> = O extends { url: unknown } ? ReturnType<typeof crictlRele
  * /etc/crictl.yaml, and with `url` and `sha256` crictl itself from its
  * release tarball (cri-tools' crictl-vX-linux-ARCH.tar.gz) into /usr/local/bin.
  */
-export const crictl = <const O extends { endpoint?: string } | (Fetched & { endpoint?: string }) = {}>(opts: O = {} as O): CrictlModule<O> =>
-  ('url' in opts ? crictlRelease(opts) : crictlConfig(opts.endpoint)) as CrictlModule<O>;
+export const crictl = <const O extends { endpoint?: string } | (Fetched & { endpoint?: string }) = {}>(opts: O = {} as O): EitherModule<CrictlModule<O>> =>
+  ('url' in opts ? crictlRelease(opts) : crictlConfig(opts.endpoint)) as unknown as EitherModule<CrictlModule<O>>;
 
 /** The CNI plugins kubelet's pod networks call first; the tarball has more. */
 export const cniPlugins = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
@@ -342,8 +342,8 @@ type KubernetesModule<K> = K extends { source: 'debian' }
     : ReturnType<typeof kubernetesFromRepository>;
 
 /** kubelet, kubeadm and kubectl (or kubectl alone from Debian), plus the tools kubeadm preflight wants. */
-export const kubernetes = <const K extends KubernetesSource>(k8s: K): KubernetesModule<K> =>
-  (k8s.source === 'debian' ? kubernetesFromDebian() : k8s.source === 'release' ? kubernetesRelease(k8s as KubernetesFrom<'release'>) : kubernetesFromRepository(k8s as KubernetesFrom<'upstream'>)) as KubernetesModule<K>;
+export const kubernetes = <const K extends KubernetesSource>(k8s: K): EitherModule<KubernetesModule<K>> =>
+  (k8s.source === 'debian' ? kubernetesFromDebian() : k8s.source === 'release' ? kubernetesRelease(k8s as KubernetesFrom<'release'>) : kubernetesFromRepository(k8s as KubernetesFrom<'upstream'>)) as unknown as EitherModule<KubernetesModule<K>>;
 
 /**
  * cloud-init for a cloud or QEMU base: the packages image-builder installs on
