@@ -22,6 +22,7 @@ export {
   sysprep,
   type ContainerdConfigOptions,
   type ContainerdSource,
+  type CrictlOptions,
   type Fetched,
   type KubernetesSource,
   type StringValue,

@@ -194,8 +194,10 @@ const containerdRelease = (o: Fetched & { readonly runc: Fetched; readonly sandb
 type ContainerdModule<O> = O extends { source: 'release' } ? ReturnType<typeof containerdRelease> : ReturnType<typeof containerdFromDebian>;
 
 /** containerd configured for kubelet (runc with systemd cgroups), from Debian or from the upstream release, enabled at boot. */
-export const containerd = <const O extends ContainerdSource = {}>(opts: O = {} as O): EitherModule<ContainerdModule<O>> =>
-  (opts.source === 'release' ? containerdRelease(opts as Extract<ContainerdSource, { source: 'release' }>) : containerdFromDebian(opts.sandboxImage)) as unknown as EitherModule<ContainerdModule<O>>;
+export const containerd = <const O extends ContainerdSource = {}>(opts?: O): EitherModule<ContainerdModule<O>> => {
+  const o = (opts ?? {}) as ContainerdSource;
+  return (o.source === 'release' ? containerdRelease(o) : containerdFromDebian(o.sandboxImage)) as unknown as EitherModule<ContainerdModule<O>>;
+};
 
 /** /etc/crictl.yaml's text: crictl talks to containerd's CRI socket. */
 const crictlYaml = (endpoint = 'unix:///run/containerd/containerd.sock'): string => `runtime-endpoint: ${endpoint}\n`;
@@ -209,14 +211,19 @@ const crictlRelease = (o: Fetched & { endpoint?: string }) =>
       .file('/etc/crictl.yaml', { mode: '0644', content: crictlYaml(o.endpoint) }),
   );
 
+/** Where crictl talks to containerd; with `url` and `sha256`, where its tarball is. */
+export type CrictlOptions = { endpoint?: string } | (Fetched & { endpoint?: string });
+
 type CrictlModule<O> = O extends { url: unknown } ? ReturnType<typeof crictlRelease> : ReturnType<typeof crictlConfig>;
 
 /**
  * /etc/crictl.yaml, and with `url` and `sha256` crictl itself from its
  * release tarball (cri-tools' crictl-vX-linux-ARCH.tar.gz) into /usr/local/bin.
  */
-export const crictl = <const O extends { endpoint?: string } | (Fetched & { endpoint?: string }) = {}>(opts: O = {} as O): EitherModule<CrictlModule<O>> =>
-  ('url' in opts ? crictlRelease(opts) : crictlConfig(opts.endpoint)) as unknown as EitherModule<CrictlModule<O>>;
+export const crictl = <const O extends CrictlOptions = {}>(opts?: O): EitherModule<CrictlModule<O>> => {
+  const o = (opts ?? {}) as CrictlOptions;
+  return ('url' in o ? crictlRelease(o) : crictlConfig(o.endpoint)) as unknown as EitherModule<CrictlModule<O>>;
+};
 
 /** The CNI plugins kubelet's pod networks call first; the tarball has more. */
 export const cniPlugins = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
