@@ -31,6 +31,7 @@ const aptProxy = variable('apt_proxy', z.string(), { default: '', description: "
 const commonDebs = [
   'auditd',
   'apt-transport-https',
+  'ca-certificates',
   'chrony',
   'curl',
   'ebtables',
@@ -47,7 +48,7 @@ const commonDebs = [
 const chronyDispatcher = ['#!/bin/sh', '# Tell chronyd whether the network is up, so it switches its sources online or offline.', 'export LC_ALL=C', 'chronyc onoffline >/dev/null 2>&1 || :', 'exit 0', ''].join('\n');
 
 export default image('image-builder-node')
-  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables', 'ca-certificates'] }))
+  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables'] }))
   // role setup: the baseline packages.
   .customize((p) =>
     p
@@ -160,6 +161,8 @@ export default image('image-builder-node')
   // role sysprep: what makes one built root a template for many nodes.
   .phase('sysprep', (p) =>
     p
+      // Holds first: apt-mark rebuilds apt's caches, which sysprep() then removes.
+      .hold([...commonDebs, 'libseccomp2', 'cloud-init'])
       .use(sysprep())
       // What image-builder also clears on its Ubuntu path: installer leftovers, netplan files, proxy settings.
       .remove([
@@ -175,7 +178,6 @@ export default image('image-builder-node')
       ])
       .remove(['/etc/cloud/cloud-init.disabled'])
       .file('/etc/hosts', { owner: 'root', group: 'root', mode: '0644', content: '127.0.0.1 localhost localhost.local\n::1 localhost ip6-localhost ip6-loopback\n' })
-      .hold([...commonDebs, 'libseccomp2', 'cloud-init'])
       .directory('/etc/default/grub.d', { mode: '0755' })
       .file('/etc/default/grub.d/50-cloudimg-settings.cfg', {
         owner: 'root',
