@@ -119,7 +119,7 @@ export interface Fetched {
  * overlay loaded first, notify-type, never OOM-killed before its pods and no
  * limits whose accounting costs more than cgroups do.
  */
-export const containerdUnit = (binary: string): string =>
+const containerdUnit = (binary: string): string =>
   [
     '[Unit]',
     'Description=containerd container runtime',
@@ -226,7 +226,7 @@ export const crictl = <const O extends CrictlOptions = {}>(opts?: O): EitherModu
 };
 
 /** The CNI plugins kubelet's pod networks call first; the tarball has more. */
-export const cniPlugins = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
+const cniPlugins = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
 
 /** The CNI plugins from their release tarball (containernetworking/plugins' cni-plugins-linux-ARCH-vX.tgz) into /opt/cni/bin, as image-builder's kubernetes-cni. */
 export const kubernetesCni = (opts: Fetched) =>
@@ -244,7 +244,7 @@ export const kubernetesCni = (opts: Fetched) =>
   );
 
 /** kubelet's unit as image-builder writes it for binaries from a URL; kubeadm's drop-in gives it its flags. */
-export const kubeletUnit = (binary: string): string =>
+const kubeletUnit = (binary: string): string =>
   [
     '[Unit]',
     'Description=kubelet: The Kubernetes Node Agent',
@@ -264,7 +264,7 @@ export const kubeletUnit = (binary: string): string =>
   ].join('\n');
 
 /** kubeadm's drop-in for kubelet: the kubeconfigs and config file kubeadm init/join write, and the flags files. */
-export const kubeadmDropIn = (binary: string): string =>
+const kubeadmDropIn = (binary: string): string =>
   [
     '# kubeadm init and join write the kubeconfigs, config.yaml and kubeadm-flags.env this reads.',
     '[Service]',
