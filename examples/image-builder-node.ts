@@ -2,29 +2,38 @@
 // path: roles setup, node, providers, containerd, kubernetes, sysprep), said
 // as imgc steps and stdlib modules on Debian 12. docs/image-builder.md maps
 // each role to what says it here. `npx imgc check examples/image-builder-node.ts`
-import {
-  cloudInit,
-  containerdConfig,
-  containerdDropIns,
-  crictl,
-  debian12,
-  image,
-  kubernetes,
-  kubernetesNetworking,
-  sysprep,
-  variable,
-  z,
-} from 'imgc';
+import { cloudInit, containerd, crictl, debian12, image, kubernetes, kubernetesCni, kubernetesNetworking, sysprep, variable, z } from 'imgc';
 
-const k8sMinor = variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), { default: '1.31', description: 'Kubernetes minor version (pkgs.k8s.io repository)' });
+// What image-builder fetches, one variable per URL and sha256. The defaults
+// are image-builder's default versions (packer/config: containerd 2.3.2,
+// runc 1.4.3, crictl 1.36.0, Kubernetes v1.36.1, CNI plugins v1.2.0) at their
+// upstream URLs for amd64, with the upstream sums as kubespray's
+// checksums.yml lists them (this machine cannot fetch the .sha256 files).
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
+const url = z.string().url();
+const containerdUrl = variable('containerd_url', url, { default: 'https://github.com/containerd/containerd/releases/download/v2.3.2/containerd-2.3.2-linux-amd64.tar.gz', description: 'the containerd release tarball' });
+const containerdSha256 = variable('containerd_sha256', sha256, { default: '75625e6f6595bb95f3fb9c8123a60534af4a8d9b52d7617065967bcefe71a17a' });
+const runcUrl = variable('runc_url', url, { default: 'https://github.com/opencontainers/runc/releases/download/v1.4.3/runc.amd64', description: 'the runc binary' });
+const runcSha256 = variable('runc_sha256', sha256, { default: 'f6ae8efc0fa40079e1475e97cbe9d1bd3f106a28d6af78a11d9f1bd565515e60' });
+const k8sVersion = variable('kubernetes_version', z.string().regex(/^\d+\.\d+\.\d+$/), { default: '1.36.1', description: 'Kubernetes release (kubeadm, kubelet, kubectl)' });
+const k8sHttpSource = variable('kubernetes_http_source', url, { default: 'https://dl.k8s.io/release', description: 'where the Kubernetes release binaries are (BASE/vVERSION/bin/linux/amd64/NAME)' });
+const kubeadmSha256 = variable('kubeadm_sha256', sha256, { default: 'f35980333a4dae753807345ae359eca03f48f9945855e6a6a6708fe8b3b24038' });
+const kubeletSha256 = variable('kubelet_sha256', sha256, { default: '7efa1780c73d9fb3a464002864e582eb2d15aa691e475eaae323093d08feae14' });
+const kubectlSha256 = variable('kubectl_sha256', sha256, { default: '629d3f410e09bf49b64ae7079f7f0bda1191efed311f7d37fdbab0ad5b0ec2b7' });
+const cniUrl = variable('cni_url', url, { default: 'https://github.com/containernetworking/plugins/releases/download/v1.2.0/cni-plugins-linux-amd64-v1.2.0.tgz', description: 'the CNI plugins tarball' });
+const cniSha256 = variable('cni_sha256', sha256, { default: 'f3a841324845ca6bf0d4091b4fc7f97e18a623172158b72fc3fdcdb9d42d2d37' });
+const crictlUrl = variable('crictl_url', url, { default: 'https://github.com/kubernetes-sigs/cri-tools/releases/download/v1.36.0/crictl-v1.36.0-linux-amd64.tar.gz', description: 'the crictl tarball' });
+const crictlSha256 = variable('crictl_sha256', sha256, { default: '83855e114566a8a8c44c548d515670f51de3a5e1da8b2effb59870e2f10c25a3' });
 const imageBuilderVersion = variable('image_builder_version', z.string(), { default: 'imgc', description: 'written to /etc/image-builder-release' });
 const aptProxy = variable('apt_proxy', z.string(), { default: '', description: "an HTTP proxy for apt while the image is built ('' for none), as image-builder's http_proxy" });
 
-/** image-builder's `common_debs`, as Debian 12 names them; conntrack, curl and socat come with kubernetes(). */
+/** image-builder's `common_debs`, as Debian 12 names them; conntrack and socat come with kubernetes(), libseccomp2 with containerd(). */
 const commonDebs = [
   'auditd',
   'apt-transport-https',
+  'ca-certificates',
   'chrony',
+  'curl',
   'ebtables',
   'jq',
   'gnupg',
@@ -39,7 +48,7 @@ const commonDebs = [
 const chronyDispatcher = ['#!/bin/sh', '# Tell chronyd whether the network is up, so it switches its sources online or offline.', 'export LC_ALL=C', 'chronyc onoffline >/dev/null 2>&1 || :', 'exit 0', ''].join('\n');
 
 export default image('image-builder-node')
-  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables', 'ca-certificates'] }))
+  .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables'] }))
   // role setup: the baseline packages.
   .customize((p) =>
     p
@@ -53,7 +62,6 @@ export default image('image-builder-node')
       .when(aptProxy.isNot(''), (p) => p.file('/etc/apt/apt.conf.d/90proxy', { mode: '0644', content: `Acquire::http::Proxy "${aptProxy}";\n` }))
       .upgrade({ dist: true }) // role setup: a dist-upgrade before the installs
       .packages(commonDebs)
-      .packages(['libseccomp2'])
       // Not in the catalog: the install says what it brings, for the checker and the types.
       .packages(['udev'], { provides: { path: ['/etc/udev', '/etc/udev/rules.d'], service: ['systemd-udevd'], command: ['udevadm'] } }),
   )
@@ -88,7 +96,7 @@ export default image('image-builder-node')
           '',
         ].join('\n'),
       })
-      .file('/etc/image-builder-release', { mode: '0644', content: `IMAGE_BUILDER_VERSION=${imageBuilderVersion}\nKUBERNETES_VERSION=v${k8sMinor}\n` })
+      .file('/etc/image-builder-release', { mode: '0644', content: `IMAGE_BUILDER_VERSION=${imageBuilderVersion}\nKUBERNETES_VERSION=v${k8sVersion}\n` })
       // role providers, qemu
       .use(cloudInit())
       .file('/etc/cloud/cloud.cfg.d/05_logging.cfg', {
@@ -106,18 +114,15 @@ export default image('image-builder-node')
       .directory('/etc/networkd-dispatcher/no-carrier.d', { mode: '0755' })
       .file('/etc/networkd-dispatcher/no-carrier.d/20-chrony', { mode: '0755', content: chronyDispatcher })
       .enableService('chrony')
-      // role containerd (Debian's containerd 1.6: config version 2)
-      .packages(['containerd', 'runc'])
-      .directory('/etc/containerd/conf.d', { mode: '0755' })
-      .directory('/etc/containerd/certs.d', { mode: '0755' })
-      .file('/etc/containerd/config.toml', { mode: '0644', content: containerdConfig({ version: 2, sandboxImage: 'registry.k8s.io/pause:3.10', registryDirs: true }) })
-      .directory('/etc/systemd/system/containerd.service.d', { mode: '0755' })
-      .file('/etc/systemd/system/containerd.service.d/memory-pressure.conf', { mode: '0644', content: containerdDropIns['memory-pressure.conf'] })
-      .file('/etc/systemd/system/containerd.service.d/max-tasks.conf', { mode: '0644', content: containerdDropIns['max-tasks.conf'] })
-      .use(crictl())
-      .enableService('containerd')
-      // role kubernetes
-      .use(kubernetes({ source: 'upstream', minor: k8sMinor, version: '1.31.4-1.1' }))
+      // role containerd: the upstream release (containerd 2.x, config version 3), runc, containerd's unit and drop-ins.
+      .use(containerd({ source: 'release', url: containerdUrl, sha256: containerdSha256, runc: { url: runcUrl, sha256: runcSha256 }, sandboxImage: 'registry.k8s.io/pause:3.10' }))
+      .use(crictl({ url: crictlUrl, sha256: crictlSha256 }))
+      // image-builder links the CRI tools into /usr/bin too.
+      .symlink('/usr/bin/ctr', '/usr/local/bin/ctr')
+      .symlink('/usr/bin/crictl', '/usr/local/bin/crictl')
+      // role kubernetes: its http source (release binaries by sha256) and the CNI plugins' tarball.
+      .use(kubernetesCni({ url: cniUrl, sha256: cniSha256 }))
+      .use(kubernetes({ source: 'release', baseUrl: k8sHttpSource, version: k8sVersion, sha256: { kubeadm: kubeadmSha256, kubelet: kubeletSha256, kubectl: kubectlSha256 } }))
       .directory('/etc/kubernetes', { mode: '0755' })
       .directory('/etc/kubernetes/manifests', { mode: '0755' })
       .directory('/usr/libexec/kubernetes', { owner: 'root', group: 'root', mode: '0755' })
@@ -156,6 +161,8 @@ export default image('image-builder-node')
   // role sysprep: what makes one built root a template for many nodes.
   .phase('sysprep', (p) =>
     p
+      // Holds first: apt-mark rebuilds apt's caches, which sysprep() then removes.
+      .hold([...commonDebs, 'libseccomp2', 'cloud-init'])
       .use(sysprep())
       // What image-builder also clears on its Ubuntu path: installer leftovers, netplan files, proxy settings.
       .remove([
@@ -171,7 +178,6 @@ export default image('image-builder-node')
       ])
       .remove(['/etc/cloud/cloud-init.disabled'])
       .file('/etc/hosts', { owner: 'root', group: 'root', mode: '0644', content: '127.0.0.1 localhost localhost.local\n::1 localhost ip6-localhost ip6-loopback\n' })
-      .hold([...commonDebs, 'libseccomp2', 'containerd', 'runc', 'cloud-init'])
       .directory('/etc/default/grub.d', { mode: '0755' })
       .file('/etc/default/grub.d/50-cloudimg-settings.cfg', {
         owner: 'root',

@@ -9,6 +9,7 @@ export {
   crictl,
   journald,
   kubernetes,
+  kubernetesCni,
   kubernetesKernelModules,
   kubernetesNetworking,
   kubernetesSysctls,
@@ -16,5 +17,9 @@ export {
   sshHardening,
   sysprep,
   type ContainerdConfigOptions,
+  type ContainerdSource,
+  type CrictlOptions,
+  type Fetched,
   type KubernetesSource,
+  type StringValue,
 } from './modules.js';

@@ -1,6 +1,6 @@
 // Kubernetes node modules: what kubernetes-sigs/image-builder's node roles do,
 // as imgc modules. Each is `p.use(name(options))` in a phase.
-import { defineModuleFor } from '../src/dsl/module.js';
+import { defineModuleFor, type EitherModule } from '../src/dsl/module.js';
 import type { Variable } from '../src/dsl/variables.js';
 import type { AptCatalog } from './catalog.js';
 
@@ -101,23 +101,181 @@ export const containerdDropIns = {
   'max-tasks.conf': '[Service]\nTasksMax=infinity\n',
 } as const;
 
-/** containerd configured for kubelet (systemd cgroups, Debian's CNI plugin path), enabled at boot. */
-export const containerd = (opts: { sandboxImage?: string } = {}) =>
+/** A URL or a sha256: a literal, or a `variable(...)` (interpolated in a template string or given as is). */
+export type StringValue = string | Variable<string>;
+
+/**
+ * A file fetched by URL, checked against its sha256. The steps that fetch
+ * need curl in the root (Packer and cloud-init fetch there; a chroot build
+ * hands the file over): the caller installs it once, before.
+ */
+export interface Fetched {
+  readonly url: StringValue;
+  readonly sha256: StringValue;
+}
+
+/**
+ * containerd's own unit for a release install, as its repository ships it:
+ * overlay loaded first, notify-type, never OOM-killed before its pods and no
+ * limits whose accounting costs more than cgroups do.
+ */
+const containerdUnit = (binary: string): string =>
+  [
+    '[Unit]',
+    'Description=containerd container runtime',
+    'Documentation=https://containerd.io',
+    'After=network.target dbus.service',
+    '',
+    '[Service]',
+    'ExecStartPre=-/sbin/modprobe overlay',
+    `ExecStart=${binary}`,
+    'Type=notify',
+    'Delegate=yes',
+    'KillMode=process',
+    'Restart=always',
+    'RestartSec=5',
+    'LimitNPROC=infinity',
+    'LimitCORE=infinity',
+    'TasksMax=infinity',
+    'OOMScoreAdjust=-999',
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+
+export type ContainerdSource =
+  /** Debian's containerd 1.x package with runc and its CNI plugins (in /usr/lib/cni): config version 2. */
+  | { readonly source?: 'debian'; readonly sandboxImage?: string }
+  /**
+   * The upstream release as image-builder installs it: the containerd
+   * tarball unpacked into /usr/local, runc into /usr/local/sbin, containerd's
+   * unit and image-builder's drop-ins, /etc/containerd with conf.d and
+   * certs.d, and a version 3 config (containerd 2.x). CNI plugins are
+   * kubernetesCni()'s, in /opt/cni/bin, where containerd looks by default.
+   */
+  | (Fetched & { readonly source: 'release'; readonly runc: Fetched; readonly sandboxImage?: string });
+
+const containerdFromDebian = (sandboxImage?: string) =>
   defineModule((p) =>
     p
       .packages(['containerd', 'runc', 'containernetworking-plugins'])
       .file('/etc/containerd/config.toml', {
         mode: '0644',
-        content: containerdConfig({ version: 2, cniBinDir: '/usr/lib/cni', ...(opts.sandboxImage ? { sandboxImage: opts.sandboxImage } : {}) }),
+        content: containerdConfig({ version: 2, cniBinDir: '/usr/lib/cni', ...(sandboxImage ? { sandboxImage } : {}) }),
       })
       .enableService('containerd'),
   );
 
-/** /etc/crictl.yaml: crictl talks to containerd's CRI socket. */
-export const crictl = (opts: { endpoint?: string } = {}) =>
+const containerdRelease = (o: Fetched & { readonly runc: Fetched; readonly sandboxImage?: string }) =>
   defineModule((p) =>
-    p.file('/etc/crictl.yaml', { mode: '0644', content: `runtime-endpoint: ${opts.endpoint ?? 'unix:///run/containerd/containerd.sock'}\n` }),
+    p
+      .packages(['libseccomp2'])
+      .archive(`${o.url}`, '/usr/local', {
+        sha256: `${o.sha256}`,
+        format: 'tar.gz',
+        creates: ['/usr/local/bin/containerd', '/usr/local/bin/containerd-shim-runc-v2', '/usr/local/bin/ctr'],
+      })
+      .download(`${o.runc.url}`, '/usr/local/sbin/runc', { sha256: `${o.runc.sha256}`, mode: '0755' })
+      .unit('containerd.service', containerdUnit('/usr/local/bin/containerd'))
+      .dropIn('containerd', 'memory-pressure.conf', containerdDropIns['memory-pressure.conf'])
+      .dropIn('containerd', 'max-tasks.conf', containerdDropIns['max-tasks.conf'])
+      .directory('/etc/containerd', { mode: '0755' })
+      .directory('/etc/containerd/conf.d', { mode: '0755' })
+      .directory('/etc/containerd/certs.d', { mode: '0755' })
+      .file('/etc/containerd/config.toml', {
+        mode: '0644',
+        content: containerdConfig({ version: 3, registryDirs: true, ...(o.sandboxImage ? { sandboxImage: o.sandboxImage } : {}) }),
+      })
+      .enableService('containerd'),
   );
+
+/** The module of a source: what one source installs reaches the types, not what another would. */
+type ContainerdModule<O> = O extends { source: 'release' } ? ReturnType<typeof containerdRelease> : ReturnType<typeof containerdFromDebian>;
+
+/** containerd configured for kubelet (runc with systemd cgroups), from Debian or from the upstream release, enabled at boot. */
+export const containerd = <const O extends ContainerdSource = {}>(opts?: O): EitherModule<ContainerdModule<O>> => {
+  const o = (opts ?? {}) as ContainerdSource;
+  return (o.source === 'release' ? containerdRelease(o) : containerdFromDebian(o.sandboxImage)) as unknown as EitherModule<ContainerdModule<O>>;
+};
+
+/** /etc/crictl.yaml's text: crictl talks to containerd's CRI socket. */
+const crictlYaml = (endpoint = 'unix:///run/containerd/containerd.sock'): string => `runtime-endpoint: ${endpoint}\n`;
+
+const crictlConfig = (endpoint?: string) => defineModule((p) => p.file('/etc/crictl.yaml', { mode: '0644', content: crictlYaml(endpoint) }));
+
+const crictlRelease = (o: Fetched & { endpoint?: string }) =>
+  defineModule((p) =>
+    p
+      .archive(`${o.url}`, '/usr/local/bin', { sha256: `${o.sha256}`, format: 'tar.gz', creates: ['/usr/local/bin/crictl'] })
+      .file('/etc/crictl.yaml', { mode: '0644', content: crictlYaml(o.endpoint) }),
+  );
+
+/** Where crictl talks to containerd; with `url` and `sha256`, where its tarball is. */
+export type CrictlOptions = { endpoint?: string } | (Fetched & { endpoint?: string });
+
+type CrictlModule<O> = O extends { url: unknown } ? ReturnType<typeof crictlRelease> : ReturnType<typeof crictlConfig>;
+
+/**
+ * /etc/crictl.yaml, and with `url` and `sha256` crictl itself from its
+ * release tarball (cri-tools' crictl-vX-linux-ARCH.tar.gz) into /usr/local/bin.
+ */
+export const crictl = <const O extends CrictlOptions = {}>(opts?: O): EitherModule<CrictlModule<O>> => {
+  const o = (opts ?? {}) as CrictlOptions;
+  return ('url' in o ? crictlRelease(o) : crictlConfig(o.endpoint)) as unknown as EitherModule<CrictlModule<O>>;
+};
+
+/** The CNI plugins kubelet's pod networks call first; the tarball has more. */
+const cniPlugins = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
+
+/** The CNI plugins from their release tarball (containernetworking/plugins' cni-plugins-linux-ARCH-vX.tgz) into /opt/cni/bin, as image-builder's kubernetes-cni. */
+export const kubernetesCni = (opts: Fetched) =>
+  defineModule((p) =>
+    p
+      .directory('/opt/cni', { owner: 'root', group: 'root', mode: '0755' })
+      .archive(`${opts.url}`, '/opt/cni/bin', {
+        sha256: `${opts.sha256}`,
+        format: 'tar.gz',
+        owner: 'root',
+        group: 'root',
+        mode: '0755',
+        creates: cniPlugins.map((n) => `/opt/cni/bin/${n}` as const),
+      }),
+  );
+
+/** kubelet's unit as image-builder writes it for binaries from a URL; kubeadm's drop-in gives it its flags. */
+const kubeletUnit = (binary: string): string =>
+  [
+    '[Unit]',
+    'Description=kubelet: The Kubernetes Node Agent',
+    'Documentation=https://kubernetes.io/docs/home/',
+    'Wants=network-online.target',
+    'After=network-online.target',
+    '',
+    '[Service]',
+    `ExecStart=${binary}`,
+    'Restart=always',
+    'StartLimitInterval=0',
+    'RestartSec=10',
+    '',
+    '[Install]',
+    'WantedBy=multi-user.target',
+    '',
+  ].join('\n');
+
+/** kubeadm's drop-in for kubelet: the kubeconfigs and config file kubeadm init/join write, and the flags files. */
+const kubeadmDropIn = (binary: string): string =>
+  [
+    '# kubeadm init and join write the kubeconfigs, config.yaml and kubeadm-flags.env this reads.',
+    '[Service]',
+    'Environment="KUBELET_KUBECONFIG_ARGS=--bootstrap-kubeconfig=/etc/kubernetes/bootstrap-kubelet.conf --kubeconfig=/etc/kubernetes/kubelet.conf"',
+    'Environment="KUBELET_CONFIG_ARGS=--config=/var/lib/kubelet/config.yaml"',
+    'EnvironmentFile=-/var/lib/kubelet/kubeadm-flags.env',
+    'EnvironmentFile=-/etc/default/kubelet',
+    'ExecStart=',
+    `ExecStart=${binary} $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS`,
+    '',
+  ].join('\n');
 
 export type KubernetesSource =
   /** Debian's own packages: kubectl only (Debian ships no kubelet/kubeadm). */
@@ -129,15 +287,34 @@ export type KubernetesSource =
    * /etc/kubernetes-version and /etc/default/kubelet are written, as
    * image-builder does.
    */
-  | { source: 'upstream'; minor: `${number}.${number}` | Variable<string>; version?: `${number}.${number}.${number}-${string}`; kubeletExtraArgs?: string };
+  | { source: 'upstream'; minor: `${number}.${number}` | Variable<string>; version?: `${number}.${number}.${number}-${string}`; kubeletExtraArgs?: string }
+  /**
+   * The release binaries, as image-builder's `kubernetes_source_type: http`:
+   * kubeadm, kubelet and kubectl from `BASEURL/vVERSION/bin/linux/ARCH/NAME`
+   * (dl.k8s.io/release upstream) into /usr/bin, each checked against its
+   * sha256; kubelet's unit and kubeadm's drop-in; /etc/kubernetes-version
+   * and /etc/default/kubelet. No package to pin or hold: the sums pin them.
+   */
+  | {
+      source: 'release';
+      baseUrl?: StringValue;
+      version: `${number}.${number}.${number}` | Variable<string>;
+      arch?: string;
+      sha256: { readonly kubeadm: StringValue; readonly kubelet: StringValue; readonly kubectl: StringValue };
+      kubeletExtraArgs?: string;
+    };
 
-/** kubelet, kubeadm and kubectl (or kubectl alone from Debian), plus the tools kubeadm preflight wants. */
-export const kubernetes = (k8s: KubernetesSource) =>
+type KubernetesFrom<S extends KubernetesSource['source']> = Extract<KubernetesSource, { source: S }>;
+
+/** kubeadm preflight's tools, with every source. */
+const kubeadmTools = ['conntrack', 'socat'] as const;
+
+const kubernetesFromDebian = () => defineModule((p) => p.packages(kubeadmTools).packages(['kubernetes-client']));
+
+const kubernetesFromRepository = (k8s: KubernetesFrom<'upstream'>) =>
   defineModule((p) => {
-    const tools = p.packages(['conntrack', 'socat']);
-    if (k8s.source === 'debian') return tools.packages(['kubernetes-client']);
     const uri = `https://pkgs.k8s.io/core:/stable:/v${k8s.minor}/deb/`;
-    const repo = tools.packages(['ca-certificates', 'curl']).aptRepository('kubernetes', { uri, suites: ['/'], keyUrl: `${uri}Release.key` });
+    const repo = p.packages(kubeadmTools).packages(['ca-certificates', 'curl']).aptRepository('kubernetes', { uri, suites: ['/'], keyUrl: `${uri}Release.key` });
     if (k8s.version === undefined) return repo.packages(['kubelet', 'kubeadm', 'kubectl']).enableService('kubelet');
     const v = k8s.version;
     return repo
@@ -147,6 +324,33 @@ export const kubernetes = (k8s: KubernetesSource) =>
       .file('/etc/kubernetes-version', { mode: '0644', content: `v${v.slice(0, v.indexOf('-'))}\n` })
       .enableService('kubelet');
   });
+
+const kubernetesRelease = (k8s: KubernetesFrom<'release'>) =>
+  defineModule((p) => {
+    const bin = `${k8s.baseUrl ?? 'https://dl.k8s.io/release'}/v${k8s.version}/bin/linux/${k8s.arch ?? 'amd64'}`;
+    const sum = k8s.sha256;
+    const exe = { owner: 'root', group: 'root', mode: '0755' } as const;
+    return p
+      .packages(kubeadmTools)
+      .download(`${bin}/kubeadm`, '/usr/bin/kubeadm', { sha256: `${sum.kubeadm}`, ...exe })
+      .download(`${bin}/kubelet`, '/usr/bin/kubelet', { sha256: `${sum.kubelet}`, ...exe })
+      .download(`${bin}/kubectl`, '/usr/bin/kubectl', { sha256: `${sum.kubectl}`, ...exe })
+      .unit('kubelet.service', kubeletUnit('/usr/bin/kubelet'))
+      .dropIn('kubelet', '10-kubeadm.conf', kubeadmDropIn('/usr/bin/kubelet'))
+      .file('/etc/default/kubelet', { mode: '0644', content: `KUBELET_EXTRA_ARGS=${k8s.kubeletExtraArgs ?? ''}\n` })
+      .file('/etc/kubernetes-version', { mode: '0644', content: `v${k8s.version}\n` })
+      .enableService('kubelet');
+  });
+
+type KubernetesModule<K> = K extends { source: 'debian' }
+  ? ReturnType<typeof kubernetesFromDebian>
+  : K extends { source: 'release' }
+    ? ReturnType<typeof kubernetesRelease>
+    : ReturnType<typeof kubernetesFromRepository>;
+
+/** kubelet, kubeadm and kubectl (or kubectl alone from Debian), plus the tools kubeadm preflight wants. */
+export const kubernetes = <const K extends KubernetesSource>(k8s: K): EitherModule<KubernetesModule<K>> =>
+  (k8s.source === 'debian' ? kubernetesFromDebian() : k8s.source === 'release' ? kubernetesRelease(k8s as KubernetesFrom<'release'>) : kubernetesFromRepository(k8s as KubernetesFrom<'upstream'>)) as unknown as EitherModule<KubernetesModule<K>>;
 
 /**
  * cloud-init for a cloud or QEMU base: the packages image-builder installs on

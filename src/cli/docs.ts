@@ -42,7 +42,13 @@ const entriesOf = (sf: SourceFile): Entry[] => {
       if (!isIdentifier(decl.name)) continue;
       const init = decl.initializer;
       const fn = init && (isArrowFunction(init) || isFunctionExpression(init)) ? init : decl.type && isFunctionTypeNode(decl.type) ? decl.type : undefined;
-      const params = fn ? `(${fn.parameters.map((p) => p.getText(sf).replace(/\s+/g, ' ')).join(', ')})` : '';
+      // A parameter typed by the function's own type parameter (`<const K extends KubernetesSource>(k8s: K)`) shows the constraint.
+      const constraints = new Map((fn?.typeParameters ?? []).flatMap((t) => (t.constraint ? [[t.name.text, t.constraint.getText(sf)] as const] : [])));
+      const param = (p: NonNullable<typeof fn>['parameters'][number]) => {
+        const bound = p.type && constraints.get(p.type.getText(sf));
+        return (bound ? `${p.name.getText(sf)}${p.questionToken ? '?' : ''}: ${bound}` : p.getText(sf)).replace(/\s+/g, ' ');
+      };
+      const params = fn ? `(${fn.parameters.map(param).join(', ')})` : '';
       out.push({ name: decl.name.text, params, doc: docOf(stmt) });
     }
   }

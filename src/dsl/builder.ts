@@ -299,19 +299,27 @@ type KernelModuleStep = <U extends string, G extends string, K extends string, P
   opts?: { file?: `/${string}` },
 ) => StepBuilder<U, G, K, P, S, X, C>;
 
-type DownloadStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+/** The directories of the root's PATH: a file directly in one is a command (src/steps/download.ts, commandAt). */
+type PathDir = '/usr/local/sbin' | '/usr/local/bin' | '/usr/sbin' | '/usr/bin' | '/sbin' | '/bin';
+/** The command a file at D is, if D is directly in a PATH directory. */
+type CommandAt<D extends string> = { [K in PathDir]: D extends `${K}/${infer N}` ? (N extends '' | `${string}/${string}` ? never : N) : never }[PathDir];
+type Octal = '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7';
+/** A mode with the owner's x bit: '0755', '755'. */
+type ExecutableMode = `${Octal | ''}${'1' | '3' | '5' | '7'}${Octal}${Octal}`;
+
+type DownloadStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never, const M extends string = never>(
   this: StepBuilder<U, G, K, P, S, X, C>,
   url: string,
   path: D,
-  opts: Ownership<U, G, O, OG> & { sha256: string },
-) => StepBuilder<U, G, K, P | D, S, X, C>;
+  opts: Ownership<U, G, O, OG> & { sha256: string; mode?: M },
+) => StepBuilder<U, G, K, P | D, S, X | ([M] extends [never] ? never : M extends ExecutableMode ? CommandAt<D> : never), C>;
 
 type ArchiveStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
   this: StepBuilder<U, G, K, P, S, X, C>,
   url: string,
   dest: D,
   opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
-) => StepBuilder<U, G, K, P | D | R, S, X, C>;
+) => StepBuilder<U, G, K, P | D | R, S, X | CommandAt<R>, C>;
 
 type UnitStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
   this: StepBuilder<U, G, K, P, S, X, C>,

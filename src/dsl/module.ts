@@ -50,3 +50,12 @@ export const defineModuleFor =
     body: (p: ModuleBuilder<C>) => R,
   ): Module<Both<A, R>> =>
     defineModule<A, R>(body as never);
+
+/**
+ * One module for a union of modules: a module function whose result depends
+ * on a union-typed option (a source not known until the caller picks it) adds
+ * any of their facts, and `use` takes one module, not a union of them.
+ */
+export type EitherModule<M> = Module<{
+  [K in keyof Facts]: M extends Module<infer A extends Partial<Record<keyof Facts, string>>> ? (K extends keyof A ? A[K] : never) : never;
+}>;

@@ -43,7 +43,7 @@ export const isBelow = (path: string, dir: string): boolean => path.startsWith(d
  * anything but a package manager goes with everything below it (rm -r). A
  * package's removal takes only its own files (dpkg leaves what others wrote).
  */
-const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] => {
+export const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] => {
   const id = factId(fact);
   if (fact.kind !== 'path' || step.kind === 'packages') return [id];
   // A glob (remove('/tmp/*')) removes every known path it names, each with what lies below it.

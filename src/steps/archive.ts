@@ -15,7 +15,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { ansibleOwnership, call, cloudMode4, normalMode, ownerFacts, ownershipProblem, type Owned } from './shared.js';
-import { DownloadUrl, fetchNeeds, Sha256 } from './download.js';
+import { commandAt, DownloadUrl, fetchNeeds, Sha256 } from './download.js';
 import type { RootExpectation, StepInput, StepKind } from './kind.js';
 
 export const archiveFormats = ['tar.gz', 'tar.xz', 'tar.zst', 'zip'] as const;
@@ -82,7 +82,7 @@ export const archive = {
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
     ...(o.group !== undefined ? { group: o.group } : {}),
     ...(o.mode !== undefined ? { mode: o.mode } : {}),
-    provides: [fact('path', dest), ...o.creates.map((p) => fact('path', p))],
+    provides: [fact('path', dest), ...o.creates.flatMap((p) => [fact('path', p), ...commandAt(p)])],
     requires: [fact('path', parentDir(dest)), ...ownerFacts(o), ...needs(o)],
   }),
 

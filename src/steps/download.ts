@@ -7,6 +7,7 @@ import { z } from '../util/zod.js';
 import { fact, parentDir, type Fact } from '../core/facts.js';
 import { AbsPath, Ownership, oneWord, oneWordMessage, stepBase, urlOrReference } from '../core/fields.js';
 import { hasMarker } from '../core/variables.js';
+import { pathDirs } from '../core/root.js';
 import { createHash } from 'node:crypto';
 import { words } from '../emit/shell/quote.js';
 import { unsafe } from '../emit/ansible/quote.js';
@@ -33,6 +34,17 @@ export interface DownloadOptions extends Owned {
 /** What fetching by URL needs in the root when the build does not hand the file over: curl. */
 export const fetchNeeds: readonly Fact[] = [fact('command', 'curl')];
 
+/**
+ * The command a file at `path` is: one directly in a PATH directory (kubectl
+ * downloaded to /usr/local/bin), as the base's commands are found. A download
+ * says so only with an executable mode (the owner's x bit); an archive's
+ * declared paths keep the modes the archive gave them.
+ */
+export const commandAt = (path: string, mode?: string): Fact[] => {
+  if (mode !== undefined && (parseInt(mode, 8) & 0o100) === 0) return [];
+  return (pathDirs as readonly string[]).includes(parentDir(path)) ? [fact('command', path.slice(parentDir(path).length + 1))] : [];
+};
+
 /** The sum of a file in the root, compared with a declared one (skipped when the sum is a variable). */
 export const sumProblem = (bytes: Buffer, sha256: string, p: string): string | undefined => {
   if (hasMarker(sha256)) return undefined;
@@ -51,7 +63,7 @@ export const download = {
     ...(o.owner !== undefined ? { owner: o.owner } : {}),
     ...(o.group !== undefined ? { group: o.group } : {}),
     ...(o.mode !== undefined ? { mode: o.mode } : {}),
-    provides: [fact('path', path)],
+    provides: [fact('path', path), ...(o.mode !== undefined ? commandAt(path, o.mode) : [])],
     requires: [fact('path', parentDir(path)), ...ownerFacts(o), ...fetchNeeds],
   }),
 

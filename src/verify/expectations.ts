@@ -7,6 +7,7 @@ import { describeFact } from '../core/facts.js';
 import { runsUnder, valuesOf } from '../core/conditions.js';
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
 import { imageView, phaseKind } from '../ir/phases.js';
+import { removedWith } from '../ir/flow.js';
 import { kindOf } from '../steps/index.js';
 import {
   findCommand,
@@ -108,7 +109,9 @@ export const expectationsOf = (ir: Image): Expectation[] => {
     for (const s of [...phase.pre, ...phase.steps, ...phase.post]) {
       if (!runsUnder(s.conditions, values)) continue; // a step the variables' values do not take
       const at = { stepId: s.id, ...(s.loc ? { loc: s.loc } : {}) };
-      for (const f of s.removes) bySubject.delete(factSubject(f));
+      // A removed path takes what lies below it, and a glob every known path it names, as the checker's walk has it.
+      const known = [...bySubject.keys()].filter((k) => k.startsWith('fact:')).map((k) => k.slice(5));
+      for (const f of s.removes) for (const id of removedWith(s, f, known)) bySubject.delete(`fact:${id}`);
       const own = stepExpectations(s).map((e) => ({ ...e, ...at }));
       const covered = new Set(own.map((e) => e.subject));
       for (const f of s.provides) {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
 import { image } from '../../src/index.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { cloudInit, containerdConfig, crictl, kubernetes, kubernetesNetworking, nodeTuningSysctls } from '../../stdlib/modules.js';
+import { cloudInit, containerd, containerdConfig, crictl, kubernetes, kubernetesCni, kubernetesNetworking, nodeTuningSysctls } from '../../stdlib/modules.js';
 
 describe('containerdConfig', () => {
   it('writes schema version 3 for containerd 2.x: CRI split into images and runtime plugins', () => {
@@ -57,5 +57,49 @@ describe("image-builder's node as stdlib modules", () => {
     expect(files['/etc/kubernetes-version']).toBe('v1.31.4\n');
     expect(files['/etc/default/kubelet']).toBe('KUBELET_EXTRA_ARGS=--node-ip=10.0.0.2\n');
     expect(files['/etc/crictl.yaml']).toBe('runtime-endpoint: unix:///run/containerd/containerd.sock\n');
+  });
+});
+
+describe("image-builder's release sources (containerd, runc, crictl, CNI plugins, Kubernetes binaries)", () => {
+  const sum = 'a'.repeat(64);
+  const ir = image('t')
+    .base(debian12({ include: ['systemd', 'kmod', 'procps'] }))
+    .provision((p) =>
+      p
+        .packages(['curl'])
+        .use(containerd({ source: 'release', url: 'https://example.org/containerd-2.3.2-linux-amd64.tar.gz', sha256: sum, runc: { url: 'https://example.org/runc.amd64', sha256: sum } }))
+        .use(crictl({ url: 'https://example.org/crictl.tar.gz', sha256: sum }))
+        .use(kubernetesCni({ url: 'https://example.org/cni.tgz', sha256: sum }))
+        .use(kubernetes({ source: 'release', version: '1.36.1', sha256: { kubeadm: sum, kubelet: sum, kubectl: sum } })),
+    )
+    .toIR();
+  const steps = ir.phases[0]!.steps;
+  const provided = new Set(steps.flatMap((s) => s.provides.map((f) => `${f.kind}:${f.key}`)));
+
+  it('checks clean', () => {
+    expect(checkImage(ir)).toEqual([]);
+  });
+
+  it('unpacks into /usr/local, /usr/local/bin and /opt/cni/bin and downloads the binaries, each with its sum', () => {
+    expect(steps.flatMap((s) => (s.kind === 'archive' ? [[s.dest, s.format, s.sha256]] : []))).toEqual([
+      ['/usr/local', 'tar.gz', sum],
+      ['/usr/local/bin', 'tar.gz', sum],
+      ['/opt/cni/bin', 'tar.gz', sum],
+    ]);
+    expect(steps.flatMap((s) => (s.kind === 'download' ? [s.path] : []))).toEqual(['/usr/local/sbin/runc', '/usr/bin/kubeadm', '/usr/bin/kubelet', '/usr/bin/kubectl']);
+    expect(steps.find((s) => s.kind === 'download' && s.path === '/usr/bin/kubeadm')).toMatchObject({ url: 'https://dl.k8s.io/release/v1.36.1/bin/linux/amd64/kubeadm' });
+  });
+
+  it('provides the services from unit steps and the commands from what lands on the PATH', () => {
+    for (const f of ['service:containerd', 'service:kubelet', 'command:containerd', 'command:ctr', 'command:runc', 'command:crictl', 'command:kubeadm', 'command:kubelet', 'command:kubectl', 'path:/opt/cni/bin/bridge'])
+      expect(provided, f).toContain(f);
+    const units = steps.flatMap((s) => (s.kind === 'unit' ? [`${s.unit}${s.dropIn ? `/${s.dropIn}` : ''}`] : []));
+    expect(units).toEqual(['containerd.service', 'containerd.service/memory-pressure.conf', 'containerd.service/max-tasks.conf', 'kubelet.service', 'kubelet.service/10-kubeadm.conf']);
+  });
+
+  it('writes a version 3 config for containerd 2.x, and the version file', () => {
+    const files = Object.fromEntries(steps.flatMap((s) => (s.kind === 'file' ? [[s.path, s.content]] : [])));
+    expect((TOML.parse(files['/etc/containerd/config.toml']!) as Record<string, unknown>)['version']).toBe(3);
+    expect(files['/etc/kubernetes-version']).toBe('v1.36.1\n');
   });
 });

@@ -10,7 +10,7 @@ import { checkImage } from '../../src/check/checker.js';
 import { compilers } from '../../src/compilers/index.js';
 import { validateImage } from '../../src/check/validate.js';
 import { image } from '../../src/index.js';
-import { verifyRoot } from '../../src/verify/index.js';
+import { expectationsOf, verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { cannotChroot, freshRoot, phaseInRoot, removeRoot } from '../runtime-support.js';
 import { parseProgress, outcomes } from '../compilers/shell-support.js';
@@ -45,6 +45,18 @@ describe('clean: remove and truncate', () => {
     expect(checkImage(later).map((d) => `${d.code} ${d.message}`)).toEqual([
       "IMGC0005 file '/opt/app/conf/x' requires path '/opt/app/conf', but path '/opt/app/conf' is removed earlier, in phase 'customize' (removal of '/opt/app/*')",
     ]);
+  });
+
+  it("verify expects nothing a glob or a directory removed: the base's paths it names and what lies below them", () => {
+    const removed = image('x')
+      .base(debian12())
+      .customize((p) => p.directory('/opt/app').directory('/opt/app/conf').file('/opt/app/conf/x', { content: '' }).remove(['/var/lib/apt/lists/*', '/opt/app']))
+      .toIR('x.ts');
+    const subjects = expectationsOf(removed).map((e) => `${e.subject} ${e.stepId}`);
+    expect(subjects.filter((s) => s.startsWith('fact:path:/var/lib/apt/lists/'))).toEqual([]);
+    // Only the removal's own: that /opt/app is gone.
+    expect(subjects.filter((s) => s.startsWith('fact:path:/opt/app'))).toEqual(['fact:path:/opt/app customize.4.clean']);
+    expect(subjects).toContain('fact:path:/var/lib/apt base');
   });
 
   outputTests(ir, 'steps-clean');

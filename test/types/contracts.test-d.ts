@@ -1,5 +1,5 @@
 import { expectTypeOf, test } from 'vitest';
-import { debian12, image, containerd, defineModule, event, variable, z, type FactsOf } from 'imgc';
+import { debian12, image, containerd, crictl, defineModule, event, kubernetes, kubernetesCni, variable, z, type FactsOf } from 'imgc';
 
 const base = debian12({ include: ['systemd'] });
 
@@ -313,4 +313,40 @@ test('a reboot is a step of the phases that change the root, and /run is empty a
     );
   // @ts-expect-error: verify checks the built image; it reboots nothing
   image('t').base(base).verify((v) => v.reboot());
+});
+
+test("the release sources' services, commands and paths reach later steps", () => {
+  const sum = 'a'.repeat(64);
+  const tag = variable('k8s_version', z.string(), { default: '1.36.1' });
+  image('t')
+    .base(base)
+    .provision((p) => {
+      const q = p
+        .packages(['curl'])
+        .use(containerd({ source: 'release', url: 'https://example.org/containerd.tar.gz', sha256: sum, runc: { url: 'https://example.org/runc', sha256: sum } }))
+        .use(crictl({ url: 'https://example.org/crictl.tar.gz', sha256: sum }))
+        .use(kubernetesCni({ url: 'https://example.org/cni.tgz', sha256: sum }))
+        .use(kubernetes({ source: 'release', version: tag, sha256: { kubeadm: sum, kubelet: sum, kubectl: sum } }))
+        .dropIn('containerd', '20-x.conf', '[Service]\n')
+        .enableService('kubelet');
+      expectTypeOf<'kubeadm' | 'kubelet' | 'kubectl' | 'crictl' | 'ctr' | 'containerd' | 'runc'>().toExtend<FactsOf<typeof q>['command']>();
+      expectTypeOf<'/etc/containerd/config.toml' | '/opt/cni/bin/bridge' | '/etc/kubernetes-version'>().toExtend<FactsOf<typeof q>['path']>();
+      return q;
+    });
+  image('t')
+    .base(base)
+    .provision((p) => {
+      const q = p.use(kubernetes({ source: 'debian' }));
+      // Debian ships kubectl, not kubeadm.
+      expectTypeOf<'kubeadm'>().not.toExtend<FactsOf<typeof q>['command']>();
+      return q;
+    });
+  image('t')
+    .base(base)
+    .provision((p) => {
+      const q = p.packages(['curl']).download('https://example.org/kubeadm', '/usr/local/bin/kubeadm', { sha256: sum });
+      // Downloaded without an executable mode it is a file, not a command.
+      expectTypeOf<'kubeadm'>().not.toExtend<FactsOf<typeof q>['command']>();
+      return q;
+    });
 });

@@ -134,27 +134,27 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: customize (image-builder-node.ts:44)
+# Phase 1: customize (image-builder-node.ts:53)
 if imgc_wanted customize; then
   imgc_phase 01-customize || imgc_failed customize "$?"
 fi
 
-# Phase 2: provision (image-builder-node.ts:60)
+# Phase 2: provision (image-builder-node.ts:68)
 if imgc_wanted provision; then
   imgc_phase 02-provision || imgc_failed provision "$?"
 fi
 
-# Phase 3: sysprep (image-builder-node.ts:157)
+# Phase 3: sysprep (image-builder-node.ts:162)
 if imgc_wanted sysprep; then
   imgc_phase 03-sysprep || imgc_failed sysprep "$?"
 fi
 
-# Phase 4: artifact (image-builder-node.ts:183)
+# Phase 4: artifact (image-builder-node.ts:189)
 if imgc_wanted artifact; then
   imgc_phase 04-artifact || imgc_failed artifact "$?"
 fi
 
-# Phase 5: verify (image-builder-node.ts:184)
+# Phase 5: verify (image-builder-node.ts:190)
 if imgc_wanted verify; then
   imgc_phase 05-verify || imgc_failed verify "$?"
 fi

@@ -114,6 +114,23 @@ imgc_dir() {
   imgc_attrs "$1" "$2" "$3" "$4"
 }
 
+# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.
+imgc_symlink() {
+  if [ -h "$1" ]; then
+    # readlink ends its output with a newline; the x keeps $( ) from eating
+    # newlines that belong to the target, and both go again below.
+    imgc_have=$(readlink -- "$1" && printf x)
+    if [ "${imgc_have%?x}" = "$2" ]; then
+      return 0
+    fi
+  elif [ -d "$1" ]; then
+    printf 'imgc: %s is a directory, not a symbolic link\n' "$1" >&2
+    return 1
+  fi
+  ln -sfn -- "$2" "$1"
+  imgc_dirty=1
+}
+
 # imgc_line FILE SEP KEY LINE: FILE has LINE in place of the line whose key is KEY
 # (later lines with that key go), or at its end. A line's key is its text before
 # the first SEP, or the whole line when SEP is empty, without surrounding blanks.
@@ -221,18 +238,93 @@ imgc_hold() {
   done
 }
 
-# imgc_fetch URL PATH: downloads URL to PATH unless PATH exists and is not empty.
-imgc_fetch() {
-  if [ -s "$2" ]; then
+# imgc_get URL SHA256 FILE: FILE holds the bytes of URL, whose sha256 is SHA256:
+# taken from $IMGC_DOWNLOADS/SHA256 when the build put it there (a chroot build
+# fetches on the build machine), else fetched with curl. A wrong sum fails and
+# names both sums.
+imgc_get() {
+  if [ -n "${IMGC_DOWNLOADS:-}" ] && [ -f "$IMGC_DOWNLOADS/$2" ]; then
+    cp -- "$IMGC_DOWNLOADS/$2" "$3"
+  elif ! curl -fsSL --retry 3 -o "$3" --url "$1"; then
+    printf 'imgc: cannot fetch %s\n' "$1" >&2
+    return 1
+  fi
+  if ! printf '%s  %s\n' "$2" "$3" | sha256sum -c --status; then
+    imgc_got=$(sha256sum <"$3")
+    printf 'imgc: %s: sha256 mismatch: expected %s, got %s\n' "$1" "$2" "${imgc_got%% *}" >&2
+    return 1
+  fi
+}
+
+# imgc_download URL SHA256 PATH MODE OWNER GROUP: PATH is the file at URL, checked
+# against SHA256 before it takes PATH's place (a file there with that sum stays).
+# A new file is 0644 root:root unless given.
+imgc_download() {
+  if [ -f "$3" ] && [ ! -h "$3" ] && printf '%s  %s\n' "$2" "$3" | sha256sum -c --status; then
+    imgc_attrs "$3" "$4" "$5" "$6"
     return 0
   fi
-  imgc_parent "$2"
-  imgc_tmp=$(mktemp "$2.imgc-XXXXXX")
-  curl -fsSL --retry 3 -o "$imgc_tmp" --url "$1"
+  imgc_parent "$3"
+  imgc_tmp=$(mktemp "$3.imgc-XXXXXX")
+  if ! imgc_get "$1" "$2" "$imgc_tmp"; then
+    rm -f -- "$imgc_tmp"
+    imgc_tmp=
+    return 1
+  fi
   chmod 0644 "$imgc_tmp"
-  mv -f -- "$imgc_tmp" "$2"
+  imgc_attrs "$imgc_tmp" "$4" "$5" "$6"
+  mv -f -- "$imgc_tmp" "$3"
   imgc_tmp=
   imgc_dirty=1
+}
+
+# imgc_archive URL SHA256 FORMAT STRIP DIR MODE OWNER GROUP PATH...: DIR (made if
+# missing, with MODE OWNER GROUP) holds the archive at URL unpacked, its sha256
+# checked first; OWNER and GROUP own what it unpacks. Unpacked in a temporary
+# directory, then copied in; again only when one of the PATHs it declares is
+# missing, and it fails when one is still missing after.
+imgc_archive() {
+  imgc_dir "$5" "$6" "$7" "$8"
+  imgc_a_url=$1
+  imgc_a_sum=$2
+  imgc_a_fmt=$3
+  imgc_a_strip=$4
+  imgc_a_dir=$5
+  imgc_a_own=$7${8:+:$8}
+  shift 8
+  imgc_a_missing=
+  for imgc_p in "$@"; do
+    if [ ! -e "$imgc_p" ] && [ ! -h "$imgc_p" ]; then
+      imgc_a_missing=1
+    fi
+  done
+  if [ -z "$imgc_a_missing" ]; then
+    return 0
+  fi
+  imgc_a_tmp=$(mktemp -d /tmp/imgc-archive-XXXXXX)
+  mkdir "$imgc_a_tmp/t"
+  if ! imgc_get "$imgc_a_url" "$imgc_a_sum" "$imgc_a_tmp/a"; then
+    rm -rf -- "$imgc_a_tmp"
+    return 1
+  fi
+  case $imgc_a_fmt in
+    zip) unzip -q "$imgc_a_tmp/a" -d "$imgc_a_tmp/t" ;;
+    tar.gz) tar -x -z --no-same-owner -f "$imgc_a_tmp/a" -C "$imgc_a_tmp/t" --strip-components="$imgc_a_strip" ;;
+    tar.xz) tar -x -J --no-same-owner -f "$imgc_a_tmp/a" -C "$imgc_a_tmp/t" --strip-components="$imgc_a_strip" ;;
+    *) tar -x --zstd --no-same-owner -f "$imgc_a_tmp/a" -C "$imgc_a_tmp/t" --strip-components="$imgc_a_strip" ;;
+  esac
+  if [ -n "$imgc_a_own" ]; then
+    find "$imgc_a_tmp/t" -mindepth 1 -exec chown -h -- "$imgc_a_own" {} +
+  fi
+  find "$imgc_a_tmp/t" -mindepth 1 -maxdepth 1 -exec cp -a -- {} "$imgc_a_dir/" \;
+  rm -rf -- "$imgc_a_tmp"
+  imgc_dirty=1
+  for imgc_p in "$@"; do
+    if [ ! -e "$imgc_p" ] && [ ! -h "$imgc_p" ]; then
+      printf 'imgc: %s: the archive from %s did not hold it (check strip and the declared paths)\n' "$imgc_p" "$imgc_a_url" >&2
+      return 1
+    fi
+  done
 }
 
 # 1 once the package lists are fresh in this run; a changed apt source resets it.
