@@ -4,9 +4,10 @@
 // reference, with the value only when the variable is not sensitive. No
 // sensitive value is ever put in a message.
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
-import { declaredVariables, type Variable } from '../dsl/variables.js';
+import { declaredVariables, type ListVariable, type Variable } from '../dsl/variables.js';
 import type { Image } from '../ir/schema.js';
-import { usedVariables } from '../core/variables.js';
+import { listItems, usedVariables, type VariableValue } from '../core/variables.js';
+import { packageSpecPattern, packageSpecRule } from '../core/packages.js';
 
 export interface GivenValue {
   name: string;
@@ -17,8 +18,10 @@ export interface GivenValue {
   text?: boolean;
 }
 
-const convert = (v: Variable, g: GivenValue): unknown => {
+const convert = (v: Variable | ListVariable, g: GivenValue): unknown => {
   if (!g.text || typeof g.value !== 'string') return g.value;
+  // A list from the command line or the environment: its items separated by white space (`--var extra_debs="a b"`).
+  if (v.type === 'list') return listItems(g.value);
   if (v.type === 'number') return /^\s*$/.test(g.value) ? NaN : Number(g.value);
   if (v.type === 'boolean') return g.value === 'true' ? true : g.value === 'false' ? false : g.value;
   return g.value;
@@ -49,6 +52,12 @@ export const resolveVariables = (phases: unknown, given: readonly GivenValue[]):
       }
       value = parsed.data;
     }
+    // A list variable is a package list: each item a package spec, checked here where the value has a source to name.
+    const bad = v.type === 'list' && Array.isArray(value) ? (value as unknown[]).find((i) => typeof i !== 'string' || !packageSpecPattern.test(i)) : undefined;
+    if (bad !== undefined) {
+      diagnostics.push(diagnostic('IMGC1008', `${g?.from ?? 'the default'}: item ${JSON.stringify(bad)} of list variable '${name}' is not a package spec`, { hint: packageSpecRule }));
+      return [];
+    }
     if (value === undefined && !sensitive) {
       diagnostics.push(diagnostic('IMGC1008', `variable '${name}' has no value`, { hint: `pass --var ${name}=VALUE, set IMGC_VAR_${name.toUpperCase()}, or add it to imgc.toml's [vars]` }));
       return [];
@@ -58,8 +67,8 @@ export const resolveVariables = (phases: unknown, given: readonly GivenValue[]):
       type: v.type,
       ...(v.options.description !== undefined ? { description: v.options.description } : {}),
       sensitive,
-      ...(sensitive ? {} : { value: value as string | number | boolean }),
-      ...(v.oneOf ? { oneOf: [...v.oneOf] } : {}),
+      ...(sensitive ? {} : { value: (Array.isArray(value) ? [...(value as string[])] : value) as Exclude<VariableValue, readonly string[]> | string[] }),
+      ...(v.type !== 'list' && v.oneOf ? { oneOf: [...v.oneOf] } : {}),
     }];
   });
   return { variables, diagnostics };

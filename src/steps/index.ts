@@ -36,9 +36,10 @@ import { unit } from './unit.js';
 import { restart } from './restart.js';
 import { ansibleRole } from './ansible-role.js';
 import { reboot } from './reboot.js';
+import { packageList } from './package-list.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, dataKey, upgrade, ansibleRole, reboot } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, dataKey, upgrade, ansibleRole, reboot, packageList } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -79,6 +80,7 @@ export const stepSchemas = {
   UpgradeStep: upgrade.schema,
   AnsibleRoleStep: ansibleRole.schema,
   RebootStep: reboot.schema,
+  PackageListStep: packageList.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -112,6 +114,7 @@ export const phaseStepSchemas = [
   upgrade.schema,
   ansibleRole.schema,
   reboot.schema,
+  packageList.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;
