@@ -21,11 +21,12 @@ import { resolveVariables, type GivenValue } from '../../src/load/variables.js';
 import { verifyRoot } from '../../src/verify/index.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { tempDir } from '../helpers/temp.js';
-import { cannotChroot, freshRoot, inRoot, phaseInRoot, withAptReadyRoot } from '../runtime-support.js';
+import { cannotChroot, freshRoot, inRoot, phaseInRoot, playInRoot, withAptReadyRoot, withPython } from '../runtime-support.js';
 import { runtimePlan } from '../../src/compilers/runtime.js';
 import { outcomes, parseProgress } from '../compilers/shell-support.js';
 import { expectValid, parseHcl, requiredVars, writeOut } from '../compilers/packer-support.js';
 import { outputTests, write } from './support.js';
+import { run, workspace, writeFiles } from '../compilers/ansible-support.js';
 
 const extraDebs = variable('extra_debs', z.array(z.string()), { default: [], description: 'more packages to install' });
 const defined = image('package-list-test')
@@ -162,6 +163,26 @@ describe('packages(listVariable): hostile values', () => {
   }, 60_000);
 });
 
+describe('packages(listVariable): hostile values in Ansible', () => {
+  it('the play refuses a hostile -e value at its assert, before apt (check mode, this machine)', async () => {
+    const ws = workspace('package-list-ansible');
+    try {
+      writeFiles(ws.out, compilers.ansible.compile(hostIr, {}));
+      // Not `{{ }}`: Ansible templates every -e value itself, before any task sees it (README, Variables).
+      for (const v of ['tree $(touch CANARY)', '["tree", "-oAPT::Update::Pre-Invoke::=touch CANARY"]', '["tree", "a b;touch CANARY"]', '[["tree"]]']) {
+        const extra = v.startsWith('[') ? `{"extra_debs": ${v}}` : `extra_debs=${JSON.stringify(v)}`;
+        const r = await run('ansible-playbook', ['-i', 'localhost,', '-c', 'local', '--check', 'site.yml', '-e', extra], ws.out, ws.home);
+        expect(r.exitCode, r.all).not.toBe(0);
+        expect(r.all).toContain('is not a package spec');
+        expect(r.all).not.toMatch(/TASK \[provision : Install the packages/);
+        expect(existsSync(path.join(ws.out, 'CANARY'))).toBe(false);
+      }
+    } finally {
+      ws.remove();
+    }
+  }, 120_000);
+});
+
 describe.skipIf(cannotChroot)('packages(listVariable): the shell rendering in a real Debian root', () => {
   const files = compilers.shell.compile(ir, {});
   const host = compilers.shell.compile(hostIr, { runtime: true, decommission: true });
@@ -187,6 +208,17 @@ describe.skipIf(cannotChroot)('packages(listVariable): the shell rendering in a 
       runs['first'] = await phaseInRoot(root, files, script);
       seen['verifyAfter'] = verifyRoot(resolved, root).failures.map((f) => `${f.what}: ${f.reason}`);
       runs['second'] = await phaseInRoot(root, files, script);
+      // Ansible, with the value as `-e extra_debs="tree bc"` gives it (a string of words): in place of group_vars' list.
+      runs['purge'] = await inRoot(root, 'apt-get purge -y -q tree bc >/dev/null');
+      seen['purged'] = await installed();
+      await withPython(root);
+      const play = { ...compilers.ansible.compile(ir, {}) };
+      play['group_vars/all.yml'] = play['group_vars/all.yml']!.replace(/extra_debs:\n(  - .*\n)+/, "extra_debs: 'tree bc'\n");
+      seen['playVars'] = play['group_vars/all.yml'];
+      const r = await playInRoot(root, play, 'site.yml');
+      runs['ansible'] = { exitCode: r.exitCode, stdout: r.all ?? '', stderr: r.all ?? '' } as Run;
+      seen['afterAnsible'] = await installed();
+      seen['verifyAnsible'] = verifyRoot(resolved, root).failures.map((f) => `${f.what}: ${f.reason}`);
     });
   }, 900_000);
   const steps = (r: Run) => [...outcomes(parseProgress(`${r.stdout}\n`))].map(([, o]) => o);
@@ -207,5 +239,13 @@ describe.skipIf(cannotChroot)('packages(listVariable): the shell rendering in a 
     expect(steps(runs['first']!)).toEqual(['unchanged', 'changed']);
     expect(seen['verifyAfter']).toEqual([]);
     expect(steps(runs['second']!)).toEqual(['unchanged', 'unchanged']);
+  });
+
+  it('ansible: the play takes the value as a string of words too (-e extra_debs="tree bc"), installs both, and verify agrees', () => {
+    expect(seen['purged']).toEqual([false, false]);
+    expect(seen['playVars']).toContain("extra_debs: 'tree bc'\n");
+    expect(runs['ansible']!.exitCode, runs['ansible']!.stdout).toBe(0);
+    expect(seen['afterAnsible']).toEqual([true, true]);
+    expect(seen['verifyAnsible']).toEqual([]);
   });
 });

@@ -38,7 +38,7 @@ variable "qemu_ssh_password" {
   sensitive   = true
 }
 
-# artifact.1.cloudImage (test/steps/package-list.test.ts:52): a VM disk image built with QEMU.
+# artifact.1.cloudImage (test/steps/package-list.test.ts:54): a VM disk image built with QEMU.
 # A cloud image lets Packer in only once cloud-init has set a password or key: give it a
 # NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
 # that already accepts qemu_ssh_username and qemu_ssh_password.
@@ -70,8 +70,8 @@ build {
   }
 
   # customize: in the target, as root:
-  #   customize.1.packages (test/steps/package-list.test.ts:52): install curl
-  #   customize.2.packageList (test/steps/package-list.test.ts:52): install the packages of variable extra_debs
+  #   customize.1.packages (test/steps/package-list.test.ts:54): install curl
+  #   customize.2.packageList (test/steps/package-list.test.ts:54): install the packages of variable extra_debs
   provisioner "shell" {
     script           = "${path.root}/shell/phases/01-customize.sh"
     environment_vars = ["IMGC_VAR_EXTRA_DEBS=${base64encode(join(" ", var.extra_debs))}"]

@@ -134,12 +134,12 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: customize (test/steps/package-list.test.ts:52)
+# Phase 1: customize (test/steps/package-list.test.ts:54)
 if imgc_wanted customize; then
   imgc_phase 01-customize || imgc_failed customize "$?"
 fi
 
-# Phase 2: artifact (test/steps/package-list.test.ts:52)
+# Phase 2: artifact (test/steps/package-list.test.ts:54)
 if imgc_wanted artifact; then
   imgc_phase 02-artifact || imgc_failed artifact "$?"
 fi
