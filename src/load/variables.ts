@@ -11,7 +11,7 @@ import { packageSpecPattern, packageSpecRule } from '../core/packages.js';
 
 export interface GivenValue {
   name: string;
-  value: string | number | boolean;
+  value: string | number | boolean | readonly string[];
   /** Where it came from, for messages: `--var`, `IMGC_VAR_X`, `imgc.toml:LINE`. */
   from: string;
   /** A string from the command line or the environment, converted to the variable's type. */
@@ -19,9 +19,9 @@ export interface GivenValue {
 }
 
 const convert = (v: Variable | ListVariable, g: GivenValue): unknown => {
+  // A list given as text (the command line, the environment, a var file, or a TOML string): its items separated by white space (`--var extra_debs="a b"`).
+  if (v.type === 'list' && typeof g.value === 'string') return listItems(g.value);
   if (!g.text || typeof g.value !== 'string') return g.value;
-  // A list from the command line or the environment: its items separated by white space (`--var extra_debs="a b"`).
-  if (v.type === 'list') return listItems(g.value);
   if (v.type === 'number') return /^\s*$/.test(g.value) ? NaN : Number(g.value);
   if (v.type === 'boolean') return g.value === 'true' ? true : g.value === 'false' ? false : g.value;
   return g.value;

@@ -8,13 +8,13 @@ import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
 import { packageName, packageSpecPattern } from '../core/packages.js';
 import { envName, hasMarker, listItems, referencedIn } from '../core/variables.js';
-import { isInstalled } from '../core/root.js';
 import { task } from '../emit/ansible/tasks.js';
 import { stepTaskName } from '../emit/ansible/names.js';
 import { bool, str, template } from '../emit/ansible/quote.js';
 import { entry, map, seq } from '../emit/ansible/yaml.js';
 import { str as ciStr } from '../emit/cloud-init/quote.js';
 import { packageManagers } from './package-managers.js';
+import { packageExpectation } from './packages.js';
 import type { StepInput, StepKind } from './kind.js';
 
 const reference = /^\uE000var:[a-z][a-z0-9_]*\uE001$/;
@@ -43,9 +43,9 @@ export const packageList = {
   schema,
   make: (reference: string): StepInput<PackageListStep> => ({ kind: 'packageList', list: reference }),
 
-  describe: (s) => (hasMarker(s.list) ? `install of the packages of variable '${variableOf(s)}'` : `install of the listed packages ${s.list}`),
+  describe: (s) => (hasMarker(s.list) ? `install of the packages of variable '${variableOf(s)}'` : `install of the listed packages ${s.list || '(none)'}`),
   // Where the value has replaced the reference (cloud-init), the items.
-  comment: (s) => (hasMarker(s.list) ? `install the packages listed in variable ${variableOf(s)}` : `install ${s.list} (a list variable's value)`),
+  comment: (s) => (hasMarker(s.list) ? `install the packages listed in variable ${variableOf(s)}` : `install ${s.list || 'nothing'} (a list variable's value)`),
   touches: () => ({ packageManager: true }),
   inRoot: true,
   chroot: { mounts: () => true, network: () => true },
@@ -127,14 +127,6 @@ export const packageList = {
   }),
 
   verify: {
-    root: (s) =>
-      (items(s) ?? []).map((spec) => packageName(spec)).map((name) => ({
-        subject: `fact:package:${name}`,
-        what: `package '${name}' installed`,
-        check: (r) => {
-          const st = r.dpkg.get(name);
-          return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
-        },
-      })),
+    root: (s) => (items(s) ?? []).map((spec) => packageExpectation(packageName(spec), true)),
   },
 } as const satisfies StepKind<PackageListStep> & { make(reference: string): StepInput<PackageListStep> };

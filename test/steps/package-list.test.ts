@@ -72,6 +72,11 @@ describe('packages(listVariable)', () => {
   it('every item is a package spec: a value that is not is IMGC1008 (command line) or invalid IR', () => {
     const r = resolveVariables(defined.phases, [{ name: 'extra_debs', value: 'tree $(id)', from: '--var', text: true }]);
     expect(r.diagnostics.map((d) => `${d.code} ${d.message}`)).toEqual(['IMGC1008 --var: item "$(id)" of list variable \'extra_debs\' is not a package spec']);
+    // imgc.toml's [vars] may give a TOML list or a string of words.
+    for (const value of [['tree', 'bc'], 'tree  bc']) expect(resolveVariables(defined.phases, [{ name: 'extra_debs', value, from: 'imgc.toml:3' }]).variables![0]!.value).toEqual(['tree', 'bc']);
+    expect(resolveVariables(defined.phases, [{ name: 'extra_debs', value: ['tree', 'a b'], from: 'imgc.toml:3' }]).diagnostics.map((d) => d.message)).toEqual([
+      'imgc.toml:3: item "a b" of list variable \'extra_debs\' is not a package spec',
+    ]);
     const handMade = { ...ir, variables: [{ ...ir.variables![0]!, value: ['tree', '-oAPT::x=1'] }] };
     expect(validateImage(handMade).diagnostics.map((d) => d.code)).toEqual(['IMGC1004']);
   });
