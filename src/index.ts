@@ -27,7 +27,7 @@ export {
 } from './dsl/builder.js';
 export { defineModule, type Added, type Module } from './dsl/module.js';
 export { fromContract, fromDefinition, type FromContractOptions } from './contract/import.js';
-export { variable, Variable, type VariableOptions, type VariableType } from './dsl/variables.js';
+export { variable, Variable, ListVariable, type VariableOptions, type VariableType } from './dsl/variables.js';
 /** zod, for variable schemas: `variable('k8s_minor', z.string().regex(/^\d+\.\d+$/))`. */
 export { z } from './util/zod.js';
 export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageNameOf, PackageFacts, Ref, WithPackages } from './dsl/types.js';

@@ -8,7 +8,7 @@
 // what else keeps them out of the cache.
 import type { Image } from '../ir/schema.js';
 import { runWith } from '../core/conditions.js';
-import { envName, variablesIn } from '../core/variables.js';
+import { envName, valueText, variablesIn } from '../core/variables.js';
 
 /** The values of the image's sensitive variables, by name (the IR never holds them). */
 export type SensitiveValues = ReadonlyMap<string, string | number | boolean>;
@@ -65,6 +65,6 @@ export const withValues = (ir: Image, sensitive: SensitiveValues): Image => runW
 /** Every variable's value: the IR's for the plain ones, `sensitive`'s for the others. */
 export const variableValues = (ir: Image, sensitive: SensitiveValues): Map<string, string | number | boolean> => {
   const values = new Map<string, string | number | boolean>(sensitive);
-  for (const v of ir.variables ?? []) if (!v.sensitive && v.value !== undefined) values.set(v.name, v.value);
+  for (const v of ir.variables ?? []) if (!v.sensitive && v.value !== undefined) values.set(v.name, valueText(v.value));
   return values;
 };

@@ -40,6 +40,7 @@ export const isAllowed = (kind: Step['kind'], at: string, value: string): boolea
 /** IMGC0011 for references where a literal is needed, IMGC2001 for markers of no declared variable. */
 export const variableDiagnostics = (ir: Image): Diagnostic[] => {
   const declared = new Set((ir.variables ?? []).map((v) => v.name));
+  const types = new Map((ir.variables ?? []).map((v) => [v.name, v.type]));
   const out: Diagnostic[] = [];
   const visit = (value: unknown, kind: Step['kind'] | undefined, id: string, loc: SourceLocation | undefined) => {
     const found: [string, string][] = [];
@@ -58,6 +59,15 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
             loc,
             ...(kind ? { stepId: id } : {}),
             hint: 'variables may stand in file contents, commands, script hooks, apt repository and webhook URLs, package versions and cloud image settings',
+          }),
+        );
+      } else if (names.some((n) => types.has(n)) && names.some((n) => (types.get(n) === 'list') !== (kind === 'packageList'))) {
+        // A list is no text, and a package list takes nothing but a list.
+        out.push(
+          diagnostic('IMGC0011', `${where} uses ${kind === 'packageList' ? `variable ${names.map((n) => `'${n}'`).join(', ')}, which is not a list,` : `list variable ${names.filter((n) => types.get(n) === 'list').map((n) => `'${n}'`).join(', ')}`} where ${kind === 'packageList' ? 'a list' : 'text'} is needed`, {
+            loc,
+            stepId: id,
+            hint: 'a list variable (z.array(z.string())) stands only as a package list: p.packages(list)',
           }),
         );
       } else if (rest.includes(MARK_OPEN) || rest.includes(MARK_CLOSE) || names.some((n) => !declared.has(n))) {

@@ -124,7 +124,7 @@ const sensitiveValues = (ir: Image, cliVars: readonly string[]): SensitiveValues
   const values = new Map<string, string | number | boolean>();
   for (const v of ir.variables ?? []) {
     const g = v.sensitive ? given.find((x) => x.name === v.name) : undefined;
-    if (!g) continue;
+    if (!g || typeof g.value === 'object') continue; // a list variable is never sensitive
     const text = String(g.value);
     values.set(v.name, typeof g.value !== 'string' ? g.value : v.type === 'number' ? Number(text) : v.type === 'boolean' ? text === 'true' : text);
   }

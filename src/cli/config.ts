@@ -7,7 +7,7 @@ import { z } from '../util/zod.js';
 import { targets } from '../compilers/targets.js';
 import { lineOf, parseToml } from './toml.js';
 
-const VarValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean()], { error: "a variable's value is a string, number or boolean" }));
+const VarValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())], { error: "a variable's value is a string, number, boolean or list of strings" }));
 
 export const ProjectConfig = z
   .object({

@@ -15,6 +15,8 @@
 //   undoes recorded creations only, in reverse order, so nothing that existed
 //   before — on that host, or in the base and the build phases — is touched.
 import { packageName } from '../core/packages.js';
+import { substitute } from '../core/variables.js';
+import { valuesOf, type Assignment } from '../core/conditions.js';
 import { factFlow, runOrder } from '../ir/flow.js';
 import { factId } from '../core/facts.js';
 import type { Fact, Image, Phase, Step } from '../ir/schema.js';
@@ -87,12 +89,13 @@ export interface RuntimePlan {
 
 export const recordDirOf = (ir: Image): string => `/var/lib/imgc/${ir.name}`;
 
-const creationsOf = (s: Step, before: Set<string>): { creations: Creation[]; kept?: string } => {
+const creationsOf = (s: Step, before: Set<string>, values: Assignment): { creations: Creation[]; kept?: string } => {
   const mine = (f: Fact) => !before.has(factId(f));
+  const resolved = (text: string) => substitute(text, values as ReadonlyMap<string, string | number | boolean>);
   const path = (p: string, type: 'file' | 'directory' | 'symlink' | 'lineFile', n?: number): Creation[] =>
     mine({ kind: 'path', key: p }) ? [{ token: n === undefined ? s.id : `${s.id}#${n}`, kind: 'path', path: p, type }] : [];
   // The kind says what its step creates, or why decommission leaves it (src/steps, `runtime`).
-  const r = kindOf(s).runtime(s, { mine, path });
+  const r = kindOf(s).runtime(s, { mine, path, resolved });
   return { creations: [...r.creations], ...(r.kept !== undefined ? { kept: r.kept } : {}) };
 };
 
@@ -101,10 +104,11 @@ export const runtimePlan = (ir: Image): RuntimePlan => {
   // Facts the base or a non-runtime phase provides are not the runtime phases' to create or undo.
   const before = new Set<string>(ir.base.provides.map(factId));
   for (const p of ir.phases) if (!p.runtime) for (const s of [...p.pre, ...p.steps, ...p.post]) s.provides.forEach((f) => before.add(factId(f)));
+  const values = valuesOf(ir.variables);
   const phases = runtimePhases(ir).map((phase) => ({
     phase,
     steps: [...phase.pre, ...phase.steps, ...phase.post].map((step) => {
-      const c = creationsOf(step, before);
+      const c = creationsOf(step, before, values);
       return { step, creations: c.creations, ...(c.kept !== undefined ? { kept: c.kept } : {}) };
     }),
   }));

@@ -8,7 +8,7 @@
 // for any other variable each value a condition compares it with plus "none of
 // them" (docs/conditions.md).
 import { z } from '../util/zod.js';
-import { marker, substituteAll, type IRVariable } from './variables.js';
+import { marker, substituteAll, valueText, type IRVariable } from './variables.js';
 
 export type Scalar = string | number | boolean;
 
@@ -51,8 +51,9 @@ export type Assignment = ReadonlyMap<string, Scalar | undefined>;
 export const runsUnder = (conditions: readonly Condition[] | undefined, a: Assignment): boolean =>
   (conditions ?? []).every((c) => holds(c, a.get(conditionVariable(c))));
 
-/** The assignment the IR's own values make (what `imgc build` and cloud-init run with). */
-export const valuesOf = (variables: readonly IRVariable[] | undefined): Assignment => new Map((variables ?? []).map((v) => [v.name, v.value]));
+/** The assignment the IR's own values make (what `imgc build` and cloud-init run with); a list as its text (`valueText`). */
+export const valuesOf = (variables: readonly IRVariable[] | undefined): Assignment =>
+  new Map((variables ?? []).map((v) => [v.name, v.value === undefined ? undefined : typeof v.value === 'object' ? valueText(v.value) : v.value]));
 
 /**
  * The phases with the steps these values take, their conditions dropped: what

@@ -6,6 +6,7 @@
 import { z } from '../util/zod.js';
 import { Fact, SourceLocation } from './facts.js';
 import { Condition } from './conditions.js';
+import { packageSpecPattern, packageSpecRule } from './packages.js';
 
 export const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'mode is an octal string such as "0644"');
 export const AbsPath = z.string().regex(/^\//, 'paths are absolute');
@@ -23,12 +24,7 @@ export const PackageName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9+._-]*$/, 'pa
  * version: apt's `name[:arch][=version]`, the version possibly ending in `*`
  * (see src/core/packages.ts).
  */
-export const PackageSpec = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+\*?)?$/,
-    'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by ":arch" and "=version"',
-  );
+export const PackageSpec = z.string().regex(packageSpecPattern, packageSpecRule);
 /** A systemd unit name (a bare name means a .service). */
 export const UnitName = z.string().regex(/^[A-Za-z0-9@._:\\-]+$/, 'service names are systemd unit names: letters, digits, "@", ".", "_", ":", "-" or "\\"');
 /** One line of a file: no line break. */

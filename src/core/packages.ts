@@ -6,6 +6,17 @@
 // base exists its specs are taken as plain names.
 import { hasMarker } from './variables.js';
 
+/**
+ * What a literal package spec is (apt's `name[:arch][=version]`, a version
+ * possibly ending in `*`): the IR's rule, and the check every target makes of
+ * each item of a list variable before using it (src/steps/package-list.ts).
+ * No white space, quote, `$`, `{`, `%` or leading `-`: an item can be neither
+ * an option nor shell, YAML or HCL syntax.
+ */
+export const packageSpecPattern = /^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+[*]?)?$/;
+export const packageSpecRule =
+  'package names are letters, digits, "+", ".", "_" or "-", starting with a letter or digit, optionally followed by ":arch" and "=version"';
+
 /** The package-manager families a base may have. */
 export const packageManagerFamilies = ['apt', 'dnf'] as const;
 export type PackageManager = (typeof packageManagerFamilies)[number];

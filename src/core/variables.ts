@@ -54,15 +54,18 @@ export const usedVariables = (phases: unknown): string[] =>
 export const Variable = z
   .object({
     name: z.string().regex(/^[a-z][a-z0-9_]*$/, 'variable names are lower-case letters, digits and "_", starting with a letter'),
-    type: z.enum(['string', 'number', 'boolean']),
+    /** `list`: a list of strings (`z.array(z.string())`), which may stand only as a package list (docs/variables.md). */
+    type: z.enum(['string', 'number', 'boolean', 'list']),
     description: z.string().optional(),
     sensitive: z.boolean(),
-    value: z.union([z.string(), z.number(), z.boolean()]).optional(),
+    value: z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]).optional(),
     /** A string variable's only values (a z.enum schema): the checker's variants of a condition on it are these. */
     oneOf: z.array(z.string()).min(1).optional(),
   })
   .strict()
-  .refine((v) => !(v.sensitive && v.value !== undefined), { message: 'a sensitive variable has no value in the IR', path: ['value'] });
+  .refine((v) => !(v.sensitive && v.value !== undefined), { message: 'a sensitive variable has no value in the IR', path: ['value'] })
+  .refine((v) => v.value === undefined || (v.type === 'list') === Array.isArray(v.value), { message: "a list variable's value is a list of strings, and only a list variable's is", path: ['value'] })
+  .refine((v) => !(v.type === 'list' && v.sensitive), { message: 'a list variable is not sensitive', path: ['sensitive'] });
 export type IRVariable = z.infer<typeof Variable>;
 
 /** The IR's variables that `value` (a step, a phase, a script's steps) references. */
@@ -70,6 +73,18 @@ export const variablesIn = (ir: { readonly variables?: readonly IRVariable[] | u
   const used = new Set(usedVariables(value));
   return (ir.variables ?? []).filter((v) => used.has(v.name));
 };
+
+export type VariableValue = string | number | boolean | readonly string[];
+
+/**
+ * A value as text, as a shell script reads it from IMGC_VAR_<NAME> and as it
+ * replaces a marker: a list's items separated by single spaces (image-builder's
+ * `extra_debs="a b"`; an item never holds white space, see src/steps/package-list.ts).
+ */
+export const valueText = (v: VariableValue): string => (typeof v === 'object' ? v.join(' ') : String(v));
+
+/** A list variable's text (`valueText`) read back: its items, split at white space. */
+export const listItems = (text: string): string[] => text.split(/\s+/).filter((w) => w !== '');
 
 /** Replaces every marker with the variable's resolved value (non-sensitive variables only). */
 export const substitute = (s: string, values: ReadonlyMap<string, string | number | boolean>): string =>

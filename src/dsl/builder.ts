@@ -20,7 +20,7 @@ import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
 import { packageFacts, packageProviding, packageRepo } from './catalog.js';
 import type { Condition } from '../core/conditions.js';
-import type { Variable } from './variables.js';
+import type { ListVariable, Variable } from './variables.js';
 import type { PackageManager } from '../core/packages.js';
 import type { Facts, Listed, NoFacts, PackageCatalog, PackageNameOf, Ref } from './types.js';
 import type { Added, Module } from './module.js';
@@ -223,7 +223,18 @@ type SymlinkStep = <U extends string, G extends string, K extends string, P exte
   target: string,
 ) => StepBuilder<U, G, K, P | D, S, X, C>;
 
-type PackagesStep = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
+type PackagesStep = PackagesFromNames & PackagesFromList;
+
+/**
+ * `packages(extraDebs)`: the packages a list variable names, known only when
+ * the output runs. They provide no fact a later step could require (docs/variables.md).
+ */
+type PackagesFromList = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
+  this: StepBuilder<U, G, K, P, S, X, C>,
+  list: ListVariable,
+) => StepBuilder<U, G, K, P, S, X, C>;
+
+type PackagesFromNames = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
   this: StepBuilder<U, G, K, P, S, X, C>,
   names: readonly N[],
   opts?: D,
@@ -691,7 +702,8 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
       symlink(path, target) {
         return this.add<'symlink'>({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }) as never;
       },
-      packages(names, opts = {} as never) {
+      packages(this: RootSteps, names: readonly string[] | ListVariable, opts: Pick<DeclaredFacts, 'provides'> = {}): never {
+        if (!Array.isArray(names)) return this.add<'packageList'>(kinds.packageList.make((names as ListVariable).reference)) as never;
         const provides = [...names.flatMap((n) => packageFacts(this.catalog, n, this.family)), ...declared(opts.provides)];
         const requires = names.flatMap((n) => {
           const repo = packageRepo(this.catalog, n, this.family);

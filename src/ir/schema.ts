@@ -8,6 +8,7 @@ import { Variable as CoreVariable } from '../core/variables.js';
 import { isRegistered, kindOf, phaseStepSchemas, stepSchemas } from '../steps/index.js';
 import { conditionVariable, type Condition } from '../core/conditions.js';
 import { lifecycle } from './lifecycle.js';
+import { packageSpecPattern, packageSpecRule } from '../core/packages.js';
 
 /** Why a step may not have this condition, or undefined when it may. */
 /** The phases that run on existing hosts only, in the order of the node's life. */
@@ -70,6 +71,7 @@ export const UpgradeStep = stepSchemas.UpgradeStep;
 export const AnsibleRoleStep = stepSchemas.AnsibleRoleStep;
 export const RebootStep = stepSchemas.RebootStep;
 export const PuppetApplyStep = stepSchemas.PuppetApplyStep;
+export const PackageListStep = stepSchemas.PackageListStep;
 
 /** Every kind but `hook`: what a phase's `steps` may hold. */
 const phaseStepKinds = phaseStepSchemas;
@@ -172,6 +174,14 @@ export const Image = z
     // A kind may not fit a base's package manager (an apt repository on a dnf
     // base): a mistake in the image, whichever target compiles it. (Runs also
     // when other fields failed, so nothing here trusts the shape.)
+    // A list variable stands only as a package list: its items are package
+    // specs, which every target also checks again where the value can change.
+    (Array.isArray(ir.variables) ? ir.variables : []).forEach((v, i) => {
+      if (v?.type !== 'list' || !Array.isArray(v.value)) return;
+      v.value.forEach((item, j) => {
+        if (!packageSpecPattern.test(item)) ctx.addIssue({ code: 'custom', path: ['variables', i, 'value', j], message: `list variable '${v.name}': ${packageSpecRule}` });
+      });
+    });
     const family = ir.base?.packageManager;
     if (family === undefined || !Array.isArray(ir.phases)) return;
     ir.phases.forEach((p, i) => {

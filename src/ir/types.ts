@@ -562,6 +562,21 @@ export type PuppetApplyStep = {
         negate: boolean;
     }[] | undefined;
 };
+export type PackageListStep = {
+    kind: "packageList";
+    list: string;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
+};
 export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -581,7 +596,7 @@ export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | Symlin
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep;
+} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
 export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
     kind: "iniKey";
     path: string;
@@ -601,7 +616,7 @@ export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep
         equals: string | number | boolean;
         negate: boolean;
     }[] | undefined;
-} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep;
+} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;
@@ -636,10 +651,10 @@ export type Base = {
 };
 export type Variable = {
     name: string;
-    type: "string" | "number" | "boolean";
+    type: "string" | "number" | "boolean" | "list";
     sensitive: boolean;
     description?: string | undefined;
-    value?: string | number | boolean | undefined;
+    value?: string | number | boolean | string[] | undefined;
     oneOf?: string[] | undefined;
 };
 export type Fleet = {

@@ -4,20 +4,23 @@
 // reference, with the value only when the variable is not sensitive. No
 // sensitive value is ever put in a message.
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
-import { declaredVariables, type Variable } from '../dsl/variables.js';
+import { declaredVariables, type ListVariable, type Variable } from '../dsl/variables.js';
 import type { Image } from '../ir/schema.js';
-import { usedVariables } from '../core/variables.js';
+import { listItems, usedVariables, type VariableValue } from '../core/variables.js';
+import { packageSpecPattern, packageSpecRule } from '../core/packages.js';
 
 export interface GivenValue {
   name: string;
-  value: string | number | boolean;
+  value: string | number | boolean | readonly string[];
   /** Where it came from, for messages: `--var`, `IMGC_VAR_X`, `imgc.toml:LINE`. */
   from: string;
   /** A string from the command line or the environment, converted to the variable's type. */
   text?: boolean;
 }
 
-const convert = (v: Variable, g: GivenValue): unknown => {
+const convert = (v: Variable | ListVariable, g: GivenValue): unknown => {
+  // A list given as text (the command line, the environment, a var file, or a TOML string): its items separated by white space (`--var extra_debs="a b"`).
+  if (v.type === 'list' && typeof g.value === 'string') return listItems(g.value);
   if (!g.text || typeof g.value !== 'string') return g.value;
   if (v.type === 'number') return /^\s*$/.test(g.value) ? NaN : Number(g.value);
   if (v.type === 'boolean') return g.value === 'true' ? true : g.value === 'false' ? false : g.value;
@@ -49,6 +52,12 @@ export const resolveVariables = (phases: unknown, given: readonly GivenValue[]):
       }
       value = parsed.data;
     }
+    // A list variable is a package list: each item a package spec, checked here where the value has a source to name.
+    const bad = v.type === 'list' && Array.isArray(value) ? (value as unknown[]).find((i) => typeof i !== 'string' || !packageSpecPattern.test(i)) : undefined;
+    if (bad !== undefined) {
+      diagnostics.push(diagnostic('IMGC1008', `${g?.from ?? 'the default'}: item ${JSON.stringify(bad)} of list variable '${name}' is not a package spec`, { hint: packageSpecRule }));
+      return [];
+    }
     if (value === undefined && !sensitive) {
       diagnostics.push(diagnostic('IMGC1008', `variable '${name}' has no value`, { hint: `pass --var ${name}=VALUE, set IMGC_VAR_${name.toUpperCase()}, or add it to imgc.toml's [vars]` }));
       return [];
@@ -58,8 +67,8 @@ export const resolveVariables = (phases: unknown, given: readonly GivenValue[]):
       type: v.type,
       ...(v.options.description !== undefined ? { description: v.options.description } : {}),
       sensitive,
-      ...(sensitive ? {} : { value: value as string | number | boolean }),
-      ...(v.oneOf ? { oneOf: [...v.oneOf] } : {}),
+      ...(sensitive ? {} : { value: (Array.isArray(value) ? [...(value as string[])] : value) as Exclude<VariableValue, readonly string[]> | string[] }),
+      ...(v.type !== 'list' && v.oneOf ? { oneOf: [...v.oneOf] } : {}),
     }];
   });
   return { variables, diagnostics };

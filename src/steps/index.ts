@@ -37,9 +37,10 @@ import { restart } from './restart.js';
 import { ansibleRole } from './ansible-role.js';
 import { reboot } from './reboot.js';
 import { puppetApply } from './puppet-apply.js';
+import { packageList } from './package-list.js';
 
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
-export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, dataKey, upgrade, ansibleRole, reboot, puppetApply } as const;
+export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, dataKey, upgrade, ansibleRole, reboot, puppetApply, packageList } as const;
 
 /**
  * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
@@ -81,6 +82,7 @@ export const stepSchemas = {
   AnsibleRoleStep: ansibleRole.schema,
   RebootStep: reboot.schema,
   PuppetApplyStep: puppetApply.schema,
+  PackageListStep: packageList.schema,
 } as const;
 
 /** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
@@ -115,6 +117,7 @@ export const phaseStepSchemas = [
   ansibleRole.schema,
   reboot.schema,
   puppetApply.schema,
+  packageList.schema,
 ] as const;
 
 export type KindName = keyof typeof kinds;

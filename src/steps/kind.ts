@@ -148,6 +148,8 @@ export interface RuntimeContext {
   mine(f: Fact): boolean;
   /** The creation of a path the step makes, if it is the step's own (token `ID` or `ID#n`). */
   path(p: string, type: CreationPathType, n?: number): Creation[];
+  /** `text` with the IR's values in place of its variable references (sensitive ones stay references). */
+  resolved(text: string): string;
 }
 
 export interface RuntimeEffects {

@@ -70,6 +70,7 @@ const aptRemove = (ns: readonly string[]): YMap => map({ name: names(ns), state:
 const apt: PackageManagerRecord = {
   shell: {
     install: (ns) => ({ lines: [`imgc_apt_install ${words(ns)}`], helpers: ['aptInstall'] }),
+    installArgs: { lines: ['imgc_apt_install "$@"'], helpers: ['aptInstall'] },
     remove: (ns) => ({ lines: [`imgc_apt_remove ${words(ns)}`], helpers: ['aptRemove'] }),
     repositoryChanged: {
       lines: ['if [ "$imgc_dirty" -eq 1 ]; then', '  imgc_apt_fresh=0', 'fi'],

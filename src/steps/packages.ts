@@ -9,7 +9,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { packageManagers } from './package-managers.js';
 import { str } from '../emit/cloud-init/quote.js';
-import type { StepKind } from './kind.js';
+import type { RootExpectation, StepKind } from './kind.js';
 
 /**
  * A package pinned to a version that references variables (`kubelet=${v}`):
@@ -31,6 +31,17 @@ const schema = z
   .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(Spec).min(1) })
   .strict();
 type PackagesStep = z.infer<typeof schema>;
+
+/** What verify expects of one package on the root: installed, or not. */
+export const packageExpectation = (name: string, installed: boolean): RootExpectation => ({
+  subject: `fact:package:${name}`,
+  what: `package '${name}' ${installed ? 'installed' : 'removed'}`,
+  check: (r) => {
+    const st = r.dpkg.get(name);
+    if (installed) return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
+    return isInstalled(st) ? `still installed (status: ${st})` : undefined;
+  },
+});
 
 export const packages = {
   kind: 'packages',
@@ -83,15 +94,6 @@ export const packages = {
   },
 
   verify: {
-    root: (s) =>
-      s.names.map((spec) => packageName(spec)).map((name) => ({
-        subject: `fact:package:${name}`,
-        what: `package '${name}' ${s.action === 'install' ? 'installed' : 'removed'}`,
-        check: (r) => {
-          const st = r.dpkg.get(name);
-          if (s.action === 'install') return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
-          return isInstalled(st) ? `still installed (status: ${st})` : undefined;
-        },
-      })),
+    root: (s) => s.names.map((spec) => packageExpectation(packageName(spec), s.action === 'install')),
   },
 } as const satisfies StepKind<PackagesStep>;

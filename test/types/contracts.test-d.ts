@@ -350,3 +350,28 @@ test("the release sources' services, commands and paths reach later steps", () =
       return q;
     });
 });
+
+test('a list variable is a package list: packages(list) type-checks and adds no package fact; it is no string and no condition', () => {
+  const extraDebs = variable('extra_debs_types', z.array(z.string()), { default: [] });
+  expectTypeOf(extraDebs.type).toEqualTypeOf<'list'>();
+  // @ts-expect-error: a list variable's default is a list of strings
+  variable('extra_debs_types2', z.array(z.string()), { default: 'tree bc' });
+  image('t')
+    .base(base)
+    .customize((p) => {
+      const q = p.packages(extraDebs).packages(['jq']).hold(['jq']);
+      // The list's names are known only when the output runs: no package fact.
+      expectTypeOf<Extract<FactsOf<typeof q>['package'], 'tree'>>().toBeNever();
+      return (
+        q
+          // @ts-expect-error: no package 'tree' is known, whatever the list holds when the output runs
+          .hold(['tree'])
+          // @ts-expect-error: a list variable is no string (in a template literal TypeScript allows any value: imgc refuses it when the definition runs, IMGC1002)
+          .file('/etc/x', { content: extraDebs })
+          // @ts-expect-error: a list variable decides no condition
+          .when(extraDebs, (p) => p)
+      );
+    });
+  // @ts-expect-error: a list variable has no is()
+  extraDebs.is(['tree']);
+});

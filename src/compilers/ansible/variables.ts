@@ -23,12 +23,15 @@ const taskVariables = (t: Task): Set<string> => {
   return out;
 };
 
-/** group_vars/all.yml entries: the non-sensitive variables with their values, numbers and booleans as such (a `when:` or a module's int argument needs them typed). */
-export const variableDefaults = (ir: Image): Record<string, Scalar> =>
+/** group_vars/all.yml entries: the non-sensitive variables with their values, numbers and booleans as such (a `when:` or a module's int argument needs them typed), a list as a YAML list. */
+export const variableDefaults = (ir: Image): Record<string, Node> =>
   Object.fromEntries(
     (ir.variables ?? [])
       .filter((v) => !v.sensitive)
-      .map((v) => [v.name, typeof v.value === 'number' ? num(v.value) : typeof v.value === 'boolean' ? bool(v.value) : unsafe(String(v.value))]),
+      .map((v) => [
+        v.name,
+        typeof v.value === 'number' ? num(v.value) : typeof v.value === 'boolean' ? bool(v.value) : typeof v.value === 'object' ? seq(v.value.map((i) => ({ value: unsafe(i) }))) : unsafe(String(v.value)),
+      ]),
   );
 
 /**

@@ -5,7 +5,7 @@
 // steps are decided with the same values.
 import { diagnostic } from '../../check/diagnostic.js';
 import type { Image } from '../../ir/schema.js';
-import { describeConditions, runWith } from '../../core/conditions.js';
+import { describeConditions, runWith, valuesOf } from '../../core/conditions.js';
 import { CompileError } from '../types.js';
 
 /**
@@ -28,7 +28,7 @@ export const substituteVariables = (ir: Image): { ir: Image; leftOut: string[] }
       ),
     );
   // Conditions are decided the same way: a step they do not take is left out.
-  const { variables: _, ...rest } = runWith(ir, new Map(vars.map((v) => [v.name, v.value as string | number | boolean])));
+  const { variables: _, ...rest } = runWith(ir, valuesOf(vars) as ReadonlyMap<string, string | number | boolean>);
   const kept = new Set(rest.phases.flatMap((p) => p.steps.map((s) => s.id)));
   const leftOut = ir.phases.flatMap((p) => p.steps.filter((s) => !kept.has(s.id)).map((s) => `${s.id} (when ${describeConditions(s.conditions ?? [])})`));
   return { ir: rest, leftOut };

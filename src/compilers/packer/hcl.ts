@@ -23,7 +23,7 @@ export type Value =
   /** A bare reference such as `var.x`. */
   | { readonly kind: 'ref'; readonly expr: string }
   /** A type keyword in a variable's `type`. */
-  | { readonly kind: 'type'; readonly name: 'string' | 'number' | 'bool' }
+  | { readonly kind: 'type'; readonly name: 'string' | 'number' | 'bool' | 'list(string)' }
   | { readonly kind: 'list'; readonly items: readonly Value[] }
   | { readonly kind: 'map'; readonly entries: readonly (readonly [string, Value])[] };
 

@@ -319,9 +319,13 @@ const variableBlock = (v: VariableSpec): Item =>
   block('variable', [v.name], [
     attr('type', { kind: 'type', name: v.type }),
     attr('description', str(v.description)),
-    ...(v.default !== undefined ? [attr('default', typeof v.default === 'string' ? str(v.default) : typeof v.default === 'number' ? { kind: 'number', value: v.default } : bool(v.default))] : []),
+    ...(v.default !== undefined ? [attr('default', defaultValue(v.default))] : []),
     ...(v.sensitive ? [attr('sensitive', bool(true))] : []),
+    ...(v.validation ? [block('validation', [], [attr('condition', { kind: 'ref', expr: v.validation.condition }), attr('error_message', str(v.validation.message))])] : []),
   ]);
+
+const defaultValue = (d: NonNullable<VariableSpec['default']>): Value =>
+  typeof d === 'string' ? str(d) : typeof d === 'number' ? { kind: 'number', value: d } : typeof d === 'boolean' ? bool(d) : list(d.map(str));
 
 const uniqueVariables = (sources: readonly SourceSpec[]): VariableSpec[] => {
   const seen = new Map<string, VariableSpec>();
@@ -397,7 +401,7 @@ const template = (ir: Image, provisioner: Provisioner, json: boolean, file: stri
   const cloudSteps = (artifactPhase?.steps ?? []).filter(isCloudImage);
   const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
   const sources = sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
-  const own = irVariables(ir);
+  const own = irVariables(ir, legacy);
   const variables = [...own, ...uniqueVariables(sources).filter((v) => !own.some((o) => o.name === v.name))];
   const required = variables.filter((v) => v.default === undefined);
   const notPacker = ir.phases.flatMap((p) => p.steps.filter((s) => s.kind === 'artifact' || s.kind === 'verify'));

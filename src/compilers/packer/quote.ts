@@ -116,10 +116,23 @@ export type TemplatePart = string | { readonly expr: string };
 const safeExpr = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
 // …and the function calls it writes: the variables as one JSON object (see
-// jsonencodeVariables), and a variable, path.root or that object in base64 (see base64Of).
+// jsonencodeVariables), and a variable (a list as its items joined by spaces),
+// path.root or that object in base64 (see base64Of); a list variable's
+// validation (see allMatch).
 const assignment = '[a-z][a-z0-9_]* = var\\.[a-z][a-z0-9_]*';
 const json = `jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)`;
-const safeCall = new RegExp(`^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|path\\.root|${json})\\)$`);
+const safeCall = new RegExp(
+  `^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|join\\(" ", var\\.[a-z][a-z0-9_]*\\)|path\\.root|${json})\\)$` +
+    // A pattern without quote, backslash or template sequence (`${`, `%{`).
+    `|^length\\(\\[for p in var\\.[a-z][a-z0-9_]* : p if !can\\(regex\\("(?:[^"\\\\$%]|[$%](?!\\{))*", p\\)\\)\\]\\) == 0$`,
+);
+
+/**
+ * The condition of a list variable's validation block: every item matches
+ * `pattern` (`alltrue` and `regexall` are newer than some Packer releases that
+ * have `can` and `regex`).
+ */
+export const allMatch = (name: string, pattern: RegExp): string => checkExpr(`length([for p in var.${name} : p if !can(regex(${JSON.stringify(pattern.source)}, p))]) == 0`);
 
 /**
  * `base64encode(REF)` for `var.NAME`, `path.root` or jsonencodeVariables' object: a value Packer's own
@@ -137,10 +150,10 @@ const checkExpr = (expr: string): string => {
 };
 
 /** Literal text before an interpolation must not end in `$`/`%`, which would turn `${` into an escape: the run of them is interpolated too. */
-const templateBody = (parts: readonly TemplatePart[], literal: (s: string, atStart: boolean) => string, marker: (c: string) => string): string =>
+const templateBody = (parts: readonly TemplatePart[], literal: (s: string, atStart: boolean) => string, marker: (c: string) => string, exprText = (e: string) => e): string =>
   parts
     .map((p, i) => {
-      if (typeof p !== 'string') return `\${${checkExpr(p.expr)}}`;
+      if (typeof p !== 'string') return `\${${exprText(checkExpr(p.expr))}}`;
       check(p);
       const next = parts[i + 1];
       const m = /[$%]+$/.exec(p);
@@ -203,7 +216,8 @@ export const jsonString = (s: string): string => {
 
 /** The HCL JSON-syntax template for `parts`, as a JSON string with quotes. */
 export const jsonTemplate = (parts: readonly TemplatePart[]): string =>
-  `"${templateBody(parts, jsonLiteralText, (c) => `\${\\"${c}\\"}`)}"`;
+  // An expression's own quotes (`join(" ", var.x)`) JSON-escaped: the JSON string is read before the template.
+  `"${templateBody(parts, jsonLiteralText, (c) => `\${\\"${c}\\"}`, (e) => JSON.stringify(e).slice(1, -1))}"`;
 
 /**
  * How a template-literal value reads in HCL JSON syntax (the string before

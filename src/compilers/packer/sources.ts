@@ -8,10 +8,12 @@ import { attr, block, bool, list, map, num, ref, str, type Item, type Value } fr
 
 export interface VariableSpec {
   readonly name: string;
-  readonly type: 'string' | 'number' | 'bool';
+  readonly type: 'string' | 'number' | 'bool' | 'list(string)';
   readonly description: string;
   /** Absent: the variable is required (`-var NAME=…`). */
-  readonly default?: string | number | boolean;
+  readonly default?: string | number | boolean | readonly string[];
+  /** A `validation` block: Packer refuses a value `condition` (an HCL expression of imgc's own, no user text) does not accept. */
+  readonly validation?: { readonly condition: string; readonly message: string };
   readonly sensitive?: boolean;
 }
 

@@ -12,21 +12,36 @@
 // shell-local step writes before the first ansible provisioner and removes
 // after the last.
 import type { Image } from '../../ir/schema.js';
-import { envName } from '../../core/variables.js';
+import { envName, type IRVariable } from '../../core/variables.js';
+import { packageSpecPattern } from '../../core/packages.js';
 import { attr, block, bool, list, str, tmpl, type Item, type Value } from './hcl.js';
-import { base64Of, jsonencodeVariables, type TemplatePart } from './quote.js';
+import { allMatch, base64Of, jsonencodeVariables, type TemplatePart } from './quote.js';
 import type { VariableSpec } from './sources.js';
 
-const hclType = { string: 'string', number: 'number', boolean: 'bool' } as const;
+const hclType = { string: 'string', number: 'number', boolean: 'bool', list: 'list(string)' } as const;
 
-/** The IR's variables as the template's variable blocks. */
-export const irVariables = (ir: Image): VariableSpec[] =>
+/**
+ * A list variable's items are package specs (src/steps/package-list.ts): Packer
+ * refuses any other value before a build starts (the scripts and plays check
+ * again). Not for Packer 1.6, whose validation conditions have no `regex`.
+ */
+const listValidation = (name: string): VariableSpec['validation'] => ({
+  condition: allMatch(name, packageSpecPattern),
+  message: `Each item of ${name} must be a package spec: name[:arch][=version].`,
+});
+
+/** The IR's variables as the template's variable blocks (`legacy`: for Packer 1.6). */
+export const irVariables = (ir: Image, legacy: boolean): VariableSpec[] =>
   (ir.variables ?? []).map((v) => ({
     name: v.name,
     type: hclType[v.type],
     description: v.description ?? `Variable ${v.name} of ${ir.source}${v.sensitive ? ' (sensitive)' : ''}.`,
     ...(v.sensitive ? { sensitive: true } : { default: v.value }),
+    ...(v.type === 'list' && !legacy ? { validation: listValidation(v.name) } : {}),
   }));
+
+/** A variable for a shell script's IMGC_VAR_<NAME>, in base64: a list as its items separated by spaces (`valueText`). */
+const shellValue = (v: IRVariable): string => base64Of(v.type === 'list' ? `join(" ", var.${v.name})` : `var.${v.name}`);
 
 /**
  * `if root then sh else sudo sh` of the uploaded script ({{ .Path }}, $0),
@@ -40,10 +55,10 @@ export const executeAsRootWithVars = (names: readonly string[]): string => {
 };
 
 /** shell-local: lines of its inline script that set each variable from its base64, then run `file` (under path.root). */
-const localInline = (used: readonly { name: string }[], file: string): Value =>
+const localInline = (used: readonly IRVariable[], file: string): Value =>
   list([
     ...used.flatMap((v) => [
-      tmpl(`${envName(v.name)}=$(printf %s '`, { expr: base64Of(`var.${v.name}`) }, `' | base64 -d && echo .) || exit 1`),
+      tmpl(`${envName(v.name)}=$(printf %s '`, { expr: shellValue(v) }, `' | base64 -d && echo .) || exit 1`),
       str(`export ${envName(v.name)}="\${${envName(v.name)}%.}"`),
     ]),
     tmpl(`exec /bin/sh "$(printf %s '`, { expr: base64Of('path.root') }, `' | base64 -d)${file}"`),
@@ -105,7 +120,7 @@ export const withVariables = (ir: Image, provisioners: readonly Item[], embedded
         const file = scriptFile(p.body);
         return { ...p, body: p.body.map((i) => (isAttr(i, 'script') ? attr('inline', localInline(used, file)) : i)) };
       }
-      const env: Value = list(used.map((v) => tmpl(`${envName(v.name)}=`, { expr: base64Of(`var.${v.name}`) })));
+      const env: Value = list(used.map((v) => tmpl(`${envName(v.name)}=`, { expr: shellValue(v) })));
       const body = p.body.map((i) => (isAttr(i, 'execute_command') ? attr('execute_command', str(executeAsRootWithVars(used.map((v) => envName(v.name))))) : i));
       const at = body.findIndex((i) => isAttr(i, 'script')) + 1;
       return { ...p, body: [...body.slice(0, at), attr('environment_vars', env), attr('use_env_var_file', bool(true)), ...body.slice(at)] };

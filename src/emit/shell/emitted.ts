@@ -54,6 +54,8 @@ export interface Emitted {
 /** How a package manager's operations are written in a phase script (src/steps/package-managers.ts). */
 export interface ShellPackageManager {
   install(names: readonly string[]): Emitted;
+  /** Installs the function's positional parameters (checked package specs); nothing for none. */
+  readonly installArgs: Emitted;
   remove(names: readonly string[]): Emitted;
   /** Appended to a repository step: lets the next install see what the step changed. */
   readonly repositoryChanged: Emitted;

@@ -9,7 +9,7 @@
 // are never put in double quotes, heredocs or `echo`; file bodies are written
 // with `printf '%s' WORD`, which adds nothing (no trailing newline).
 
-import { allowedValues, displayMarkers, envName, hasMarker, splitMarkers, type IRVariable } from '../../core/variables.js';
+import { allowedValues, displayMarkers, envName, hasMarker, splitMarkers, valueText, type IRVariable } from '../../core/variables.js';
 import { conditionText, type Condition } from '../../core/conditions.js';
 
 /** Characters that mean nothing to the shell anywhere in a word (no glob, tilde, `=`, space, quote). */
@@ -33,7 +33,8 @@ export const conditionTest = (cs: readonly Condition[]): string =>
 /**
  * The lines after `set -eu` of a script that uses variables: a non-sensitive
  * variable defaults to its value at compile time; a sensitive one must be in
- * the environment (its value is never written here).
+ * the environment (its value is never written here). A list's value is its
+ * items separated by spaces (`extra_debs="a b"`, as image-builder takes it).
  */
 export const variablePrologue = (vars: readonly IRVariable[]): string[] =>
   vars.length
@@ -43,7 +44,10 @@ export const variablePrologue = (vars: readonly IRVariable[]): string[] =>
         ...vars.map((v) =>
           v.sensitive
             ? `: "\${${envName(v.name)}:?set ${envName(v.name)} (sensitive variable ${v.name})}"`
-            : `${envName(v.name)}=\${${envName(v.name)}:-${literalWord(String(v.value))}}`,
+            : v.type === 'list'
+              ? // Set but empty is an empty list: `-`, not `:-`.
+                `${envName(v.name)}=\${${envName(v.name)}-${literalWord(valueText(v.value ?? []))}}`
+              : `${envName(v.name)}=\${${envName(v.name)}:-${literalWord(String(v.value))}}`,
         ),
         ...vars.flatMap(oneOfCheck),
       ]
