@@ -914,10 +914,16 @@ const order = Object.keys(helpers) as HelperName[];
  * runs the same functions (cloud-init's runcmd). With `dirty: false` the
  * `imgc_dirty=1` lines go: a script that does not report changes.
  */
-export const helper = (h: HelperName, opts: { readonly dirty: boolean }): { deps: readonly HelperName[]; code: string[] } => ({
-  deps: helpers[h].deps,
-  code: helpers[h].code.split('\n').filter((l) => opts.dirty || l.trim() !== 'imgc_dirty=1'),
-});
+export const helper = (h: HelperName, opts: { readonly dirty: boolean }): { deps: readonly HelperName[]; code: string[] } => {
+  const code = helpers[h].code.split('\n');
+  if (opts.dirty) return { deps: helpers[h].deps, code };
+  // Without change tracking: a branch that only tracked a change keeps `:`, as sh needs a command there.
+  const onlyCommand = (i: number) => /(then|else|do)$/.test(code[i - 1]?.trim() ?? '') && /^(fi|else|elif|done)\b/.test(code[i + 1]?.trim() ?? '');
+  return {
+    deps: helpers[h].deps,
+    code: code.flatMap((l, i) => (l.trim() !== 'imgc_dirty=1' ? [l] : onlyCommand(i) ? [l.replace('imgc_dirty=1', ':')] : [])),
+  };
+};
 
 /** The code of `used` and everything they call, in this file's order. */
 export const helperCode = (used: Iterable<HelperName>): string[] => {
