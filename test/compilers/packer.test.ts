@@ -102,10 +102,14 @@ describe.each(goodExamples())('packer backend: %s', (file) => {
       it('is the default form but for its header and packer block, and says it is for packer 1.6.6', () => {
         const modern = packerCompiler.compile(ir, { ...opts, packerVersion: '1.10' });
         const hcl = (text: string) => text.replace(/^(#.*\n)+\n/, '').replace(/^packer \{\n[\s\S]*?\n\}\n\n/, '');
-        expect(hcl(files[hclFile()]!)).toBe(hcl(modern[hclFile()]!));
+        // A list variable's validation block needs regex() in conditions, which packer 1.6.6 lacks: the scripts and plays check the items there.
+        const unvalidated = (text: string) => text.replace(/^ {2}validation \{\n[\s\S]*?\n {2}\}\n/gm, '');
+        expect(hcl(files[hclFile()]!)).toBe(unvalidated(hcl(modern[hclFile()]!)));
+        expect(files[hclFile()]).not.toMatch(/^ {2}validation \{/m);
         const json = (text: string) => {
           const { '//': _header, packer: _block, ...rest } = JSON.parse(text) as Record<string, unknown>;
-          return rest;
+          const variables = Object.entries((rest['variable'] ?? {}) as Record<string, Record<string, unknown>>).map(([n, { validation: _v, ...v }]) => [n, v]);
+          return { ...rest, ...(rest['variable'] ? { variable: Object.fromEntries(variables) } : {}) };
         };
         expect(json(files[`${ir.name}.pkr.json`]!)).toEqual(json(modern[`${ir.name}.pkr.json`]!));
         expect(Object.fromEntries(Object.entries(files).filter(([f]) => !(f in own(files))))).toEqual(Object.fromEntries(Object.entries(modern).filter(([f]) => !(f in own(modern)))));
@@ -195,7 +199,7 @@ describe.each(goodExamples())('packer backend: %s', (file) => {
       // Sensitive variables are marked so; AWS credentials are not variables.
       const variables = Object.entries((parsed['variable'] ?? {}) as Record<string, Parsed[]>);
       for (const [v, [body]] of variables) {
-        expect(body?.['type'], v).toMatch(/^\$\{(string|number|bool)\}$|^(string|number|bool)$/);
+        expect(body?.['type'], v).toMatch(/^\$\{(string|number|bool|list\(string\))\}$|^(string|number|bool|list\(string\))$/);
         if (/password/.test(v)) expect(body?.['sensitive'], v).toBe(true);
         expect(v).not.toMatch(/access_key|secret/);
       }

@@ -118,7 +118,7 @@ describe('packages(listVariable)', () => {
     const [v] = parsed['variable']['extra_debs'];
     expect(v.type).toBe('${list(string)}');
     expect(v.default).toEqual(['tree', 'bc']);
-    expect(v.validation[0].condition).toBe(`\${length([for p in var.extra_debs : p if !can(regex(${JSON.stringify(packageSpecPattern.source)}, p))]) == 0}`);
+    expect(v.validation[0].condition).toBe(`\${length([for p in var.extra_debs : p if can(regex(${JSON.stringify(packageSpecPattern.source)}, p))]) == length(var.extra_debs)}`);
     expect(JSON.parse(files['package-list-test.pkr.json']!).variable.extra_debs.validation.condition).toContain('can(regex(');
   });
 

@@ -106,7 +106,8 @@ export const cloudInitCompiler: Compiler = {
     assertCompilable(given);
     // Variables become their compile-time values; a sensitive one is refused (./variables.ts).
     // First boot applies the image's phases; the ones for existing hosts only (bootstrap) are not among them.
-    const { ir, leftOut } = substituteVariables(imageView(given));
+    const { ir, leftOut: decided } = substituteVariables(imageView(given));
+    const leftOut = [...decided];
     const compiled = ir.phases.filter(rootChanging);
     const skipped = ir.phases.filter((p) => !rootChanging(p));
     const items: Item[] = compiled.flatMap((phase) => [...phase.pre, ...phase.steps, ...phase.post].map((step) => ({ step, phase }) as Item));
@@ -114,8 +115,12 @@ export const cloudInitCompiler: Compiler = {
     let pm: PackageManager | undefined;
     const groups = new Set(ir.base.provides.filter((f) => f.kind === 'group').map((f) => f.key));
     const out = emptyEmission();
+    const entries = () => out.bootcmd.length + out.writeFiles.length + out.deferred.length + out.groups.length + out.users.length + out.packages.length + out.runcmd.length;
     for (const p of placed) {
+      const before = entries();
       emit(p, { ir, packageManager: () => (pm ??= packageManagerOf(ir.base, 'cloudInit')), groupExists: (g) => groups.has(g) }, out);
+      // A step with nothing to do for these values (an empty package list) is named too.
+      if (entries() === before) leftOut.push(`${p.step.id} (nothing to do with these values)`);
       for (const f of p.step.removes) if (f.kind === 'group') groups.delete(f.key);
       for (const f of p.step.provides) if (f.kind === 'group') groups.add(f.key);
     }

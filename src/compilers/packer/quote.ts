@@ -124,15 +124,17 @@ const json = `jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)`;
 const safeCall = new RegExp(
   `^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|join\\(" ", var\\.[a-z][a-z0-9_]*\\)|path\\.root|${json})\\)$` +
     // A pattern without quote, backslash or template sequence (`${`, `%{`).
-    `|^length\\(\\[for p in var\\.[a-z][a-z0-9_]* : p if !can\\(regex\\("(?:[^"\\\\$%]|[$%](?!\\{))*", p\\)\\)\\]\\) == 0$`,
+    `|^length\\(\\[for p in var\\.(?<list>[a-z][a-z0-9_]*) : p if can\\(regex\\("(?:[^"\\\\$%]|[$%](?!\\{))*", p\\)\\)\\]\\) == length\\(var\\.\\k<list>\\)$`,
 );
 
 /**
  * The condition of a list variable's validation block: every item matches
  * `pattern` (`alltrue` and `regexall` are newer than some Packer releases that
- * have `can` and `regex`).
+ * have `can` and `regex`; no unary `!`, which packer fmt spaces differently
+ * from release to release).
  */
-export const allMatch = (name: string, pattern: RegExp): string => checkExpr(`length([for p in var.${name} : p if !can(regex(${JSON.stringify(pattern.source)}, p))]) == 0`);
+export const allMatch = (name: string, pattern: RegExp): string =>
+  checkExpr(`length([for p in var.${name} : p if can(regex(${JSON.stringify(pattern.source)}, p))]) == length(var.${name})`);
 
 /**
  * `base64encode(REF)` for `var.NAME`, `path.root` or jsonencodeVariables' object: a value Packer's own
