@@ -26,6 +26,7 @@ const crictlUrl = variable('crictl_url', url, { default: 'https://github.com/kub
 const crictlSha256 = variable('crictl_sha256', sha256, { default: '83855e114566a8a8c44c548d515670f51de3a5e1da8b2effb59870e2f10c25a3' });
 const imageBuilderVersion = variable('image_builder_version', z.string(), { default: 'imgc', description: 'written to /etc/image-builder-release' });
 const aptProxy = variable('apt_proxy', z.string(), { default: '', description: "an HTTP proxy for apt while the image is built ('' for none), as image-builder's http_proxy" });
+const extraDebs = variable('extra_debs', z.array(z.string()), { default: [], description: "image-builder's extra_debs: more packages to install, as a list or a string of words" });
 
 /** image-builder's `common_debs`, as Debian 12 names them; conntrack and socat come with kubernetes(), libseccomp2 with containerd(). */
 const commonDebs = [
@@ -62,6 +63,7 @@ export default image('image-builder-node')
       .when(aptProxy.isNot(''), (p) => p.file('/etc/apt/apt.conf.d/90proxy', { mode: '0644', content: `Acquire::http::Proxy "${aptProxy}";\n` }))
       .upgrade({ dist: true }) // role setup: a dist-upgrade before the installs
       .packages(commonDebs)
+      .packages(extraDebs) // role setup: the packages a site adds (extra_debs)
       // Not in the catalog: the install says what it brings, for the checker and the types.
       .packages(['udev'], { provides: { path: ['/etc/udev', '/etc/udev/rules.d'], service: ['systemd-udevd'], command: ['udevadm'] } }),
   )
