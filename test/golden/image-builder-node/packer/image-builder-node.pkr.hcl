@@ -11,11 +11,11 @@
 # Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
-#   artifact.1.artifact (image-builder-node.ts:189): tar rootfs.tar.zst
-#   artifact.2.artifact (image-builder-node.ts:189): qcow2 disk.qcow2
-#   verify.1.verify (image-builder-node.ts:190): verify facts
-#   verify.2.verify (image-builder-node.ts:190): verify checksums
-#   verify.3.verify (image-builder-node.ts:190): verify manifest
+#   artifact.1.artifact (image-builder-node.ts:191): tar rootfs.tar.zst
+#   artifact.2.artifact (image-builder-node.ts:191): qcow2 disk.qcow2
+#   verify.1.verify (image-builder-node.ts:192): verify facts
+#   verify.2.verify (image-builder-node.ts:192): verify checksums
+#   verify.3.verify (image-builder-node.ts:192): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -31,6 +31,16 @@ variable "apt_proxy" {
   type        = string
   description = "an HTTP proxy for apt while the image is built ('' for none), as image-builder's http_proxy"
   default     = ""
+}
+
+variable "extra_debs" {
+  type        = list(string)
+  description = "image-builder's extra_debs: more packages to install, as a list or a string of words"
+  default     = []
+  validation {
+    condition     = length([for p in var.extra_debs : p if can(regex("^[A-Za-z0-9][A-Za-z0-9+._-]*(:[a-z0-9-]+)?(=[A-Za-z0-9+.:~_-]+[*]?)?$", p))]) == length(var.extra_debs)
+    error_message = "Each item of extra_debs must be a package spec: name[:arch][=version]."
+  }
 }
 
 variable "image_builder_version" {
@@ -140,7 +150,7 @@ variable "qemu_ssh_password" {
   sensitive   = true
 }
 
-# artifact.3.cloudImage (image-builder-node.ts:189): a VM disk image built with QEMU.
+# artifact.3.cloudImage (image-builder-node.ts:191): a VM disk image built with QEMU.
 # A cloud image lets Packer in only once cloud-init has set a password or key: give it a
 # NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
 # that already accepts qemu_ssh_username and qemu_ssh_password.
@@ -172,98 +182,102 @@ build {
   }
 
   # customize: in the target, as root:
-  #   customize.1.mask (image-builder-node.ts:56): mask apt-daily.timer
-  #   customize.2.mask (image-builder-node.ts:57): mask apt-daily-upgrade.timer
-  #   customize.3.mask (image-builder-node.ts:58): mask apt-daily.service
-  #   customize.4.mask (image-builder-node.ts:59): mask apt-daily-upgrade.service
-  #   customize.5.mask (image-builder-node.ts:60): mask unattended-upgrades.service
-  #   customize.6.file (image-builder-node.ts:62): file /etc/apt/apt.conf.d/90proxy
-  #   customize.7.upgrade (image-builder-node.ts:63): apt-get dist-upgrade
-  #   customize.8.packages (image-builder-node.ts:64): install auditd apt-transport-https ca-certificates chrony curl ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
-  #   customize.9.packages (image-builder-node.ts:66): install udev
+  #   customize.1.mask (image-builder-node.ts:57): mask apt-daily.timer
+  #   customize.2.mask (image-builder-node.ts:58): mask apt-daily-upgrade.timer
+  #   customize.3.mask (image-builder-node.ts:59): mask apt-daily.service
+  #   customize.4.mask (image-builder-node.ts:60): mask apt-daily-upgrade.service
+  #   customize.5.mask (image-builder-node.ts:61): mask unattended-upgrades.service
+  #   customize.6.file (image-builder-node.ts:63): file /etc/apt/apt.conf.d/90proxy
+  #   customize.7.upgrade (image-builder-node.ts:64): apt-get dist-upgrade
+  #   customize.8.packages (image-builder-node.ts:65): install auditd apt-transport-https ca-certificates chrony curl ebtables jq gnupg libnetfilter-acct1 libnetfilter-cttimeout1 libnetfilter-log1 python3-netifaces python3-pip
+  #   customize.9.packageList (image-builder-node.ts:66): install the packages of variable extra_debs
+  #   customize.10.packages (image-builder-node.ts:68): install udev
   provisioner "shell" {
-    script           = "${path.root}/shell/phases/01-customize.sh"
-    environment_vars = ["IMGC_VAR_APT_PROXY=${base64encode(var.apt_proxy)}"]
+    script = "${path.root}/shell/phases/01-customize.sh"
+    environment_vars = [
+      "IMGC_VAR_APT_PROXY=${base64encode(var.apt_proxy)}",
+      "IMGC_VAR_EXTRA_DEBS=${base64encode(join(" ", var.extra_debs))}",
+    ]
     use_env_var_file = true
     remote_folder    = "/tmp"
-    execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_APT_PROXY; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_APT_PROXY; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
+    execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_APT_PROXY IMGC_VAR_EXTRA_DEBS; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_APT_PROXY IMGC_VAR_EXTRA_DEBS; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 
   # provision: in the target, as root:
-  #   provision.1.kernelModule (image-builder-node.ts:71): kernel module overlay
-  #   provision.2.kernelModule (image-builder-node.ts:71): kernel module br_netfilter
-  #   provision.3.sysctl (image-builder-node.ts:71): sysctl net.ipv4.ip_forward = 1
-  #   provision.4.sysctl (image-builder-node.ts:71): sysctl net.bridge.bridge-nf-call-iptables = 1
-  #   provision.5.sysctl (image-builder-node.ts:71): sysctl net.bridge.bridge-nf-call-ip6tables = 1
-  #   provision.6.sysctl (image-builder-node.ts:71): sysctl net.ipv6.conf.all.forwarding = 1
-  #   provision.7.sysctl (image-builder-node.ts:71): sysctl net.ipv6.conf.all.disable_ipv6 = 0
-  #   provision.8.sysctl (image-builder-node.ts:71): sysctl net.ipv4.tcp_congestion_control = bbr
-  #   provision.9.sysctl (image-builder-node.ts:71): sysctl vm.overcommit_memory = 1
-  #   provision.10.sysctl (image-builder-node.ts:71): sysctl kernel.panic = 10
-  #   provision.11.sysctl (image-builder-node.ts:71): sysctl kernel.panic_on_oops = 1
-  #   provision.12.sysctl (image-builder-node.ts:71): sysctl fs.inotify.max_user_instances = 8192
-  #   provision.13.sysctl (image-builder-node.ts:71): sysctl fs.inotify.max_user_watches = 524288
-  #   provision.14.swapOff (image-builder-node.ts:72): swap off
-  #   provision.15.service (image-builder-node.ts:73): enable auditd
-  #   provision.16.file (image-builder-node.ts:74): file /etc/audit/rules.d/containerd.rules
-  #   provision.17.file (image-builder-node.ts:80): file /etc/udev/rules.d/90-etcd-tuning.rules
-  #   provision.18.file (image-builder-node.ts:84): file /usr/local/bin/etcd-network-tuning.sh
-  #   provision.19.file (image-builder-node.ts:99): file /etc/image-builder-release
-  #   provision.20.packages (image-builder-node.ts:101): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-  #   provision.21.file (image-builder-node.ts:101): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-  #   provision.22.directory (image-builder-node.ts:101): directory /etc/systemd/system/cloud-config.service.d
-  #   provision.23.file (image-builder-node.ts:101): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-  #   provision.24.directory (image-builder-node.ts:101): directory /etc/systemd/system/cloud-final.service.d
-  #   provision.25.file (image-builder-node.ts:101): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-  #   provision.26.service (image-builder-node.ts:101): enable cloud-init-local
-  #   provision.27.service (image-builder-node.ts:101): enable cloud-init
-  #   provision.28.service (image-builder-node.ts:101): enable cloud-config
-  #   provision.29.service (image-builder-node.ts:101): enable cloud-final
-  #   provision.30.file (image-builder-node.ts:102): file /etc/cloud/cloud.cfg.d/05_logging.cfg
-  #   provision.31.directory (image-builder-node.ts:108): directory /var/lib/dhcp
-  #   provision.32.directory (image-builder-node.ts:109): directory /etc/networkd-dispatcher
-  #   provision.33.directory (image-builder-node.ts:110): directory /etc/networkd-dispatcher/routable.d
-  #   provision.34.file (image-builder-node.ts:111): file /etc/networkd-dispatcher/routable.d/20-chrony
-  #   provision.35.directory (image-builder-node.ts:112): directory /etc/networkd-dispatcher/off.d
-  #   provision.36.file (image-builder-node.ts:113): file /etc/networkd-dispatcher/off.d/20-chrony
-  #   provision.37.directory (image-builder-node.ts:114): directory /etc/networkd-dispatcher/no-carrier.d
-  #   provision.38.file (image-builder-node.ts:115): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
-  #   provision.39.service (image-builder-node.ts:116): enable chrony
-  #   provision.40.packages (image-builder-node.ts:118): install libseccomp2
-  #   provision.41.archive (image-builder-node.ts:118): unpack tar.gz into /usr/local (sha256 checked): /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
-  #   provision.42.download (image-builder-node.ts:118): download /usr/local/sbin/runc (sha256 checked)
-  #   provision.43.unit (image-builder-node.ts:118): unit containerd.service (/etc/systemd/system/containerd.service)
-  #   provision.44.unit (image-builder-node.ts:118): drop-in memory-pressure.conf of containerd.service (/etc/systemd/system/containerd.service.d/memory-pressure.conf)
-  #   provision.45.unit (image-builder-node.ts:118): drop-in max-tasks.conf of containerd.service (/etc/systemd/system/containerd.service.d/max-tasks.conf)
-  #   provision.46.directory (image-builder-node.ts:118): directory /etc/containerd
-  #   provision.47.directory (image-builder-node.ts:118): directory /etc/containerd/conf.d
-  #   provision.48.directory (image-builder-node.ts:118): directory /etc/containerd/certs.d
-  #   provision.49.file (image-builder-node.ts:118): file /etc/containerd/config.toml
-  #   provision.50.service (image-builder-node.ts:118): enable containerd
-  #   provision.51.archive (image-builder-node.ts:119): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
-  #   provision.52.file (image-builder-node.ts:119): file /etc/crictl.yaml
-  #   provision.53.symlink (image-builder-node.ts:121): symlink /usr/bin/ctr -> /usr/local/bin/ctr
-  #   provision.54.symlink (image-builder-node.ts:122): symlink /usr/bin/crictl -> /usr/local/bin/crictl
-  #   provision.55.directory (image-builder-node.ts:124): directory /opt/cni
-  #   provision.56.archive (image-builder-node.ts:124): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
-  #   provision.57.packages (image-builder-node.ts:125): install conntrack socat
-  #   provision.58.download (image-builder-node.ts:125): download /usr/bin/kubeadm (sha256 checked)
-  #   provision.59.download (image-builder-node.ts:125): download /usr/bin/kubelet (sha256 checked)
-  #   provision.60.download (image-builder-node.ts:125): download /usr/bin/kubectl (sha256 checked)
-  #   provision.61.unit (image-builder-node.ts:125): unit kubelet.service (/etc/systemd/system/kubelet.service)
-  #   provision.62.unit (image-builder-node.ts:125): drop-in 10-kubeadm.conf of kubelet.service (/etc/systemd/system/kubelet.service.d/10-kubeadm.conf)
-  #   provision.63.file (image-builder-node.ts:125): file /etc/default/kubelet
-  #   provision.64.file (image-builder-node.ts:125): file /etc/kubernetes-version
-  #   provision.65.service (image-builder-node.ts:125): enable kubelet
-  #   provision.66.directory (image-builder-node.ts:126): directory /etc/kubernetes
-  #   provision.67.directory (image-builder-node.ts:127): directory /etc/kubernetes/manifests
-  #   provision.68.directory (image-builder-node.ts:128): directory /usr/libexec/kubernetes
-  #   provision.69.directory (image-builder-node.ts:129): directory /usr/share/bash-completion
-  #   provision.70.directory (image-builder-node.ts:130): directory /usr/share/bash-completion/completions
-  #   provision.71.command (image-builder-node.ts:132): command: kubectl completion bash >/usr/share/bash-completion/completi…
-  #   provision.72.command (image-builder-node.ts:138): command: kubeadm completion bash >/usr/share/bash-completion/completi…
-  #   provision.73.command (image-builder-node.ts:144): command: crictl completion bash >/usr/share/bash-completion/completio…
-  #   provision.74.file (image-builder-node.ts:149): file /etc/profile.d/kubernetes.sh
+  #   provision.1.kernelModule (image-builder-node.ts:73): kernel module overlay
+  #   provision.2.kernelModule (image-builder-node.ts:73): kernel module br_netfilter
+  #   provision.3.sysctl (image-builder-node.ts:73): sysctl net.ipv4.ip_forward = 1
+  #   provision.4.sysctl (image-builder-node.ts:73): sysctl net.bridge.bridge-nf-call-iptables = 1
+  #   provision.5.sysctl (image-builder-node.ts:73): sysctl net.bridge.bridge-nf-call-ip6tables = 1
+  #   provision.6.sysctl (image-builder-node.ts:73): sysctl net.ipv6.conf.all.forwarding = 1
+  #   provision.7.sysctl (image-builder-node.ts:73): sysctl net.ipv6.conf.all.disable_ipv6 = 0
+  #   provision.8.sysctl (image-builder-node.ts:73): sysctl net.ipv4.tcp_congestion_control = bbr
+  #   provision.9.sysctl (image-builder-node.ts:73): sysctl vm.overcommit_memory = 1
+  #   provision.10.sysctl (image-builder-node.ts:73): sysctl kernel.panic = 10
+  #   provision.11.sysctl (image-builder-node.ts:73): sysctl kernel.panic_on_oops = 1
+  #   provision.12.sysctl (image-builder-node.ts:73): sysctl fs.inotify.max_user_instances = 8192
+  #   provision.13.sysctl (image-builder-node.ts:73): sysctl fs.inotify.max_user_watches = 524288
+  #   provision.14.swapOff (image-builder-node.ts:74): swap off
+  #   provision.15.service (image-builder-node.ts:75): enable auditd
+  #   provision.16.file (image-builder-node.ts:76): file /etc/audit/rules.d/containerd.rules
+  #   provision.17.file (image-builder-node.ts:82): file /etc/udev/rules.d/90-etcd-tuning.rules
+  #   provision.18.file (image-builder-node.ts:86): file /usr/local/bin/etcd-network-tuning.sh
+  #   provision.19.file (image-builder-node.ts:101): file /etc/image-builder-release
+  #   provision.20.packages (image-builder-node.ts:103): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.21.file (image-builder-node.ts:103): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.22.directory (image-builder-node.ts:103): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.23.file (image-builder-node.ts:103): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.24.directory (image-builder-node.ts:103): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.25.file (image-builder-node.ts:103): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.26.service (image-builder-node.ts:103): enable cloud-init-local
+  #   provision.27.service (image-builder-node.ts:103): enable cloud-init
+  #   provision.28.service (image-builder-node.ts:103): enable cloud-config
+  #   provision.29.service (image-builder-node.ts:103): enable cloud-final
+  #   provision.30.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/05_logging.cfg
+  #   provision.31.directory (image-builder-node.ts:110): directory /var/lib/dhcp
+  #   provision.32.directory (image-builder-node.ts:111): directory /etc/networkd-dispatcher
+  #   provision.33.directory (image-builder-node.ts:112): directory /etc/networkd-dispatcher/routable.d
+  #   provision.34.file (image-builder-node.ts:113): file /etc/networkd-dispatcher/routable.d/20-chrony
+  #   provision.35.directory (image-builder-node.ts:114): directory /etc/networkd-dispatcher/off.d
+  #   provision.36.file (image-builder-node.ts:115): file /etc/networkd-dispatcher/off.d/20-chrony
+  #   provision.37.directory (image-builder-node.ts:116): directory /etc/networkd-dispatcher/no-carrier.d
+  #   provision.38.file (image-builder-node.ts:117): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
+  #   provision.39.service (image-builder-node.ts:118): enable chrony
+  #   provision.40.packages (image-builder-node.ts:120): install libseccomp2
+  #   provision.41.archive (image-builder-node.ts:120): unpack tar.gz into /usr/local (sha256 checked): /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
+  #   provision.42.download (image-builder-node.ts:120): download /usr/local/sbin/runc (sha256 checked)
+  #   provision.43.unit (image-builder-node.ts:120): unit containerd.service (/etc/systemd/system/containerd.service)
+  #   provision.44.unit (image-builder-node.ts:120): drop-in memory-pressure.conf of containerd.service (/etc/systemd/system/containerd.service.d/memory-pressure.conf)
+  #   provision.45.unit (image-builder-node.ts:120): drop-in max-tasks.conf of containerd.service (/etc/systemd/system/containerd.service.d/max-tasks.conf)
+  #   provision.46.directory (image-builder-node.ts:120): directory /etc/containerd
+  #   provision.47.directory (image-builder-node.ts:120): directory /etc/containerd/conf.d
+  #   provision.48.directory (image-builder-node.ts:120): directory /etc/containerd/certs.d
+  #   provision.49.file (image-builder-node.ts:120): file /etc/containerd/config.toml
+  #   provision.50.service (image-builder-node.ts:120): enable containerd
+  #   provision.51.archive (image-builder-node.ts:121): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
+  #   provision.52.file (image-builder-node.ts:121): file /etc/crictl.yaml
+  #   provision.53.symlink (image-builder-node.ts:123): symlink /usr/bin/ctr -> /usr/local/bin/ctr
+  #   provision.54.symlink (image-builder-node.ts:124): symlink /usr/bin/crictl -> /usr/local/bin/crictl
+  #   provision.55.directory (image-builder-node.ts:126): directory /opt/cni
+  #   provision.56.archive (image-builder-node.ts:126): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
+  #   provision.57.packages (image-builder-node.ts:127): install conntrack socat
+  #   provision.58.download (image-builder-node.ts:127): download /usr/bin/kubeadm (sha256 checked)
+  #   provision.59.download (image-builder-node.ts:127): download /usr/bin/kubelet (sha256 checked)
+  #   provision.60.download (image-builder-node.ts:127): download /usr/bin/kubectl (sha256 checked)
+  #   provision.61.unit (image-builder-node.ts:127): unit kubelet.service (/etc/systemd/system/kubelet.service)
+  #   provision.62.unit (image-builder-node.ts:127): drop-in 10-kubeadm.conf of kubelet.service (/etc/systemd/system/kubelet.service.d/10-kubeadm.conf)
+  #   provision.63.file (image-builder-node.ts:127): file /etc/default/kubelet
+  #   provision.64.file (image-builder-node.ts:127): file /etc/kubernetes-version
+  #   provision.65.service (image-builder-node.ts:127): enable kubelet
+  #   provision.66.directory (image-builder-node.ts:128): directory /etc/kubernetes
+  #   provision.67.directory (image-builder-node.ts:129): directory /etc/kubernetes/manifests
+  #   provision.68.directory (image-builder-node.ts:130): directory /usr/libexec/kubernetes
+  #   provision.69.directory (image-builder-node.ts:131): directory /usr/share/bash-completion
+  #   provision.70.directory (image-builder-node.ts:132): directory /usr/share/bash-completion/completions
+  #   provision.71.command (image-builder-node.ts:134): command: kubectl completion bash >/usr/share/bash-completion/completi…
+  #   provision.72.command (image-builder-node.ts:140): command: kubeadm completion bash >/usr/share/bash-completion/completi…
+  #   provision.73.command (image-builder-node.ts:146): command: crictl completion bash >/usr/share/bash-completion/completio…
+  #   provision.74.file (image-builder-node.ts:151): file /etc/profile.d/kubernetes.sh
   provisioner "shell" {
     script = "${path.root}/shell/phases/02-provision.sh"
     environment_vars = [
@@ -288,15 +302,15 @@ build {
   }
 
   # sysprep: in the target, as root:
-  #   sysprep.1.hold (image-builder-node.ts:165): hold auditd, apt-transport-https, ca-certificates, chrony, curl, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, cloud-init
-  #   sysprep.2.clean (image-builder-node.ts:166): empty /etc/machine-id, /etc/hostname
-  #   sysprep.3.clean (image-builder-node.ts:166): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
-  #   sysprep.4.clean (image-builder-node.ts:166): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
-  #   sysprep.5.clean (image-builder-node.ts:168): remove /etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg, /etc/cloud/cloud.cfg.d/99-installer.cfg, /etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg, /etc/cloud/ds-identify.cfg, /etc/netplan/*.yaml, /etc/apt/apt.conf.d/90proxy, /etc/pip.conf, /swapfile, /swap.img
-  #   sysprep.6.clean (image-builder-node.ts:179): remove /etc/cloud/cloud-init.disabled
-  #   sysprep.7.file (image-builder-node.ts:180): file /etc/hosts
-  #   sysprep.8.directory (image-builder-node.ts:181): directory /etc/default/grub.d
-  #   sysprep.9.file (image-builder-node.ts:182): file /etc/default/grub.d/50-cloudimg-settings.cfg
+  #   sysprep.1.hold (image-builder-node.ts:167): hold auditd, apt-transport-https, ca-certificates, chrony, curl, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, cloud-init
+  #   sysprep.2.clean (image-builder-node.ts:168): empty /etc/machine-id, /etc/hostname
+  #   sysprep.3.clean (image-builder-node.ts:168): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   sysprep.4.clean (image-builder-node.ts:168): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   sysprep.5.clean (image-builder-node.ts:170): remove /etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg, /etc/cloud/cloud.cfg.d/99-installer.cfg, /etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg, /etc/cloud/ds-identify.cfg, /etc/netplan/*.yaml, /etc/apt/apt.conf.d/90proxy, /etc/pip.conf, /swapfile, /swap.img
+  #   sysprep.6.clean (image-builder-node.ts:181): remove /etc/cloud/cloud-init.disabled
+  #   sysprep.7.file (image-builder-node.ts:182): file /etc/hosts
+  #   sysprep.8.directory (image-builder-node.ts:183): directory /etc/default/grub.d
+  #   sysprep.9.file (image-builder-node.ts:184): file /etc/default/grub.d/50-cloudimg-settings.cfg
   provisioner "shell" {
     script          = "${path.root}/shell/phases/03-sysprep.sh"
     remote_folder   = "/tmp"

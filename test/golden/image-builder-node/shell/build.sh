@@ -134,27 +134,27 @@ imgc_failed() {
   exit "$2"
 }
 
-# Phase 1: customize (image-builder-node.ts:53)
+# Phase 1: customize (image-builder-node.ts:54)
 if imgc_wanted customize; then
   imgc_phase 01-customize || imgc_failed customize "$?"
 fi
 
-# Phase 2: provision (image-builder-node.ts:68)
+# Phase 2: provision (image-builder-node.ts:70)
 if imgc_wanted provision; then
   imgc_phase 02-provision || imgc_failed provision "$?"
 fi
 
-# Phase 3: sysprep (image-builder-node.ts:162)
+# Phase 3: sysprep (image-builder-node.ts:164)
 if imgc_wanted sysprep; then
   imgc_phase 03-sysprep || imgc_failed sysprep "$?"
 fi
 
-# Phase 4: artifact (image-builder-node.ts:189)
+# Phase 4: artifact (image-builder-node.ts:191)
 if imgc_wanted artifact; then
   imgc_phase 04-artifact || imgc_failed artifact "$?"
 fi
 
-# Phase 5: verify (image-builder-node.ts:190)
+# Phase 5: verify (image-builder-node.ts:192)
 if imgc_wanted verify; then
   imgc_phase 05-verify || imgc_failed verify "$?"
 fi
