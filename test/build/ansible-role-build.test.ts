@@ -41,13 +41,10 @@ const definitionDir = (name: string): string => {
 const cache = cannotBuild ? '' : privateCache('ansible-role');
 
 describe.skipIf(cannotBuild)('imgc build --target ansible with an Ansible role', () => {
-  const dir = tempDir('ansible-role-def');
-  const def = path.join(dir, 'node-image.ts');
-  const template = path.join(dir, 'roles/motd/templates/motd.j2');
-
   it('applies the role in the chroot; verify finds what it declares; a changed role file builds the phase again', async () => {
-    cpSync(path.join(repoRoot, 'test/fixtures/roles/motd'), path.join(dir, 'roles/motd'), { recursive: true });
-    writeFileSync(def, definition);
+    const dir = definitionDir('ansible-role-def');
+    const def = path.join(dir, 'node-image.ts');
+    const template = path.join(dir, 'roles/motd/templates/motd.j2');
 
     // A comma in the root's path: ansible-playbook's inventory would split it there.
     const first = outDir('ansible-role,1');
