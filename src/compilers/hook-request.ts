@@ -21,6 +21,8 @@ export interface HookRequest {
    * (chroot, Packer) has no node yet, and its request no `hosts`.
    */
   readonly onHosts: boolean;
+  /** A failed request's message when the frame knows it at compile time (cloud-init's runcmd); else the running hook fills it in. */
+  readonly message?: string;
 }
 
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [k: string]: JsonValue };
@@ -37,7 +39,7 @@ type Source = { readonly known: (r: HookRequest) => JsonValue } | { readonly run
 interface FieldSpec {
   /** Whether the request has the field (absent fields are left out, not null). */
   readonly present: (r: HookRequest) => boolean;
-  readonly source: Source;
+  readonly source: Source | ((r: HookRequest) => Source);
 }
 
 const always = (): boolean => true;
@@ -60,7 +62,7 @@ const specs: { readonly [K in RequestFieldName]: FieldSpec } = {
   timestamp: { present: always, source: { run: 'timestamp' } },
   result: { present: always, source: { known: (r) => r.result } },
   // What failed, in the words of whatever ran the phase.
-  message: { present: (r) => r.result === 'failed', source: { run: 'message' } },
+  message: { present: (r) => r.result === 'failed', source: ({ message: m }) => (m !== undefined ? { known: () => m } : { run: 'message' }) },
 };
 
 /** A pre hook says the phase is starting; a post hook, how it ended. */
@@ -71,7 +73,8 @@ export const requestFields = (r: HookRequest): RequestFieldName[] => requestFiel
 
 /** A field's value when it is known at compile time, else the run-time field it stands for. */
 export const fieldSource = (name: RequestFieldName, r: HookRequest): { known: JsonValue } | { run: RunField } => {
-  const s = specs[name].source;
+  const given = specs[name].source;
+  const s = typeof given === 'function' ? given(r) : given;
   return 'known' in s ? { known: s.known(r) } : { run: s.run };
 };
 

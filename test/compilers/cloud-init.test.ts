@@ -216,7 +216,8 @@ describe.each(compilable)('cloud-init backend: %s', (file) => {
     expect(cfg.write_files).toBeUndefined();
     expect(cfg.runcmd).toContainEqual(['imgc_checked', 'imgc_check_sudoers', 'imgc_file', '/etc/sudoers.d/admins', '0440', '', '', '%admins ALL=(ALL:ALL) NOPASSWD: ALL\n']);
     expect(cfg.bootcmd?.[1]).toEqual(['imgc_once', 'customize.pre1.hook', 'imgc_event', 'stdout', `{"image":"${ir.name}","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":`, ',"when":"pre","timestamp":', ',"result":"starting"}']);
-    expect(cfg.runcmd?.[1]).toEqual(['imgc_dir', '/home/ops/.ssh', '0700', 'ops', 'ops']);
+    expect(cfg.runcmd?.[1]).toEqual(['imgc_failing', 'imgc_failed_1']);
+    expect(cfg.runcmd?.[2]).toEqual(['imgc_dir', '/home/ops/.ssh', '0700', 'ops', 'ops']);
     expect(cfg.runcmd).toContainEqual(['imgc_sysctl', '/etc/sysctl.d/99-kubernetes.conf', 'net.ipv4.ip_forward', '1']);
     expect(cfg.runcmd).toContainEqual(['imgc_swapoff', '/etc/fstab']);
     const config = ir.phases.flatMap((p) => p.steps).find((s) => s.kind === 'file' && s.path === '/etc/containerd/config.toml') as Extract<Step, { kind: 'file' }>;
@@ -323,6 +324,8 @@ describe('cloud-init backend: every step kind and hook type', () => {
     expect(cfg.package_update).toBe(true);
     expect(cfg.packages).toEqual(['hello', 'jq=1.6-2.1']);
     expect(cfg.runcmd!.slice(1)).toEqual([
+      // customize has post hooks: a step that stops runcmd from here fires them with result failed.
+      ['imgc_failing', 'imgc_failed_1'],
       ['imgc_group', 'docker', '--system', '--gid', '998'],
       // A system user with a home: useradd in runcmd (cloud-init passes -M for system users).
       ['imgc_user', 'svc', 'docker', '--system', '--uid', '990', '--create-home', '--home-dir', '/var/lib/svc'],
@@ -337,6 +340,8 @@ describe('cloud-init backend: every step kind and hook type', () => {
       ['imgc_swapoff', '/etc/fstab'],
       ['imgc_creates', '/usr/lib/locale/locale-archive', '/bin/sh', '-ec', "sed -i 's/^# *en_US.UTF-8/en_US.UTF-8/' /etc/locale.gen\nlocale-gen"],
       ['/bin/sh', '-ec', 'update-ca-certificates'],
+      // The steps are done: the post hooks (a script, an event, a webhook) say ok.
+      ['imgc_failing', '-'],
       ['/bin/sh', '-ec', "test -s /etc/motd\necho 'done' >/dev/null"],
       ['imgc_event', '/var/log/imgc events.jsonl', '{"image":"every_kind.image","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":', ',"when":"post","timestamp":', ',"result":"ok"}'],
       ['imgc_webhook', 'https://hooks.example.org/done', '10', '0', 'fail', '{"image":"every_kind.image","phase":"customize","edge":{"from":"base","to":"customized"},"hosts":', ',"when":"post","timestamp":', ',"result":"ok"}'],
@@ -495,6 +500,46 @@ describe('cloud-init backend: the runcmd script, run twice in a scratch director
     } finally {
       server.close();
     }
+  });
+
+  it('a step that stops runcmd fires its phase\'s post hooks with result failed and the message; a later phase\'s never run', async () => {
+    const events = path.join(ws.out, 'failed-events.jsonl');
+    rmSync(events, { force: true });
+    const marker = path.join(ws.out, 'later-ran');
+    const failing = (run: string) =>
+      imageOf([
+        phase('customize', [step({ id: 'customize.1.command', kind: 'command', run: 'true', needsMounts: false })], {
+          post: [hook('customize.post1.hook', 'post', { type: 'event', target: events })],
+        }),
+        phase('provision', [step({ id: 'provision.1.command', kind: 'command', run, needsMounts: false }), step({ id: 'provision.2.command', kind: 'command', run: 'true', needsMounts: false })], {
+          post: [hook('provision.post1.hook', 'post', { type: 'event', target: events })],
+        }),
+        phase('sysprep', [step({ id: 'sysprep.1.command', kind: 'command', run: `: >${JSON.stringify(marker)}`, needsMounts: false })], {
+          post: [hook('sysprep.post1.hook', 'post', { type: 'event', target: events })],
+        }),
+      ]);
+    const lines = () => readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    writeFiles(ws.out, cloudInitCompiler.compile(failing('exit 3'), {}));
+    await cloudInitView(ws.out, ws.home);
+    const r = await execa('/bin/sh', ['runcmd.sh'], { cwd: ws.out, reject: false });
+    expect(r.exitCode).toBe(3);
+    expect(lines().map((l) => [l['phase'], l['result'], l['message']])).toEqual([
+      ['customize', 'ok', undefined],
+      ['provision', 'failed', 'a step of phase provision failed, and runcmd stopped there: see /var/log/cloud-init-output.log on the node'],
+    ]);
+    expect(existsSync(marker)).toBe(false);
+    // Nothing fails: every post hook says ok, and no failed request is sent.
+    rmSync(events);
+    writeFiles(ws.out, cloudInitCompiler.compile(failing('true'), {}));
+    await cloudInitView(ws.out, ws.home);
+    const ok = await execa('/bin/sh', ['runcmd.sh'], { cwd: ws.out, reject: false });
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    expect(lines().map((l) => [l['phase'], l['result']])).toEqual([
+      ['customize', 'ok'],
+      ['provision', 'ok'],
+      ['sysprep', 'ok'],
+    ]);
+    expect(existsSync(marker)).toBe(true);
   });
 
   it('stops at the first failed entry', async () => {

@@ -134,6 +134,22 @@ const helpers: Record<HelperName, Helper> = {
     // The client every target shares: it reads a Cluster API Runtime SDK answer (../webhook-sdk.ts).
     code: [...webhookHelper],
   },
+  failing: {
+    deps: [],
+    code: [
+      '# imgc_failing FUNCTION: from here, a failure that stops this script runs FUNCTION first',
+      "# (the post hooks of the phase whose step failed, with result failed); imgc_failing -: no longer.",
+      'imgc_failing() {',
+      '  if [ "$1" = - ]; then',
+      '    trap - EXIT',
+      '    return',
+      '  fi',
+      '  imgc_rc=0',
+      '  # shellcheck disable=SC2064 # FUNCTION is known now; $? and imgc_rc when the trap runs.',
+      '  trap "imgc_rc=\\$?; trap - EXIT; if [ \\"\\$imgc_rc\\" -ne 0 ]; then $1 || :; fi; exit \\"\\$imgc_rc\\"" EXIT',
+      '}',
+    ],
+  },
   once: {
     deps: [],
     code: [
@@ -165,10 +181,10 @@ const order = Object.keys(helpers) as HelperName[];
 
 /**
  * The first entry of runcmd or bootcmd: `set -eu` (cloud-init runs the entries
- * as one script and would otherwise go on after a failed one) and the code of
- * `used` and what it calls, in this file's order.
+ * as one script and would otherwise go on after a failed one), the code of
+ * `used` and what it calls, in this file's order, then the frame's `functions`.
  */
-export const helperScript = (used: Iterable<HelperName>): string => {
+export const helperScript = (used: Iterable<HelperName>, functions: readonly string[] = []): string => {
   const want = new Set<HelperName>();
   const add = (h: HelperName): void => {
     if (want.has(h)) return;
@@ -177,7 +193,7 @@ export const helperScript = (used: Iterable<HelperName>): string => {
   };
   for (const h of used) add(h);
   const code = order.filter((h) => want.has(h)).map((h) => helpers[h].code.join('\n'));
-  return `${['# imgc: stop at the first failed entry (cloud-init would run the rest).', 'set -eu', ...code].join('\n')}\n`;
+  return `${['# imgc: stop at the first failed entry (cloud-init would run the rest).', 'set -eu', ...code, ...functions].join('\n')}\n`;
 };
 
 export { fn };

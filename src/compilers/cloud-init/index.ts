@@ -7,12 +7,12 @@ import { assertCompilable } from '../representable.js';
 import { kindOf } from '../../steps/index.js';
 import { substituteVariables } from './variables.js';
 import type { CompiledFiles, Compiler } from '../types.js';
-import { helperScript } from './helpers.js';
+import { fn, helperScript } from './helpers.js';
 import { packageManagerOf } from '../package-managers.js';
 import type { CloudInitRendering as PackageManager } from '../../steps/package-managers.js';
 import { plan, type Item } from './plan.js';
 import { bool, str } from '../../emit/cloud-init/quote.js';
-import { emit, emptyEmission, type Emission } from './steps.js';
+import { emit, emptyEmission, failedHooksFunction, frameEntry, type Emission } from './steps.js';
 import { document, entries, map, seq, type Entry, type Item as YItem } from '../../emit/cloud-init/yaml.js';
 import { imageView } from '../../ir/phases.js';
 
@@ -55,7 +55,8 @@ const header = (ir: Image, compiled: readonly Phase[], skipped: readonly Phase[]
   '    machine), package removal (purge), command, hook: runcmd.',
   'runcmd is one /bin/sh script: its first entry defines helpers and sets -eu (it stops at the first',
   'failure); every other entry is a list [helper, ARG...] that cloud-init quotes word by word.',
-  'Hooks run on this machine: an event prints its JSON line to /var/log/cloud-init-output.log. Hooks',
+  'Hooks run on this machine: an event prints its JSON line to /var/log/cloud-init-output.log. When',
+  'a step in runcmd fails, its phase\'s post hooks run with result failed (imgc_failing). Hooks',
   'that come before the first step and cannot fail (events to stdout, webhooks that only warn) run',
   'in bootcmd, once per instance: bootcmd cannot stop the modules after it.',
   'cloud-init goes on after a module fails: see cloud-init status --long.',
@@ -85,7 +86,7 @@ const userData = (ir: Image, compiled: readonly Phase[], skipped: readonly Phase
     out.runcmd.length
       ? {
           key: 'runcmd',
-          value: seq([{ value: str(helperScript(out.runHelpers)), comments: ['Helpers of the entries below.'] }, ...out.runcmd]),
+          value: seq([{ value: str(helperScript(out.runHelpers, out.failedHooks)), comments: ['Helpers of the entries below.'] }, ...out.runcmd]),
           comments: ['Final stage, last: one script, in the definition\'s order.'],
         }
       : undefined,
@@ -116,9 +117,25 @@ export const cloudInitCompiler: Compiler = {
     const groups = new Set(ir.base.provides.filter((f) => f.kind === 'group').map((f) => f.key));
     const out = emptyEmission();
     const entries = () => out.bootcmd.length + out.writeFiles.length + out.deferred.length + out.groups.length + out.users.length + out.packages.length + out.runcmd.length;
+    const ctx = { ir, packageManager: () => (pm ??= packageManagerOf(ir.base, 'cloudInit')), groupExists: (g: string) => groups.has(g) };
+    // A phase with post hooks: from its first step in runcmd to its post hooks, a failure fires them with result failed.
+    let armed: string | undefined;
+    let functions = 0;
     for (const p of placed) {
+      if (p.stage === 'runcmd') {
+        const postHook = p.step.kind === 'hook' && p.step.when === 'post';
+        if (postHook && armed === p.phase.name) {
+          frameEntry(out, [fn('failing'), '-'], `Phase ${p.phase.name}'s steps are done: its post hooks say ok.`, 'failing');
+          armed = undefined;
+        } else if (p.step.kind !== 'hook' && p.phase.post.length && armed !== p.phase.name) {
+          const name = `imgc_failed_${++functions}`;
+          out.failedHooks.push(...failedHooksFunction(name, p.phase.post, ctx, p.phase.name, out));
+          frameEntry(out, [fn('failing'), name], `Phase ${p.phase.name}: if one of its steps stops runcmd, ${name} tells its post hooks (result failed).`, 'failing');
+          armed = p.phase.name;
+        }
+      }
       const before = entries();
-      emit(p, { ir, packageManager: () => (pm ??= packageManagerOf(ir.base, 'cloudInit')), groupExists: (g) => groups.has(g) }, out);
+      emit(p, ctx, out);
       // A step with nothing to do for these values (an empty package list) is named too.
       if (entries() === before) leftOut.push(`${p.step.id} (nothing to do with these values)`);
       for (const f of p.step.removes) if (f.kind === 'group') groups.delete(f.key);

@@ -5,7 +5,7 @@ import { fn, type HelperName } from './helpers.js';
 import type { Call } from '../../emit/cloud-init/calls.js';
 import type { Hook, Placed, RootStep, Stage } from './plan.js';
 import { json, str } from '../../emit/cloud-init/quote.js';
-import { hasExpansionChars, LITERAL_NOTE } from '../../emit/shell/quote.js';
+import { hasExpansionChars, LITERAL_NOTE, words } from '../../emit/shell/quote.js';
 import { seq, type Item, type Node } from '../../emit/cloud-init/yaml.js';
 import { summary } from '../summary.js';
 import { kindOf } from '../../steps/index.js';
@@ -23,6 +23,8 @@ export interface Emission {
   readonly runcmd: Item[];
   readonly runHelpers: Set<HelperName>;
   readonly bootHelpers: Set<HelperName>;
+  /** Shell functions of runcmd's first entry after the helpers: phases' post hooks with result failed. */
+  readonly failedHooks: string[];
 }
 
 export const emptyEmission = (): Emission => ({
@@ -35,6 +37,7 @@ export const emptyEmission = (): Emission => ({
   runcmd: [],
   runHelpers: new Set(),
   bootHelpers: new Set(),
+  failedHooks: [],
 });
 
 export interface StepContext extends CloudInitContext {
@@ -47,13 +50,17 @@ export interface StepContext extends CloudInitContext {
  * "TIMESTAMP" suffix`. Cloud-init runs on the node it boots: the request is
  * for that host.
  */
-export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post'): [string, string, string] => {
-  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result: hookResult(when), onHosts: true }, json);
+export const bodyParts = (ir: Image, phase: string, when: 'pre' | 'post', failed = false): [string, string, string] => {
+  const failure = failed ? { message: failedMessage(phase) } : {};
+  const { parts, holes } = requestTemplate({ image: ir.name, phase, when, result: hookResult(when, failed), onHosts: true, ...failure }, json);
   // imgc_body fills exactly these holes; a field list that needs others needs a new imgc_body.
   if (holes.join() !== 'hosts,timestamp') throw new Error(`internal: cloud-init's imgc_body fills hosts and the timestamp, not ${holes.join(', ')}`);
   const [prefix = '', middle = '', suffix = ''] = parts;
   return [prefix, middle, suffix];
 };
+
+/** runcmd stops at the failed entry: what failed is in cloud-init's log, which the message names. */
+const failedMessage = (phase: string): string => `a step of phase ${phase} failed, and runcmd stopped there: see /var/log/cloud-init-output.log on the node`;
 
 const where = (loc: SourceLocation | undefined): string => (loc ? ` (${loc.file}:${loc.line})` : '');
 
@@ -81,17 +88,34 @@ const noted = (argv: readonly string[]): Node[] => (hasExpansionChars(argv) ? [s
 const call = (argv: readonly string[], ...helpers: HelperName[]): Call => ({ argv, helpers });
 
 /** The runcmd calls of a root step (its kind's rendering) or hook (the frame's hook runner). */
-const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string): Call[] => {
+const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string, failed = false): Call[] => {
   if (s.kind !== 'hook') return rendering(kindOf(s).cloudInit, s, 'cloudInit').run(s, ctx);
   const a = s.action;
   if (a.type === 'script') return [call(['/bin/sh', '-ec', a.run])];
-  const body = bodyParts(ctx.ir, phase, s.when);
+  const body = bodyParts(ctx.ir, phase, s.when, failed);
   return a.type === 'event'
     ? [call([fn('event'), a.target, ...body], 'event')]
     : [call([fn('webhook'), a.url, String(a.timeoutSeconds), String(a.retries), a.onFailure, ...body], 'webhook')];
 };
 
 
+
+/**
+ * A shell function, for the script's first entry, that runs `hooks` (a
+ * phase's post hooks) with result failed: what imgc_failing runs when a step
+ * of the phase stops runcmd.
+ */
+export const failedHooksFunction = (name: string, hooks: readonly Hook[], ctx: StepContext, phase: string, out: Emission): string[] => {
+  const calls = hooks.flatMap((h) => runCalls(h, ctx, phase, true));
+  calls.forEach((k) => k.helpers.forEach((h) => out.runHelpers.add(h)));
+  return [`# Phase ${phase}'s post hooks, when one of its steps failed.`, `${name}() {`, ...calls.map((k) => `  ${words(k.argv)}`), '}'];
+};
+
+/** A runcmd entry of the frame's own (no step's): `imgc_failing` arming or disarming a phase's failed post hooks. */
+export const frameEntry = (out: Emission, argv: readonly string[], comment: string, helper: HelperName): void => {
+  out.runHelpers.add(helper);
+  out.runcmd.push({ value: argvNode(argv), comments: [comment] });
+};
 
 /** Adds a placed step to the lists of its stage. */
 export const emit = (p: Placed, ctx: StepContext, out: Emission): void => {

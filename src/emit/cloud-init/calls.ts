@@ -12,6 +12,7 @@ export type HelperName =
   | 'body'
   | 'event'
   | 'webhook'
+  | 'failing'
   | 'once';
 
 /**
