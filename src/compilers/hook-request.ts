@@ -34,12 +34,13 @@ export type RequestFieldName = (typeof requestFieldNames)[number];
 /** The fields whose value only the running hook knows: each target renders these its own way. */
 export type RunField = 'hosts' | 'timestamp' | 'message';
 
-type Source = { readonly known: (r: HookRequest) => JsonValue } | { readonly run: RunField };
+/** A field's value when the frame knows it at compile time, else the run-time field it stands for. */
+type Source = { readonly known: JsonValue } | { readonly run: RunField };
 
 interface FieldSpec {
   /** Whether the request has the field (absent fields are left out, not null). */
   readonly present: (r: HookRequest) => boolean;
-  readonly source: Source | ((r: HookRequest) => Source);
+  readonly source: (r: HookRequest) => Source;
 }
 
 const always = (): boolean => true;
@@ -51,18 +52,18 @@ export const phaseEdge = (phase: string): { from: NodeState; to: NodeState } | u
 };
 
 const specs: { readonly [K in RequestFieldName]: FieldSpec } = {
-  image: { present: always, source: { known: (r) => r.image } },
-  phase: { present: always, source: { known: (r) => r.phase } },
+  image: { present: always, source: (r) => ({ known: r.image }) },
+  phase: { present: always, source: (r) => ({ known: r.phase }) },
   // The node states the phase moves between: absent for a phase on no edge.
-  edge: { present: (r) => phaseEdge(r.phase) !== undefined, source: { known: (r) => phaseEdge(r.phase) ?? null } },
+  edge: { present: (r) => phaseEdge(r.phase) !== undefined, source: (r) => ({ known: phaseEdge(r.phase) ?? null }) },
   // The names of the hosts the request is for, as the target knows them.
-  hosts: { present: (r) => r.onHosts, source: { run: 'hosts' } },
-  when: { present: always, source: { known: (r) => r.when } },
+  hosts: { present: (r) => r.onHosts, source: () => ({ run: 'hosts' }) },
+  when: { present: always, source: (r) => ({ known: r.when }) },
   // UTC, ISO-8601, whole seconds: when the hook runs.
-  timestamp: { present: always, source: { run: 'timestamp' } },
-  result: { present: always, source: { known: (r) => r.result } },
-  // What failed, in the words of whatever ran the phase.
-  message: { present: (r) => r.result === 'failed', source: ({ message: m }) => (m !== undefined ? { known: () => m } : { run: 'message' }) },
+  timestamp: { present: always, source: () => ({ run: 'timestamp' }) },
+  result: { present: always, source: (r) => ({ known: r.result }) },
+  // What failed, in the words of whatever ran the phase (or the frame's, when it knows them at compile time).
+  message: { present: (r) => r.result === 'failed', source: (r) => (r.message !== undefined ? { known: r.message } : { run: 'message' }) },
 };
 
 /** A pre hook says the phase is starting; a post hook, how it ended. */
@@ -70,13 +71,6 @@ export const hookResult = (when: HookWhen, failed = false): HookResult => (faile
 
 /** The names of the fields the request has, in order. */
 export const requestFields = (r: HookRequest): RequestFieldName[] => requestFieldNames.filter((n) => specs[n].present(r));
-
-/** A field's value when it is known at compile time, else the run-time field it stands for. */
-export const fieldSource = (name: RequestFieldName, r: HookRequest): { known: JsonValue } | { run: RunField } => {
-  const given = specs[name].source;
-  const s = typeof given === 'function' ? given(r) : given;
-  return 'known' in s ? { known: s.known(r) } : { run: s.run };
-};
 
 /**
  * The request as JSON text with holes for its run-time values: `parts[0]`,
@@ -90,7 +84,7 @@ export const requestTemplate = (r: HookRequest, json: (v: unknown) => string): {
   const holes: RunField[] = [];
   const body: Record<string, JsonValue> = {};
   for (const name of requestFields(r)) {
-    const s = fieldSource(name, r);
+    const s = specs[name].source(r);
     if ('known' in s) body[name] = s.known;
     else {
       body[name] = hole;

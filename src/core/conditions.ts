@@ -8,16 +8,15 @@
 // for any other variable each value a condition compares it with plus "none of
 // them" (docs/conditions.md).
 import { z } from '../util/zod.js';
-import { marker, substituteAll, valueText, type IRVariable } from './variables.js';
+import { marker, substituteAll, valueText, wholeReference, type IRVariable } from './variables.js';
 
 export type Scalar = string | number | boolean;
 
-const reference = /^\uE000var:([a-z][a-z0-9_]*)\uE001$/;
 
 export const Condition = z
   .object({
     /** The variable, as its marker (one reference, nothing else). */
-    variable: z.string().regex(reference, 'a condition tests one variable reference'),
+    variable: z.string().regex(wholeReference, 'a condition tests one variable reference'),
     equals: z.union([z.string(), z.number(), z.boolean()]),
     /** True: the step runs when the variable does not equal the value. */
     negate: z.boolean(),
@@ -26,7 +25,7 @@ export const Condition = z
 export type Condition = z.infer<typeof Condition>;
 
 /** The name of the variable a condition tests. */
-export const conditionVariable = (c: Condition): string => reference.exec(c.variable)?.[1] ?? '';
+export const conditionVariable = (c: Condition): string => wholeReference.exec(c.variable)?.[1] ?? '';
 
 export const condition = (name: string, equals: Scalar, negate = false): Condition => ({ variable: marker(name), equals, negate });
 

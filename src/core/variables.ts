@@ -14,6 +14,9 @@ export const marker = (name: string): string => `${MARK_OPEN}var:${name}${MARK_C
 
 const markerRe = /\uE000var:([a-z][a-z0-9_]*)\uE001/g;
 
+/** A string that is one reference and nothing else (a condition's variable, a package list); its name is group 1. */
+export const wholeReference = /^\uE000var:([a-z][a-z0-9_]*)\uE001$/;
+
 /** A string split into literal text and variable references, in order (empty literals dropped). */
 export type Part = string | { readonly variable: string };
 

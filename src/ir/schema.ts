@@ -12,7 +12,7 @@ import { packageSpecPattern, packageSpecRule } from '../core/packages.js';
 
 /** Why a step may not have this condition, or undefined when it may. */
 /** The phases that run on existing hosts only, in the order of the node's life. */
-const hostOnlyEdges: readonly string[] = lifecycle.filter((e) => e.where === 'runtime' && e.phase).map((e) => e.phase!);
+const hostOnlyEdges: readonly string[] = lifecycle.flatMap((e) => (e.where === 'runtime' && e.phase ? [e.phase] : []));
 
 const conditionProblem = (s: { kind: string }, c: Condition, variables: readonly z.infer<typeof CoreVariable>[] | undefined): string | undefined => {
   if (isRegistered(s as never) && !kindOf(s as never).inRoot) return `a condition applies to steps that change the root, not to a ${s.kind} step`;

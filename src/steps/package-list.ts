@@ -7,7 +7,7 @@
 import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
 import { packageName, packageSpecPattern } from '../core/packages.js';
-import { envName, hasMarker, listItems, referencedIn } from '../core/variables.js';
+import { envName, hasMarker, listItems, referencedIn, wholeReference } from '../core/variables.js';
 import { task } from '../emit/ansible/tasks.js';
 import { stepTaskName } from '../emit/ansible/names.js';
 import { bool, str, template } from '../emit/ansible/quote.js';
@@ -16,8 +16,6 @@ import { str as ciStr } from '../emit/cloud-init/quote.js';
 import { packageManagers } from './package-managers.js';
 import { packageExpectation } from './packages.js';
 import type { StepInput, StepKind } from './kind.js';
-
-const reference = /^\uE000var:[a-z][a-z0-9_]*\uE001$/;
 
 const schema = z
   .object({
@@ -50,7 +48,7 @@ export const packageList = {
   inRoot: true,
   chroot: { mounts: () => true, network: () => true },
   variables: ['list'],
-  variablesIn: (value) => reference.test(value),
+  variablesIn: (value) => wholeReference.test(value),
 
   // The value is read as the script runs: its words, with globbing off; each
   // checked before any is used (the helper installs what is missing and runs
