@@ -9,12 +9,12 @@
 // puppet (and ruby) is the same in every definition, so the builds after the
 // first take it from the cache.
 import { execa } from 'execa';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { python } from '../compilers/cloud-init-support.js';
+import { cloudInitView } from '../compilers/cloud-init-support.js';
 import { cannotBuild, imgcRun, outDir, privateCache, summaryOf } from './helpers.js';
 
 const definition = (manifest: string, modules: boolean): string => `import { debian12, image } from 'imgc';
@@ -51,13 +51,8 @@ const runcmdOn = async (def: string, root: string) => {
   const out = tempDir('puppet-apply-cloud-init');
   const c = await imgcRun(['compile', def, '--no-typecheck', '--target', 'cloud-init', '--out', out]);
   expect(c.exitCode, c.all).toBe(0);
-  const script = (await python(
-    'import json, sys\nfrom cloudinit import util\njson.dump(util.shellify(util.load_yaml(open("user-data", encoding="utf-8").read())["runcmd"]), sys.stdout)',
-    null,
-    out,
-    path.join(out, 'home'),
-  )) as string;
-  writeFileSync(path.join(root, 'run/imgc-runcmd.sh'), script);
+  await cloudInitView(out, path.join(out, 'home'));
+  copyFileSync(path.join(out, 'runcmd.sh'), path.join(root, 'run/imgc-runcmd.sh'));
   try {
     return await execa('unshare', ['--mount', '--propagation', 'private', '--fork', 'sh', '-c', 'mount -t proc proc "$1/proc" && exec chroot "$1" /bin/sh /run/imgc-runcmd.sh', 'sh', root], { reject: false, all: true });
   } finally {

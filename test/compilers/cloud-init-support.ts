@@ -69,6 +69,36 @@ export const python = async (code: string, input: unknown, cwd: string, home: st
   return JSON.parse(r.stdout);
 };
 
+export type Cfg = Record<string, unknown> & {
+  bootcmd?: (string | string[])[];
+  write_files?: Record<string, unknown>[];
+  groups?: string[];
+  users?: (string | Record<string, unknown>)[];
+  packages?: string[];
+  runcmd?: (string | string[])[];
+};
+
+/**
+ * What cloud-init makes of the user-data: the config its loader reads, and
+ * the runcmd and bootcmd scripts util.shellify writes (runcmd.sh, bootcmd.sh in `dir`).
+ */
+export const cloudInitView = async (dir: string, home: string): Promise<Cfg> =>
+  (await python(
+    `
+import json, sys
+from cloudinit import util
+cfg = util.load_yaml(open("user-data", encoding="utf-8").read())
+for k in ("runcmd", "bootcmd"):
+    if k in cfg:
+        with open(k + ".sh", "w", encoding="utf-8") as f:
+            f.write(util.shellify(cfg[k]))
+json.dump(cfg, sys.stdout)
+`,
+    null,
+    dir,
+    home,
+  )) as Cfg;
+
 // --- synthetic IR ---------------------------------------------------------
 
 type StepInput = { id: string } & Record<string, unknown>;

@@ -21,16 +21,7 @@ import type { Image, Phase, Step } from '../../src/ir/schema.js';
 import { goodExamples, imgc, irOf } from '../helpers/cli.js';
 import { expectGolden } from '../helpers/golden.js';
 import { LITERAL_NOTE } from '../../src/emit/shell/quote.js';
-import { CLOUD_INIT, fact, imageOf, parseYaml, phase, python, run, step, uncheckedImageOf, workspace, writeFiles } from './cloud-init-support.js';
-
-type Cfg = Record<string, unknown> & {
-  bootcmd?: (string | string[])[];
-  write_files?: Record<string, unknown>[];
-  groups?: string[];
-  users?: (string | Record<string, unknown>)[];
-  packages?: string[];
-  runcmd?: (string | string[])[];
-};
+import { CLOUD_INIT, cloudInitView, fact, type Cfg, imageOf, parseYaml, phase, python, run, step, uncheckedImageOf, workspace, writeFiles } from './cloud-init-support.js';
 
 /** `cloud-init schema` must say exactly "Valid cloud-config": a deprecation is printed, and exits 0, in 22.4. */
 const expectSchemaClean = async (dir: string, home: string, file = 'user-data'): Promise<void> => {
@@ -43,27 +34,6 @@ const expectSchemaClean = async (dir: string, home: string, file = 'user-data'):
     });
   }
 };
-
-/**
- * What cloud-init makes of the user-data: the config its loader reads, and
- * the runcmd and bootcmd scripts util.shellify writes (runcmd.sh, bootcmd.sh in `dir`).
- */
-const cloudInitView = async (dir: string, home: string): Promise<Cfg> =>
-  (await python(
-    `
-import json, sys
-from cloudinit import util
-cfg = util.load_yaml(open("user-data", encoding="utf-8").read())
-for k in ("runcmd", "bootcmd"):
-    if k in cfg:
-        with open(k + ".sh", "w", encoding="utf-8") as f:
-            f.write(util.shellify(cfg[k]))
-json.dump(cfg, sys.stdout)
-`,
-    null,
-    dir,
-    home,
-  )) as Cfg;
 
 const shellcheck = async (dir: string, scripts: string[]): Promise<void> => {
   if (!scripts.length) return;
