@@ -63,16 +63,24 @@ const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeou
   return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
 };
 
-/** imgc's code as the evaluation process runs it (built src/ and stdlib/), by its files' sizes and times: a result made by other code is not reused. */
-const installation = (built = path.dirname(path.dirname(evaluator()))): string =>
-  sha256(
-    [built, path.join(path.dirname(built), 'stdlib')]
-      .filter((dir) => existsSync(dir))
-      .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')).map((f) => path.join(dir, f)))
-      .map((f) => [f, statSync(f)] as const)
-      .map(([f, st]) => `${f}\0${st.size}\0${st.mtimeMs}`)
+/**
+ * imgc's code as the evaluation process runs it, by its files' sizes and times, so that a result made
+ * by other code is not reused: the bundle's four entries and their chunks (scripts/build-eval.mjs).
+ * Every build rewrites the entries.
+ */
+const installation = (): string => {
+  const load = path.dirname(evaluator());
+  const built = path.dirname(load);
+  const chunks = path.join(built, 'chunks');
+  const entries = [path.join(load, 'evaluate.js'), path.join(load, 'hooks.js'), path.join(built, 'index.js'), path.join(path.dirname(built), 'stdlib', 'index.js')];
+  const files = [...entries, ...(existsSync(chunks) ? readdirSync(chunks).filter((f) => f.endsWith('.js')).map((f) => path.join(chunks, f)) : [])];
+  return sha256(
+    files
+      .map((f) => [f, statSync(f, { throwIfNoEntry: false })] as const)
+      .map(([f, st]) => (st ? `${f}\0${st.size}\0${st.mtimeMs}` : f))
       .join('\n'),
   );
+};
 
 interface CachedLoad {
   inputs: HashedInput[];
