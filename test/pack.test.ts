@@ -18,7 +18,7 @@ describe('npm pack consumer', () => {
     expect(shipped).toContain('dist/src/index.d.ts');
     expect(shipped).toContain('bin/imgc.js');
     expect(shipped).toContain('templates/init/node-image.ts'); // imgc init's scaffold
-    expect(shipped).toContain('dist/src/load/evaluate.js'); // the evaluation process's script
+    expect(shipped).toContain('dist/src/load/evaluate.js'); // the evaluation's script
     // No sources ship, only what was built from them; templates/ holds the scaffold's files, data that imgc init copies.
     expect(shipped.filter((f) => f.startsWith('test/') || f.startsWith('src/') || (f.endsWith('.ts') && !f.endsWith('.d.ts') && !f.startsWith('templates/')))).toEqual([]);
 

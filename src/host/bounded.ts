@@ -1,15 +1,20 @@
-// Child processes that never outlive imgc: each runs in a process group of
+// Work that never outlives imgc. A child process runs in a process group of
 // its own, which is killed whole (whatever the child started too) when its
-// time is up, when imgc exits, and on Ctrl-C or SIGTERM.
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+// time is up, when imgc exits, and on Ctrl-C or SIGTERM. A worker thread is
+// terminated then, and the processes code in it started are killed with all
+// they started.
+import { ChildProcess, spawn, spawnSync, type SpawnOptions } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { parentPort, Worker, type WorkerOptions } from 'node:worker_threads';
 
-/** How a bounded child ended; `timedOut`: its time was up and its group was killed. */
+/** How a bounded child or worker ended; `timedOut`: its time was up and it was stopped. */
 export interface Ended {
   code: number | null;
   timedOut: boolean;
 }
 
-const live = new Set<ChildProcess>();
+/** What to stop when imgc exits or is signalled, per live child or worker. */
+const live = new Map<object, () => void>();
 
 const killGroup = (child: ChildProcess): void => {
   try {
@@ -17,7 +22,7 @@ const killGroup = (child: ChildProcess): void => {
   } catch {} // the group is gone already
 };
 
-const killAll = () => live.forEach(killGroup);
+const killAll = () => live.forEach((stop) => stop());
 
 const onSignal = (signal: NodeJS.Signals) => {
   killAll();
@@ -35,18 +40,25 @@ const guard = (on: boolean) => {
   if (on) process.on('exit', killAll);
 };
 
+const track = (key: object, stop: () => void): (() => void) => {
+  live.set(key, stop);
+  guard(true);
+  return () => {
+    live.delete(key);
+    if (live.size === 0) guard(false);
+  };
+};
+
 /** Spawns `command`; `ended` settles when it exits, or after `timeoutMs` with its whole group killed. */
 export const spawnBounded = (command: string, args: string[], options: SpawnOptions, timeoutMs: number): { child: ChildProcess; ended: Promise<Ended> } => {
   const child = spawn(command, args, { ...options, detached: true });
-  live.add(child);
-  guard(true);
+  const untrack = track(child, () => killGroup(child));
   let timedOut = false;
   const timer = setTimeout(() => ((timedOut = true), killGroup(child)), timeoutMs);
   const ended = new Promise<Ended>((resolve) => {
     const done = (code: number | null) => {
       clearTimeout(timer);
-      live.delete(child);
-      if (live.size === 0) guard(false);
+      untrack();
       resolve({ code, timedOut });
     };
     child.on('error', () => done(null));
@@ -55,4 +67,126 @@ export const spawnBounded = (command: string, args: string[], options: SpawnOpti
     child.on('close', done);
   });
   return { child, ended };
+};
+
+type ProcessEntry = { pid: number; ppid: number; state: string };
+
+/** Every process's parent and state (R, S, T for stopped, Z …): from /proc on Linux (no process started), else from `ps`. */
+const processTable = (): ProcessEntry[] => {
+  if (existsSync('/proc/self/stat')) {
+    return readdirSync('/proc').flatMap((name) => {
+      if (!/^\d+$/.test(name)) return [];
+      try {
+        // pid (comm) state ppid …; comm may hold spaces and parentheses.
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        const [state = '', ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        return [{ pid: Number(name), ppid: Number(ppid), state }];
+      } catch {
+        return []; // it ended meanwhile
+      }
+    });
+  }
+  const ps = spawnSync('ps', ['-A', '-o', 'pid=', '-o', 'ppid=', '-o', 'stat='], { encoding: 'utf8' });
+  return (ps.stdout ?? '').split('\n').flatMap((line) => {
+    const [pid, ppid, state = ''] = line.trim().split(/\s+/);
+    return pid && ppid ? [{ pid: Number(pid), ppid: Number(ppid), state: state.slice(0, 1) }] : [];
+  });
+};
+
+/** `roots` and their descendants, as far as they are still in the process tree. */
+const trees = (roots: ReadonlySet<number>): ProcessEntry[] => {
+  const table = processTable();
+  const children = new Map<number, ProcessEntry[]>();
+  for (const p of table) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const found: ProcessEntry[] = [];
+  const walk = (p: ProcessEntry) => {
+    found.push(p);
+    (children.get(p.pid) ?? []).forEach(walk);
+  };
+  table.filter((p) => roots.has(p.pid)).forEach(walk);
+  return found;
+};
+
+const signal = (pid: number, name: NodeJS.Signals) => {
+  try {
+    process.kill(pid, name);
+  } catch {} // gone already
+};
+
+/**
+ * Kills the processes `roots` and all they started. Each is stopped first, and the tree looked at
+ * again until every process in it has stopped and no new one shows up: a stop signal takes effect
+ * after the fork a process may be in, so none forks past the scan, and no child of a killed parent
+ * leaves the tree before it is found.
+ */
+const killTrees = (roots: ReadonlySet<number>): void => {
+  if (roots.size === 0) return;
+  const stopped = new Set<number>();
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let tree = trees(roots), tries = 0; tries < 1000; tree = trees(roots), tries++) {
+    const fresh = tree.filter((p) => !stopped.has(p.pid));
+    fresh.forEach((p) => (signal(p.pid, 'SIGSTOP'), stopped.add(p.pid)));
+    if (fresh.length === 0 && tree.every((p) => p.state === 'T' || p.state === 'Z')) break;
+    Atomics.wait(pause, 0, 0, 1);
+  }
+  stopped.forEach((pid) => signal(pid, 'SIGKILL'));
+  // A kill takes effect a moment later: gone means gone when this returns (a zombie holds nothing).
+  for (let tries = 0; tries < 1000 && trees(stopped).some((p) => p.state !== 'Z'); tries++) Atomics.wait(pause, 0, 0, 1);
+};
+
+/** What a worker started by {@link workerBounded} posts for each child process code in it starts. */
+type Started = { startedProcess: number };
+const isStarted = (m: unknown): m is Started => typeof m === 'object' && m !== null && typeof (m as Started).startedProcess === 'number';
+
+/**
+ * In a worker started by {@link workerBounded}: reports every child process started from here on
+ * (spawn, exec, execFile and fork all start theirs through `ChildProcess.prototype.spawn`), so that
+ * they and what they start end with the worker.
+ */
+export const reportStartedProcesses = (): void => {
+  const port = parentPort;
+  // Node's own (internal, undocumented) method; without it nothing is reported, and nothing else changes.
+  const proto = ChildProcess.prototype as ChildProcess & { spawn?: (this: ChildProcess, ...args: unknown[]) => unknown };
+  const spawnChild = proto.spawn;
+  if (!port || typeof spawnChild !== 'function') return;
+  proto.spawn = function (...args) {
+    const result = spawnChild.apply(this, args);
+    if (this.pid) port.postMessage({ startedProcess: this.pid } satisfies Started);
+    return result;
+  };
+};
+
+/** How a bounded worker ended: its first message (its answer), or its exit without one. */
+export type WorkerOutcome = { message: unknown } | (Ended & { error?: unknown });
+
+/**
+ * Starts a worker thread on `script` that calls {@link reportStartedProcesses}. `outcome` settles with
+ * its first message, or when it exits without one, or after `timeoutMs`, when it is terminated (a loop
+ * that never yields too). `stop` terminates it. Whenever it ends, the processes it started are killed
+ * with all they started; and on imgc's exit or a signal.
+ */
+export const workerBounded = (script: string, options: WorkerOptions, timeoutMs: number): { outcome: Promise<WorkerOutcome>; stop: () => void } => {
+  const worker = new Worker(script, options);
+  const started = new Set<number>();
+  const stop = () => {
+    void worker.terminate();
+    killTrees(started);
+    started.clear();
+  };
+  const untrack = track(worker, stop);
+  let timedOut = false;
+  let error: unknown;
+  const timer = setTimeout(() => ((timedOut = true), stop()), timeoutMs);
+  // A worker that ends by itself delivers its last messages before 'exit': the first settling wins.
+  const outcome = new Promise<WorkerOutcome>((resolve) => {
+    worker.on('message', (m: unknown) => (isStarted(m) ? started.add(m.startedProcess) : resolve({ message: m })));
+    worker.on('error', (e) => (error = e));
+    worker.on('exit', (code) => {
+      clearTimeout(timer);
+      killTrees(started);
+      untrack();
+      resolve({ code, timedOut, error });
+    });
+  });
+  return { outcome, stop };
 };

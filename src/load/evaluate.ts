@@ -1,15 +1,16 @@
-// The evaluation process: imports a definition through ./hooks.ts, turns its
-// default export into IR and sends it back to the loader (./index.ts), which
-// started this process and kills it, with all it started, when its time is
-// up. One request per process.
+// The evaluation, in a worker thread: imports a definition through
+// ./hooks.ts, turns its default export into IR and posts it back to the
+// loader (./index.ts), which started the worker and stops it, with all it
+// started, when its time is up. One request per worker.
 import { createRequire, register } from 'node:module';
-import { MessageChannel } from 'node:worker_threads';
+import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkImage } from '../check/checker.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
 import { definitionFilesRead, setDefinitionDir } from '../dsl/location.js';
+import { reportStartedProcesses } from '../host/bounded.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
 import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
@@ -76,6 +77,7 @@ export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
   // imgc itself is loaded before the hooks exist, so that its modules are not sent through the hooks thread.
   await Promise.all([import(entries.imgc), import(entries.stdlib)]);
   register(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks.js')), { data: entries, transferList: [port2] });
+  reportStartedProcesses();
   const inputsRead = watchInputs();
   const result = await run(req);
   const env = inputsRead();
@@ -112,11 +114,13 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
   return { ir, findings: checkImage(ir), diagnostics: [], ...(exported.packageCatalog ? { catalog: exported.packageCatalog } : {}) };
 };
 
-// Started by the loader: one request, one answer, then exit (the definition may have left timers or handles open).
-if (process.send && process.argv[1] === fileURLToPath(import.meta.url)) {
-  process.once('message', (req: EvaluationRequest) => {
-    void evaluate(req)
-      .catch((err: unknown): Evaluated => ({ diagnostics: [diagnostic('IMGC1002', messageOf(err))] }))
-      .then((result) => process.send!(result, () => process.exit(0)));
-  });
+// Started by the loader: one request, one answer; the loader then ends the worker (the definition may have left timers or handles open).
+const request = (workerData as { evaluate?: EvaluationRequest } | null)?.evaluate;
+const loader = parentPort;
+if (loader && request) {
+  // Thrown later by what the definition left running (a timer, a rejected promise): located as if thrown at the top level.
+  process.once('uncaughtException', (err) => loader.postMessage({ diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, path.dirname(request.file)) })] } satisfies Evaluated));
+  void evaluate(request)
+    .catch((err: unknown): Evaluated => ({ diagnostics: [diagnostic('IMGC1002', messageOf(err))] }))
+    .then((result) => loader.postMessage(result));
 }

@@ -1,4 +1,4 @@
-// Module hooks of the evaluation process (./evaluate.ts), on Node's hooks
+// Module hooks of the evaluation (./evaluate.ts), on Node's hooks
 // thread: `imgc` and `imgc/stdlib` resolve to this installation, `./x.js`
 // names `./x.ts` when only that exists (as tsc allows), and a TypeScript file
 // is transpiled by esbuild, once, with an inline source map so that stack

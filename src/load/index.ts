@@ -1,6 +1,6 @@
 // Loads a definition: TypeScript 7's compiler checks it (./typecheck.ts)
-// while a process of its own evaluates it (./evaluate.ts) into IR, both
-// bounded in time and killed with all they started (./bounded.ts). Every
+// while a worker thread evaluates it (./evaluate.ts) into IR, both bounded in
+// time and stopped with all they started (../host/bounded.ts). Every
 // failure becomes a diagnostic with a location; nothing here prints or exits.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
-import { spawnBounded } from '../host/bounded.js';
+import { workerBounded } from '../host/bounded.js';
 import { srcRoot } from './entries.js';
 import type { EvaluationRequest, Evaluated } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';
@@ -24,7 +24,7 @@ export interface LoadedDefinition {
   dir: string;
   /** The user's files the definition is made of, as far as the type-check saw (else the definition alone). */
   files?: string[];
-  /** The contract checker's diagnostics on `ir` (made by the evaluation process, kept with a reused load). */
+  /** The contract checker's diagnostics on `ir` (made by the evaluation, kept with a reused load). */
   findings?: Diagnostic[];
 }
 
@@ -40,33 +40,34 @@ export interface LoadOptions {
   timeoutSeconds?: number;
 }
 
-/** The evaluation process's script: beside this file when built; the built one when the sources run (tests). */
+/** The evaluation's script: beside this file when built; the built one when the sources run (tests). */
 const evaluator = (): string => {
   const beside = path.join(path.dirname(fileURLToPath(import.meta.url)), 'evaluate.js');
   return existsSync(beside) ? beside : path.resolve(srcRoot, '..', 'dist', 'src', 'load', 'evaluate.js');
 };
 
-const evaluateInChild = async (file: string, vars: readonly GivenValue[], timeoutSeconds: number): Promise<Evaluated> => {
-  // The file is named on the command line only so that `ps` says what this process is.
-  const { child, ended } = spawnBounded(process.execPath, [evaluator(), file], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' }, timeoutSeconds * 1000);
-  let answer: Evaluated | undefined;
-  // The answer is all that is wanted: the process exits by itself after sending it (its group is killed
-  // with imgc's exit if it has not), so its exit is not waited for.
-  const answered = new Promise<{ code: number; timedOut: false }>((resolve) => child.on('message', (m: Evaluated) => ((answer = m), resolve({ code: 0, timedOut: false }))));
-  child.on('error', () => {}); // reported by `ended`
-  child.send({ file, vars } satisfies EvaluationRequest, () => {});
-  const { code, timedOut } = await Promise.race([answered, ended]);
-  if (answer) return answer;
+/**
+ * Evaluates the definition in a worker thread: a module graph and globals of its own, started in a
+ * fraction of a process's time (docs/performance.md), and stopped whatever it runs (a loop too).
+ */
+const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeoutSeconds: number): Promise<Evaluated> => {
+  const request: EvaluationRequest = { file, vars };
+  const { outcome, stop } = workerBounded(evaluator(), { workerData: { evaluate: request } }, timeoutSeconds * 1000);
+  const end = await outcome;
+  // The answer is all that is wanted: what the definition left running (timers, processes) ends here.
+  stop();
+  if ('message' in end) return end.message as Evaluated;
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
-  if (timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
-  return { diagnostics: [diagnostic('IMGC1002', `the definition's process ended (${code === null ? 'killed' : `exit code ${code}`}) before it produced an image`, { loc: at })] };
+  if (end.timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
+  const why = end.error === undefined ? `exit code ${end.code ?? 'unknown'}` : end.error instanceof Error ? end.error.message : String(end.error);
+  return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (${why}) before it produced an image`, { loc: at })] };
 };
 
 /**
- * imgc's code as the evaluation process runs it, by its files' sizes and times, so that a result made
- * by other code is not reused: the bundle's four entries and their chunks (scripts/build-eval.mjs).
- * Every build rewrites the entries.
+ * imgc's code as the evaluation runs it, by its files' sizes and times, so that a result made by other
+ * code is not reused: the bundle's four entries and their chunks (scripts/build-eval.mjs). Every build
+ * rewrites the entries.
  */
 const installation = (): string => {
   const load = path.dirname(evaluator());
@@ -119,7 +120,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   // The evaluation first: it takes longer than the type-check.
   const [evaluated, checked] = await Promise.all([
-    evaluateInChild(abs, opts.vars ?? [], timeout),
+    evaluateInWorker(abs, opts.vars ?? [], timeout),
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
     opts.typecheck === false ? { diagnostics: [], files: [abs] } : typecheck(abs, Math.max(timeout, DEFAULT_TIMEOUT_SECONDS) * 1000),
   ]);

@@ -1,6 +1,6 @@
 // Loading a definition (src/load): one transpile through module hooks in a
-// process of its own, TypeScript 7's compiler beside it, both bounded in
-// time; and no imgc command leaves a process behind.
+// worker thread, TypeScript 7's compiler beside it, both bounded in time;
+// and no imgc command leaves a process behind.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -113,6 +113,30 @@ describe('a definition that never finishes', () => {
     expect(processesWith(dir)).toEqual([]);
   });
 
+  it('stops what the definition started and left running, when the command ends', async () => {
+    const dir = tempDir('load-stray');
+    const marker = `${process.pid}${(Date.now() % 100000) + 1}`;
+    write(dir, {
+      'def.ts': `import { spawn } from 'node:child_process';\nimport { debian12, image } from 'imgc';\nspawn('sh', ['-c', 'sleep ${marker}; :'], { stdio: 'ignore' });\nexport default image('x').base(debian12());\n`,
+    });
+    const r = await imgc(['check', '--no-typecheck', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-stray-cache') } });
+    expect(r.exitCode, r.all).toBe(0);
+    // The shell and the sleep it started: the definition's whole tree.
+    expect(processesWith(`sleep ${marker}`)).toEqual([]);
+  });
+
+  it.each([
+    ['process.exit(3);', 'IMGC1002', /ended \(exit code 3\) before it produced an image/, 1],
+    ["setTimeout(() => { throw new RangeError('later'); });\nawait new Promise((r) => setTimeout(r, 100));", 'IMGC1002', /^RangeError: later$/, 3],
+  ])('reports a definition that ends the evaluation itself (%s) with a diagnostic', async (code, expected, message, line) => {
+    const dir = tempDir('load-ends');
+    write(dir, { 'def.ts': `import { debian12, image } from 'imgc';\n\n${code}\nexport default image('x').base(debian12());\n` });
+    const r = await imgc(['check', '--no-typecheck', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-ends-cache') } });
+    expect(r.exitCode, r.all).toBe(2);
+    const ds = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; loc?: { line: number } }[] }).diagnostics;
+    expect(ds).toEqual([expect.objectContaining({ code: expected, message: expect.stringMatching(message), loc: expect.objectContaining({ line }) })]);
+  });
+
   it('takes --timeout only as a number of seconds', async () => {
     const r = await imgc(['check', '--timeout', 'soon', 'examples/node-image.ts']);
     expect(r.exitCode).toBe(2);
@@ -127,7 +151,7 @@ describe('processes', () => {
     writeFileSync(def, readFileSync(path.join(repoRoot, 'examples', 'broken', 'type-error.ts')));
     const r = await imgc(['check', def], { env: { IMGC_CACHE: cache, CI: '' } });
     expect(r.exitCode, r.all).toBe(1);
-    // The type-check's project lives in the cache; the evaluation process names the definition.
+    // The type-check's project lives in the cache; nothing may name the definition.
     expect(processesWith(cache)).toEqual([]);
     expect(processesWith(def)).toEqual([]);
   });
