@@ -5,6 +5,7 @@
 // file the compiler read, so an unchanged definition is not checked again.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
@@ -59,8 +60,10 @@ const runTsc = async (config: string, dir: string, timeoutMs: number) => {
   const tsc = tscBinary();
   // tsc is Go: a short-lived process, its garbage collection a third of a large check's CPU. GOGC=400
   // (a heap up to 5x the live data between collections) cuts 10-20% of its CPU for ~20% more peak memory
-  // (docs/performance.md, 2026-12-04 22:30 UTC); a GOGC the user set wins.
-  const env = { ...process.env, GOGC: process.env['GOGC'] ?? '400' };
+  // (docs/performance.md, 2026-12-04 22:30 UTC). It leaves one core to the evaluation beside it, whose
+  // answer a check waits for, not tsc's (docs/performance.md, 2026-12-05). What the user set wins.
+  const cores = String(Math.max(1, availableParallelism() - 1));
+  const env = { ...process.env, GOGC: process.env['GOGC'] ?? '400', GOMAXPROCS: process.env['GOMAXPROCS'] ?? cores };
   const { child, ended } = spawnBounded(tsc.command, [...tsc.args, '-p', config, '--pretty', 'false', '--listFiles'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] }, timeoutMs);
   const text = { out: '', err: '' };
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (text.out += d));
