@@ -60,8 +60,10 @@ const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeo
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
   if (end.timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
-  const why = end.error === undefined ? `exit code ${end.code ?? 'unknown'}` : end.error instanceof Error ? end.error.message : String(end.error);
-  return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (${why}) before it produced an image`, { loc: at })] };
+  if (end.error !== undefined) return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (${end.error instanceof Error ? end.error.message : String(end.error)}) before it produced an image`, { loc: at })] };
+  // Nothing left to run, the definition still pending: it awaits what nothing can settle any more.
+  if (end.code === 0) return { diagnostics: [diagnostic('IMGC1002', `'${at.file}' stopped before it produced an image: it awaits something nothing is left to settle (or it called process.exit(0))`, { loc: at, hint })] };
+  return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (exit code ${end.code}) before it produced an image`, { loc: at })] };
 };
 
 /**

@@ -127,6 +127,7 @@ describe('a definition that never finishes', () => {
 
   it.each([
     ['process.exit(3);', 'IMGC1002', /ended \(exit code 3\) before it produced an image/, 1],
+    ['await new Promise(() => {});', 'IMGC1002', /stopped before it produced an image: it awaits something nothing is left to settle/, 1],
     ["setTimeout(() => { throw new RangeError('later'); });\nawait new Promise((r) => setTimeout(r, 100));", 'IMGC1002', /^RangeError: later$/, 3],
   ])('reports a definition that ends the evaluation itself (%s) with a diagnostic', async (code, expected, message, line) => {
     const dir = tempDir('load-ends');
