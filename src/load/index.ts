@@ -62,7 +62,7 @@ const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeo
   if (end.timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
   if (end.error !== undefined) return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (${end.error instanceof Error ? end.error.message : String(end.error)}) before it produced an image`, { loc: at })] };
   // Nothing left to run, the definition still pending: it awaits what nothing can settle any more.
-  if (end.code === 0) return { diagnostics: [diagnostic('IMGC1002', `'${at.file}' stopped before it produced an image: it awaits something nothing is left to settle (or it called process.exit(0))`, { loc: at, hint })] };
+  if (end.code === 0) return { diagnostics: [diagnostic('IMGC1002', `'${at.file}' stopped before it produced an image: it awaits something nothing is left to settle (or it called process.exit(0))`, { loc: at, hint: 'look for an await at the top level of the definition or a module it imports on a promise nothing resolves' })] };
   return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (exit code ${end.code}) before it produced an image`, { loc: at })] };
 };
 
