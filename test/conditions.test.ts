@@ -200,6 +200,38 @@ describe('when: conditions on steps', () => {
   });
 
   describe('outputs', () => outputTests(ir, 'conditions'));
+
+  for (const opts of [{ json: true, packerVersion: '1.6' }, { json: true }] as const) {
+    it(`packer${opts.packerVersion ? ` ${opts.packerVersion}` : ''}: a z.enum variable takes only its values, and packer validate refuses another before any build`, async () => {
+      // Imported here: a new import line at the top would move the definitions' lines, which the golden files name.
+      const { expectValid, packer, parseHcl, requiredVars, writeOut } = await import('./compilers/packer-support.js');
+      const built = image('enum-packer')
+        .base(debian12())
+        .provision((p) => p.when(runtime.is('crio'), (p) => p.file('/etc/crio.conf', { mode: '0644', content: '' })))
+        .artifact((a) => a.cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true }));
+      const files = compilers.packer.compile(withValues(built.toIR('enum-packer.ts')), opts as never);
+      const [hcl, json] = ['enum-packer.pkr.hcl', 'enum-packer.pkr.json'];
+      const [runtimeVar] = (await parseHcl(files[hcl]!))['variable']['runtime'];
+      expect(runtimeVar.validation[0].condition).toBe('${contains(["containerd", "crio"], var.runtime)}');
+      expect(JSON.parse(files[json]!).variable.runtime.validation.condition).toBe('${contains(["containerd", "crio"], var.runtime)}');
+      if (opts.packerVersion === undefined) return; // the packer here is 1.6.6: it validates the 1.6 form only
+      const dir = writeOut(files, 'enum-packer');
+      const vars = requiredVars(await parseHcl(files[hcl]!));
+      for (const template of [hcl, json]) {
+        await expectValid(dir, template, [...vars, '-var', 'runtime=crio']);
+        const refused = await packer(['validate', ...vars, '-var', 'runtime=docker', template], dir);
+        expect(refused.code, refused.out).toBe(1);
+        expect(refused.out).toContain('The value of runtime must be one of: "containerd", "crio".');
+      }
+    }, 120_000);
+  }
+
+  it("packer: a z.enum value that HCL cannot hold as a plain string is left to the scripts' and plays' own check", () => {
+    const odd = { ...ir, variables: ir.variables!.map((v) => (v.name === 'runtime' ? { ...v, oneOf: ['containerd', 'cri-${o}'] } : v)) };
+    const template = compilers.packer.compile(odd, { packerVersion: '1.6' } as never)['conditions-test.pkr.hcl']!;
+    expect(template).toMatch(/^variable "runtime" \{\n(?: {2}.*\n)+\}$/m);
+    expect(/^variable "runtime" \{\n(?: {2}.*\n)+\}$/m.exec(template)![0]).not.toContain('validation');
+  });
 });
 
 describe('when: the shell output and Ansible take the same steps for each value', () => {

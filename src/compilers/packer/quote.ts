@@ -118,14 +118,17 @@ const safeExpr = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 // …and the function calls it writes: the variables as one JSON object (see
 // jsonencodeVariables), and a variable (a list as its items joined by spaces),
 // path.root or that object in base64 (see base64Of); a list variable's
-// validation (see allMatch).
+// validation (see allMatch) and a string variable's values (see oneOf).
 const assignment = '[a-z][a-z0-9_]* = var\\.[a-z][a-z0-9_]*';
 const json = `jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)`;
+// A string literal without quote, backslash, control character or template sequence (`${`, `%{`).
+const plain = '(?:[^"\\\\$%\\x00-\\x1f]|[$%](?!\\{))*';
 const safeCall = new RegExp(
   `^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|join\\(" ", var\\.[a-z][a-z0-9_]*\\)|path\\.root|${json})\\)$` +
-    // A pattern without quote, backslash or template sequence (`${`, `%{`).
-    `|^length\\(\\[for p in var\\.(?<list>[a-z][a-z0-9_]*) : p if can\\(regex\\("(?:[^"\\\\$%]|[$%](?!\\{))*", p\\)\\)\\]\\) == length\\(var\\.\\k<list>\\)$`,
+    `|^length\\(\\[for p in var\\.(?<list>[a-z][a-z0-9_]*) : p if can\\(regex\\("${plain}", p\\)\\)\\]\\) == length\\(var\\.\\k<list>\\)$` +
+    `|^contains\\(\\["${plain}"(, "${plain}")*\\], var\\.[a-z][a-z0-9_]*\\)$`,
 );
+const plainLiteral = new RegExp(`^${plain}$`);
 
 /**
  * The condition of a list variable's validation block: every item matches
@@ -135,6 +138,15 @@ const safeCall = new RegExp(
  */
 export const allMatch = (name: string, pattern: RegExp): string =>
   checkExpr(`length([for p in var.${name} : p if can(regex(${JSON.stringify(pattern.source)}, p))]) == length(var.${name})`);
+
+/**
+ * The condition of a string variable's validation block: its value is one of
+ * `values`; undefined when a value cannot be written as a plain HCL string
+ * (a quote, a backslash, a control character, `${` or `%{`), which the scripts
+ * and plays then check alone.
+ */
+export const oneOf = (name: string, values: readonly string[]): string | undefined =>
+  values.every((v) => plainLiteral.test(v)) ? checkExpr(`contains([${values.map((v) => `"${v}"`).join(', ')}], var.${name})`) : undefined;
 
 /**
  * `base64encode(REF)` for `var.NAME`, `path.root` or jsonencodeVariables' object: a value Packer's own

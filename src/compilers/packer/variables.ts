@@ -15,7 +15,7 @@ import type { Image } from '../../ir/schema.js';
 import { envName, type IRVariable } from '../../core/variables.js';
 import { packageSpecPattern } from '../../core/packages.js';
 import { attr, block, bool, list, str, tmpl, type Item, type Value } from './hcl.js';
-import { allMatch, base64Of, jsonencodeVariables, type TemplatePart } from './quote.js';
+import { allMatch, base64Of, jsonencodeVariables, oneOf, type TemplatePart } from './quote.js';
 import type { VariableSpec } from './sources.js';
 
 const hclType = { string: 'string', number: 'number', boolean: 'bool', list: 'list(string)' } as const;
@@ -30,15 +30,28 @@ const listValidation = (name: string): VariableSpec['validation'] => ({
   message: `Each item of ${name} must be a package spec: name[:arch][=version].`,
 });
 
+/**
+ * A string variable of a z.enum schema takes only its values: Packer refuses
+ * another before a build starts (the scripts and plays check again, and alone
+ * for values an HCL condition cannot hold plainly).
+ */
+const oneOfValidation = (v: IRVariable): VariableSpec['validation'] | undefined => {
+  const condition = v.oneOf && oneOf(v.name, v.oneOf);
+  return condition ? { condition, message: `The value of ${v.name} must be one of: ${v.oneOf!.map((o) => JSON.stringify(o)).join(', ')}.` } : undefined;
+};
+
 /** The IR's variables as the template's variable blocks (`legacy`: for Packer 1.6). */
 export const irVariables = (ir: Image, legacy: boolean): VariableSpec[] =>
-  (ir.variables ?? []).map((v) => ({
-    name: v.name,
-    type: hclType[v.type],
-    description: v.description ?? `Variable ${v.name} of ${ir.source}${v.sensitive ? ' (sensitive)' : ''}.`,
-    ...(v.sensitive ? { sensitive: true } : { default: v.value }),
-    ...(v.type === 'list' && !legacy ? { validation: listValidation(v.name) } : {}),
-  }));
+  (ir.variables ?? []).map((v) => {
+    const validation = v.type === 'list' ? (legacy ? undefined : listValidation(v.name)) : oneOfValidation(v);
+    return {
+      name: v.name,
+      type: hclType[v.type],
+      description: v.description ?? `Variable ${v.name} of ${ir.source}${v.sensitive ? ' (sensitive)' : ''}.`,
+      ...(v.sensitive ? { sensitive: true } : { default: v.value }),
+      ...(validation ? { validation } : {}),
+    };
+  });
 
 /** A variable for a shell script's IMGC_VAR_<NAME>, in base64: a list as its items separated by spaces (`valueText`). */
 const shellValue = (v: IRVariable): string => base64Of(v.type === 'list' ? `join(" ", var.${v.name})` : `var.${v.name}`);
