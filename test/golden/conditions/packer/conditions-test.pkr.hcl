@@ -13,6 +13,10 @@ variable "runtime" {
   type        = string
   description = "Variable runtime of conditions-test.ts."
   default     = "containerd"
+  validation {
+    condition     = contains(["containerd", "crio"], var.runtime)
+    error_message = "The value of runtime must be one of: \"containerd\", \"crio\"."
+  }
 }
 
 variable "gpu" {
