@@ -623,7 +623,7 @@ describe('cloud-init backend: nothing to run', () => {
 
 describe('imgc compile --target cloud-init', () => {
   it('is registered and writes user-data and meta-data', async () => {
-    expect(compilers['cloud-init']).toBe(cloudInitCompiler);
+    expect(compilers['cloud-init'].target).toBe(cloudInitCompiler.target);
     expect(compilable.length, 'a good example compiles for cloud-init').toBeGreaterThan(0);
     const file = compilable[0]!;
     const ir = await irOf(file);

@@ -141,7 +141,9 @@ describe('ansibleRole: outputs', () => {
       "IMGC2002 the packer target cannot express ansible role 'motd': Packer's shell provisioner runs the phase scripts in the machine being built, and nothing applies the role to it from outside",
       "IMGC2002 the packer target cannot express ansible role 'motd': Packer's shell provisioner runs the phase scripts in the machine being built, and nothing applies the role to it from outside",
     ]);
+    // Both role steps, customize's and provision's: every refused step at once.
     expect(refusal(() => compilers['cloud-init'].compile(ir, {}))).toEqual([
+      "IMGC2002 the cloud-init target cannot express ansible role 'motd': cloud-init runs no Ansible role: its commands run on the booting node, which has no copy of the role or ansible-playbook",
       "IMGC2002 the cloud-init target cannot express ansible role 'motd': cloud-init runs no Ansible role: its commands run on the booting node, which has no copy of the role or ansible-playbook",
     ]);
   });

@@ -81,6 +81,10 @@ describe('reboot: refused where no machine comes back (IMGC2002 at the step)', (
     expect(d.loc).toEqual({ file: 'reboot-node.ts', line: 9, column: 76 });
   });
 
+  it.each(cases)('%s: every refused step at once, not the first alone', (_label, target, opts) => {
+    expect(refusal(target, opts).map((d) => `${d.code} ${d.stepId}`)).toEqual(['IMGC2002 customize.2.reboot', 'IMGC2002 provision.2.reboot']);
+  });
+
   it('provision.sh (shell --runtime): its one ssh session would end at the reboot', () => {
     const [d] = refusal('shell', { runtime: true });
     expect(d).toMatchObject({ code: 'IMGC2002', stepId: 'provision.2.reboot', loc: { file: 'reboot-node.ts', line: 13 } });
