@@ -113,11 +113,14 @@ describe('a definition that never finishes', () => {
     expect(processesWith(dir)).toEqual([]);
   });
 
-  it('stops what the definition started and left running, when the command ends', async () => {
+  it.each([
+    ['spawn', (marker: string) => `import { spawn } from 'node:child_process';\nspawn('sh', ['-c', 'sleep ${marker}; :'], { stdio: 'ignore' });`],
+    ['exec', (marker: string) => `import { exec } from 'node:child_process';\nexec('sleep ${marker}; :');`],
+  ])('stops what the definition started and left running (%s), when the command ends', async (_how, started) => {
     const dir = tempDir('load-stray');
     const marker = `${process.pid}${(Date.now() % 100000) + 1}`;
     write(dir, {
-      'def.ts': `import { spawn } from 'node:child_process';\nimport { debian12, image } from 'imgc';\nspawn('sh', ['-c', 'sleep ${marker}; :'], { stdio: 'ignore' });\nexport default image('x').base(debian12());\n`,
+      'def.ts': `${started(marker)}\nimport { debian12, image } from 'imgc';\nexport default image('x').base(debian12());\n`,
     });
     const r = await imgc(['check', '--no-typecheck', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-stray-cache') } });
     expect(r.exitCode, r.all).toBe(0);
