@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { removeTree, SYSTEM_PATH } from '../host/exec.js';
+import { killAndWait, statFields } from '../host/processes.js';
 import { mountsUnder } from './mounts.js';
 
 /** The owner record's name inside a work or staging directory. */
@@ -31,16 +32,8 @@ const bootId = (): string => {
   }
 };
 
-/** The start time of process `pid`, undefined when there is none. */
-export const startTime = (pid: number): string | undefined => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-};
+/** The start time of process `pid` (field 22 of its stat line), undefined when there is none. */
+export const startTime = (pid: number): string | undefined => statFields(pid)?.[19];
 
 export const thisOwner = (): Owner => ({ pid: process.pid, start: startTime(process.pid) ?? '', boot: bootId() });
 
@@ -69,16 +62,6 @@ export const pidAlive = (pid: number): boolean => {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
-
-/** Whether `pid` still runs (a zombie has let go of everything: it does not). */
-const running = (pid: number): boolean => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
   }
 };
 
@@ -134,15 +117,7 @@ export interface Reclaimed {
 /** Kills every process that works in `dir`, and waits until they are gone; how many there were. */
 const stopProcessesIn = (dir: string): number => {
   const killed = processesIn(dir);
-  for (const p of killed) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {
-      /* gone */
-    }
-  }
-  // SIGKILL is delivered at once, but a process in the kernel (a mount syscall) exits a moment later.
-  for (let i = 0; i < 50 && killed.some(running); i++) spawnSync('sleep', ['0.1'], { env: { PATH: SYSTEM_PATH } });
+  killAndWait(killed, 5000);
   return killed.length;
 };
 

@@ -3,9 +3,9 @@
 // time is up, when imgc exits, and on Ctrl-C or SIGTERM. A worker thread is
 // terminated then, and the processes code in it started are killed with all
 // they started.
-import { ChildProcess, spawn, spawnSync, type SpawnOptions } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
 import { parentPort, Worker, type WorkerOptions } from 'node:worker_threads';
+import { killAndWait, processTable, signal, sleepSync, type ProcessEntry } from './processes.js';
 
 /** How a bounded child or worker ended; `timedOut`: its time was up and it was stopped. */
 export interface Ended {
@@ -69,30 +69,6 @@ export const spawnBounded = (command: string, args: string[], options: SpawnOpti
   return { child, ended };
 };
 
-type ProcessEntry = { pid: number; ppid: number; state: string };
-
-/** Every process's parent and state (R, S, T for stopped, Z …): from /proc on Linux (no process started), else from `ps`. */
-const processTable = (): ProcessEntry[] => {
-  if (existsSync('/proc/self/stat')) {
-    return readdirSync('/proc').flatMap((name) => {
-      if (!/^\d+$/.test(name)) return [];
-      try {
-        // pid (comm) state ppid …; comm may hold spaces and parentheses.
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        const [state = '', ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        return [{ pid: Number(name), ppid: Number(ppid), state }];
-      } catch {
-        return []; // it ended meanwhile
-      }
-    });
-  }
-  const ps = spawnSync('ps', ['-A', '-o', 'pid=', '-o', 'ppid=', '-o', 'stat='], { encoding: 'utf8' });
-  return (ps.stdout ?? '').split('\n').flatMap((line) => {
-    const [pid, ppid, state = ''] = line.trim().split(/\s+/);
-    return pid && ppid ? [{ pid: Number(pid), ppid: Number(ppid), state: state.slice(0, 1) }] : [];
-  });
-};
-
 /** `roots` and their descendants, as far as they are still in the process tree. */
 const trees = (roots: ReadonlySet<number>): ProcessEntry[] => {
   const table = processTable();
@@ -107,12 +83,6 @@ const trees = (roots: ReadonlySet<number>): ProcessEntry[] => {
   return found;
 };
 
-const signal = (pid: number, name: NodeJS.Signals) => {
-  try {
-    process.kill(pid, name);
-  } catch {} // gone already
-};
-
 /**
  * Kills the processes `roots` and all they started. Each is stopped first, and the tree looked at
  * again until every process in it has stopped and no new one shows up: a stop signal takes effect
@@ -122,16 +92,13 @@ const signal = (pid: number, name: NodeJS.Signals) => {
 const killTrees = (roots: ReadonlySet<number>): void => {
   if (roots.size === 0) return;
   const stopped = new Set<number>();
-  const pause = new Int32Array(new SharedArrayBuffer(4));
   for (let tree = trees(roots), tries = 0; tries < 1000; tree = trees(roots), tries++) {
     const fresh = tree.filter((p) => !stopped.has(p.pid));
     fresh.forEach((p) => (signal(p.pid, 'SIGSTOP'), stopped.add(p.pid)));
     if (fresh.length === 0 && tree.every((p) => p.state === 'T' || p.state === 'Z')) break;
-    Atomics.wait(pause, 0, 0, 1);
+    sleepSync(1);
   }
-  stopped.forEach((pid) => signal(pid, 'SIGKILL'));
-  // A kill takes effect a moment later: gone means gone when this returns (a zombie holds nothing).
-  for (let tries = 0; tries < 1000 && trees(stopped).some((p) => p.state !== 'Z'); tries++) Atomics.wait(pause, 0, 0, 1);
+  killAndWait([...stopped], 1000);
 };
 
 /** What a worker started by {@link workerBounded} posts for each child process code in it starts. */
