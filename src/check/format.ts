@@ -65,7 +65,7 @@ export const formatText = (ds: readonly Diagnostic[], ctx: FormatContext): strin
       lines.push(`    ${r.message}`);
     }
     if (d.hint) lines.push('', `  ${gray('hint:')} ${d.hint}`);
-    if (d.seenBy) lines.push('', `  ${gray('seen by:')} ${seenByText(ctx, d.seenBy)}`);
+    if (d.seenBy) lines.push(...(d.hint ? [] : ['']), `  ${gray('seen by:')} ${seenByText(ctx, d.seenBy)}`);
     return lines.join('\n');
   });
   const errors = ds.filter((d) => d.severity === 'error').length;
