@@ -74,17 +74,22 @@ export const formatText = (ds: readonly Diagnostic[], ctx: FormatContext): strin
   return blocks.join('\n\n') + (blocks.length ? '\n' : '') + summary;
 };
 
+/** The diagnostics as JSON values, with paths relative to the cwd (check's and compile's --format json). */
+export const jsonDiagnostics = (ds: readonly Diagnostic[], ctx: FormatContext) => {
+  const withPath = (loc: SourceLocation | undefined) => (loc ? { ...loc, file: displayPath(ctx, loc) } : undefined);
+  return ds.map((d) => ({
+    ...d,
+    loc: withPath(d.loc),
+    related: d.related.map((r) => ({ ...r, loc: withPath(r.loc) })),
+    ...(d.seenBy ? { seenBy: d.seenBy.map((s) => ({ ...s, loc: withPath(s.loc) })) } : {}),
+  }));
+};
+
 /** JSON: the diagnostics with paths relative to the cwd, plus counts. */
 export const formatJson = (ds: readonly Diagnostic[], ctx: FormatContext): string => {
-  const withPath = (loc: SourceLocation | undefined) => (loc ? { ...loc, file: displayPath(ctx, loc) } : undefined);
   return `${JSON.stringify(
     {
-      diagnostics: ds.map((d) => ({
-        ...d,
-        loc: withPath(d.loc),
-        related: d.related.map((r) => ({ ...r, loc: withPath(r.loc) })),
-        ...(d.seenBy ? { seenBy: d.seenBy.map((s) => ({ ...s, loc: withPath(s.loc) })) } : {}),
-      })),
+      diagnostics: jsonDiagnostics(ds, ctx),
       errors: ds.filter((d) => d.severity === 'error').length,
       warnings: ds.filter((d) => d.severity === 'warning').length,
     },
