@@ -83,7 +83,7 @@ describe('imgc init', () => {
     expect(existsSync(path.join(dir, 'node-image.ts'))).toBe(true);
   });
 
-  it('depends on the imgc that ran it: the registry version, else the tarball or directory npm installed it from', () => {
+  it('depends on the imgc that ran it: the registry version, else a copy in vendor/ of the tarball or directory npm installed it from', () => {
     const project = tempDir('init-install');
     const root = path.join(project, 'node_modules', 'imgc');
     mkdirSync(root, { recursive: true });
@@ -93,7 +93,9 @@ describe('imgc init', () => {
     lock('https://registry.npmjs.org/imgc/-/imgc-0.3.1.tgz');
     expect(imgcInstall(root)).toEqual({ spec: '^0.3.1', typescript: '7.0.2' });
     lock('file:../dl/imgc-0.3.1.tgz');
-    expect(imgcInstall(root).spec).toBe(`file:${path.resolve(project, '../dl/imgc-0.3.1.tgz')}`);
+    expect(imgcInstall(root)).toEqual({ spec: 'file:vendor/imgc-0.3.1.tgz', typescript: '7.0.2', vendorFrom: path.resolve(project, '../dl/imgc-0.3.1.tgz') });
+    lock('../src/imgc');
+    expect(imgcInstall(root)).toEqual({ spec: 'file:vendor/imgc-0.3.1.tgz', typescript: '7.0.2', vendorFrom: path.resolve(project, '../src/imgc') });
     // A checkout, or a global install npm keeps no lockfile for.
     expect(imgcInstall(repoRoot).spec).toBe(`file:${repoRoot}`);
   });
