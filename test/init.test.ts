@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { imgcInstall } from '../src/cli/init.js';
 import { imgc, repoRoot, tempDir } from './helpers/cli.js';
@@ -34,6 +35,16 @@ describe('imgc init', () => {
       expect(out.files.length, target).toBeGreaterThan(0);
     }
     expect(readdirSync(path.join(dir, 'out', 'k8s-node')).sort()).toEqual(['ansible', 'cloud-init', 'packer', 'shell']);
+    // The scaffold's CI compiles every target, then lints them: its lint steps, run here on these folders.
+    const workflow = parse(readFileSync(path.join(dir, '.github/workflows/imgc.yml'), 'utf8')) as { jobs: { compile: { steps: { name?: string; run?: string }[] } } };
+    const steps = workflow.jobs.compile.steps;
+    expect(steps.some((s) => s.run?.includes('for target in packer ansible shell cloud-init; do npx imgc compile --target "$target"'))).toBe(true);
+    const lints = steps.filter((s) => s.name?.startsWith('lint '));
+    expect(lints.map((s) => s.name)).toEqual(['lint shell', 'lint ansible', 'lint cloud-init']);
+    for (const s of lints) {
+      const lint = await execa('bash', ['-eo', 'pipefail', '-c', s.run!], { cwd: dir, reject: false, all: true });
+      expect(lint.exitCode, `${s.name}: ${lint.all}`).toBe(0);
+    }
     for (const target of ['packer', 'ansible', 'shell', 'cloud-init']) {
       // Complete: the same files, byte for byte, as that target compiled into a folder of its own.
       const alone = path.join(tempDir(`init-alone-${target}`), 'out');
