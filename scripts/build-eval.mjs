@@ -6,8 +6,10 @@
 // chunks (dist/src/chunks), so a definition's `imgc` is the very instance the
 // evaluation reads its state from. Loading ~75 modules one by one was most of
 // the process's start (docs/performance.md, 2026-12-05). The CLI's modules stay
-// tsc's: it never imports these entries. zod is bundled in, as build:zod does
-// for the CLI.
+// tsc's: it never imports these entries. zod is not bundled in: every import of
+// src/util/zod becomes `#zod` (package.json "imports": build:zod's bundle), so the
+// package ships zod once and a process that loads both the CLI and the evaluation
+// loads it once.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +32,16 @@ await build({
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  banner: { js: '/*! imgc, bundled by npm run build (scripts/build-eval.mjs); may include zod, MIT License, Copyright (c) Colin McDonnell */' },
+  banner: { js: '/*! imgc, bundled by npm run build (scripts/build-eval.mjs) */' },
   logLevel: 'warning',
+  plugins: [
+    {
+      name: 'zod-once',
+      setup(b) {
+        b.onResolve({ filter: /\/util\/zod(\.js)?$/ }, (args) =>
+          path.resolve(args.resolveDir, args.path).replace(/\.js$/, '') === path.join(repo, 'src', 'util', 'zod') ? { path: '#zod', external: true } : undefined,
+        );
+      },
+    },
+  ],
 });

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { commandHelp, commandNamed, commands, parseCommand } from '../src/cli/commands.js';
 import { completionScript } from '../src/cli/completion.js';
 import { imgc, imgcProcess, tempDir } from './helpers/cli.js';
+import { needTools } from './helpers/tools.js';
 
 const cmd = (name: string) => commandNamed(name) ?? expect.fail(`no command ${name}`);
 
@@ -114,7 +115,8 @@ describe('imgc completion', () => {
     expect(await complete('imgc', 'completion', '')).toEqual(['bash', 'fish', 'zsh']);
   });
 
-  it('fish offers the same, and zsh accepts its script', async () => {
+  it('fish offers the same, and zsh accepts its script', async (ctx) => {
+    needTools(ctx, 'fish', 'zsh');
     const fish = script('fish');
     const complete = async (line: string) => (await execa('fish', ['--no-config', '-c', `source ${fish}; complete -C '${line}'`])).stdout.split('\n').map((l) => l.split('\t')[0]).filter(Boolean).sort();
     expect(await complete('imgc ch')).toEqual(['check']);

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { dotGraph, mermaidGraph } from '../src/cli/graph.js';
 import type { Image } from '../src/ir/schema.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
+import { needTools } from './helpers/tools.js';
 
 /** Graphviz's placement of each node: centre x, y (inches, y grows upwards) from `dot -Tplain`. */
 const layout = async (dot: string) => {
@@ -27,7 +28,8 @@ describe('imgc explain --graph', () => {
     ir = await irOf('examples/node-image.ts');
   });
 
-  it('dot draws the phases top to bottom and each phase\'s steps in reading order', async () => {
+  it('dot draws the phases top to bottom and each phase\'s steps in reading order', async (ctx) => {
+    needTools(ctx, 'dot');
     const { nodes } = await layout(dotGraph(ir));
     const placed = (id: string) => nodes.get(nodeId(id)) ?? expect.fail(`step ${id} not drawn`);
     // Reading order: a later step is on a lower row, or on the same row further right.
@@ -41,7 +43,8 @@ describe('imgc explain --graph', () => {
     }
   });
 
-  it("the reference image's picture is readable: at most 3:1 either way, and no wider than 2400 px", async () => {
+  it("the reference image's picture is readable: at most 3:1 either way, and no wider than 2400 px", async (ctx) => {
+    needTools(ctx, 'dot');
     const { file } = await layout(dotGraph(ir));
     const png = await execa('dot', ['-Tpng', file], { encoding: 'buffer' });
     const buf = Buffer.from(png.stdout);
@@ -62,7 +65,8 @@ describe('imgc explain --graph', () => {
     expect(mermaidGraph(ir, { baseEdges: false })).not.toMatch(/\n {2}base -->/);
   });
 
-  it('the CLI passes --no-base-edges through, and Graphviz accepts what it prints', async () => {
+  it('the CLI passes --no-base-edges through, and Graphviz accepts what it prints', async (ctx) => {
+    needTools(ctx, 'dot');
     const r = await imgc(['explain', '--no-typecheck', '--graph', 'dot', '--no-base-edges', 'examples/node-image.ts']);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.stdout).not.toMatch(/\n {2}base -> s_\w+ \[constraint=false/);

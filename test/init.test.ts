@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { imgcInstall } from '../src/cli/init.js';
 import { imgc, repoRoot, tempDir } from './helpers/cli.js';
@@ -22,6 +24,38 @@ describe('imgc init', () => {
     expect(tsc.exitCode, tsc.all).toBe(0);
     const check = await imgc(['check'], { cwd: dir });
     expect(check.exitCode, check.all).toBe(0);
+
+    // Every target after init: four folders below imgc.toml's root, each as the target writes it alone.
+    for (const target of ['packer', 'ansible', 'shell', 'cloud-init']) {
+      const r = await imgc(['compile', '--target', target, '--format', 'json', '--no-typecheck'], { cwd: dir });
+      expect(r.exitCode, r.all).toBe(0);
+      const out = JSON.parse(r.stdout) as { target: string; out: string; files: { path: string; bytes: number; sha256: string }[]; refusals: unknown[] };
+      expect(out.out).toBe(`out/k8s-node/${target}`);
+      expect(out.refusals).toEqual([]);
+      expect(out.files.length, target).toBeGreaterThan(0);
+    }
+    expect(readdirSync(path.join(dir, 'out', 'k8s-node')).sort()).toEqual(['ansible', 'cloud-init', 'packer', 'shell']);
+    // The scaffold's CI compiles every target, then lints them: its lint steps, run here on these folders.
+    const workflow = parse(readFileSync(path.join(dir, '.github/workflows/imgc.yml'), 'utf8')) as { jobs: { compile: { steps: { name?: string; run?: string }[] } } };
+    const steps = workflow.jobs.compile.steps;
+    expect(steps.some((s) => s.run?.includes('for target in packer ansible shell cloud-init; do npx imgc compile --target "$target"'))).toBe(true);
+    const lints = steps.filter((s) => s.name?.startsWith('lint '));
+    expect(lints.map((s) => s.name)).toEqual(['lint shell', 'lint ansible', 'lint cloud-init']);
+    for (const s of lints) {
+      const lint = await execa('bash', ['-eo', 'pipefail', '-c', s.run!], { cwd: dir, reject: false, all: true });
+      expect(lint.exitCode, `${s.name}: ${lint.all}`).toBe(0);
+    }
+    for (const target of ['packer', 'ansible', 'shell', 'cloud-init']) {
+      // Complete: the same files, byte for byte, as that target compiled into a folder of its own.
+      const alone = path.join(tempDir(`init-alone-${target}`), 'out');
+      const r = await imgc(['compile', 'node-image.ts', '--target', target, '--no-typecheck', '--out', alone, '--format', 'json'], { cwd: dir });
+      expect(r.exitCode, r.all).toBe(0);
+      for (const f of (JSON.parse(r.stdout) as { files: { path: string; bytes: number; sha256: string }[] }).files) {
+        const written = readFileSync(path.join(dir, 'out', 'k8s-node', target, f.path));
+        expect(written.length, `${target}/${f.path}`).toBe(f.bytes);
+        expect(createHash('sha256').update(written).digest('hex'), `${target}/${f.path}`).toBe(f.sha256);
+      }
+    }
   });
 
   it('never overwrites an existing definition, and then writes nothing at all', async () => {
@@ -60,7 +94,7 @@ describe('imgc init', () => {
     expect(existsSync(path.join(dir, 'node-image.ts'))).toBe(true);
   });
 
-  it('depends on the imgc that ran it: the registry version, else the tarball or directory npm installed it from', () => {
+  it('depends on the imgc that ran it: the registry version, else a copy in vendor/ of the tarball or directory npm installed it from', () => {
     const project = tempDir('init-install');
     const root = path.join(project, 'node_modules', 'imgc');
     mkdirSync(root, { recursive: true });
@@ -70,13 +104,51 @@ describe('imgc init', () => {
     lock('https://registry.npmjs.org/imgc/-/imgc-0.3.1.tgz');
     expect(imgcInstall(root)).toEqual({ spec: '^0.3.1', typescript: '7.0.2' });
     lock('file:../dl/imgc-0.3.1.tgz');
-    expect(imgcInstall(root).spec).toBe(`file:${path.resolve(project, '../dl/imgc-0.3.1.tgz')}`);
+    expect(imgcInstall(root)).toEqual({ spec: 'file:vendor/imgc-0.3.1.tgz', typescript: '7.0.2', vendorFrom: path.resolve(project, '../dl/imgc-0.3.1.tgz') });
+    lock('../src/imgc');
+    expect(imgcInstall(root)).toEqual({ spec: 'file:vendor/imgc-0.3.1.tgz', typescript: '7.0.2', vendorFrom: path.resolve(project, '../src/imgc') });
     // A checkout, or a global install npm keeps no lockfile for.
     expect(imgcInstall(repoRoot).spec).toBe(`file:${repoRoot}`);
   });
 });
 
+describe('imgc compile --format json', () => {
+  it("names each step the target refuses, writes nothing, and keeps stdout one JSON object", async () => {
+    const out = path.join(tempDir('compile-refused'), 'out');
+    const r = await imgc(['compile', 'test/fixtures/reboot/reboot-node.ts', '--target', 'cloud-init', '--no-typecheck', '--format', 'json', '--out', out]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stderr).toBe('');
+    const json = JSON.parse(r.stdout) as { out: string | null; files: unknown[]; refusals: { step: string; code: string; message: string; loc: { file: string; line: number } }[] };
+    expect(json.out).toBeNull();
+    expect(json.files).toEqual([]);
+    expect(json.refusals.map((x) => [x.step, x.code])).toEqual([
+      ['customize.2.reboot', 'IMGC2002'],
+      ['provision.2.reboot', 'IMGC2002'],
+    ]);
+    expect(json.refusals[0]!.loc.file).toBe('test/fixtures/reboot/reboot-node.ts');
+    expect(existsSync(out)).toBe(false);
+  });
+});
+
 describe('imgc.toml', () => {
+  it('[compile] out is the root of every target\'s folder; [compile.packer] version chooses the template\'s Packer', async () => {
+    const dir = tempDir('toml-out');
+    writeFileSync(path.join(dir, 'def.ts'), readFileSync(path.join(repoRoot, 'templates/init/node-image.ts'), 'utf8'));
+    writeFileSync(path.join(dir, 'imgc.toml'), 'definition = "def.ts"\n[compile]\ntarget = "packer"\nout = "gen"\n[compile.packer]\nversion = "1.6"\n');
+    mkdirSync(path.join(dir, 'node_modules'));
+    symlinkSync(repoRoot, path.join(dir, 'node_modules', 'imgc'));
+    const r = await imgc(['compile', '--no-typecheck'], { cwd: dir });
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stdout).toContain('written to gen/k8s-node/packer');
+    const hcl = readdirSync(path.join(dir, 'gen/k8s-node/packer')).filter((f) => f.endsWith('.pkr.hcl')).map((f) => readFileSync(path.join(dir, 'gen/k8s-node/packer', f), 'utf8')).join('');
+    // 1.6 has its builders built in: no required_plugins block.
+    expect(hcl).not.toContain('required_plugins');
+    writeFileSync(path.join(dir, 'imgc.toml'), 'definition = "def.ts"\n[compile.packer]\nversion = "1.7"\n');
+    const bad = await imgc(['compile', '--no-typecheck', '-t', 'packer'], { cwd: dir });
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toMatch(/imgc\.toml:3: compile\.packer\.version: /);
+  });
+
   it('names the definition, and its errors point at the TOML line', async () => {
     const dir = tempDir('toml');
     writeFileSync(path.join(dir, 'imgc.toml'), '# settings\ndefinition = "node-image.ts"\n\n[compile]\ntarget = "pakcer"\n');

@@ -2,7 +2,7 @@
 // it, install the tarball into a fresh project, type-check and run a
 // definition there. And a consumer's install never builds imgc: no tarball
 // has a build script to run, and one from a directory runs none.
-import { cpSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -57,32 +57,62 @@ describe('npm pack consumer', () => {
     expect(check.stdout).toContain('contracts hold');
     const version = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/package.json'), 'utf8')) as { version: string };
     expect(version.version).toBe((JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
-    // Shipped source maps carry their sources (the .ts files are not shipped).
-    const map = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/dist/src/cli/main.js.map'), 'utf8')) as { sourcesContent?: string[] };
-    expect(map.sourcesContent?.[0]).toContain('export const run');
+    // No source maps (they were half the package), zod once (build:zod's bundle, which the evaluation's chunks import as #zod),
+    // an esbuild outside GHSA-67mh-4wv8-2f99 (<= 0.24.2), and the whole tarball under 1 MB.
+    expect(shipped.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(shipped).toContain('LICENSE');
+    expect(statSync(path.join(packDir, filename)).size).toBeLessThan(1 << 20);
+    const bundles = shipped.filter((f) => f.endsWith('.js') && /Colin McDonnell/.test(readFileSync(path.join(project, 'node_modules/imgc', f), 'utf8')));
+    expect(bundles).toEqual(['dist/src/util/zod.js']);
+    const esbuild = (JSON.parse(readFileSync(path.join(project, 'node_modules/esbuild/package.json'), 'utf8')) as { version: string }).version.split('.').map(Number);
+    expect(esbuild[0]! > 0 || esbuild[1]! >= 25, esbuild.join('.')).toBe(true);
 
-    // A new user's path: imgc init with the installed imgc, then the scaffold installs (imgc from the
-    // tarball it came from, not the registry, which has no imgc) and checks clean.
-    const scaffold = path.join(tempDir('scaffold'), 'my-node');
-    const init = await execa(path.join(project, 'node_modules/.bin/imgc'), ['init', scaffold], { env, reject: false, all: true });
+    // A new user's path, as the README's quick start: a new project, npm install of the tarball,
+    // imgc init, commit; then a clean clone elsewhere (CI) installs with npm ci and checks clean,
+    // with the tarball it was installed from gone: the project carries its copy in vendor/.
+    const npm = (args: string[], cwd: string) => execa('npm', [...args, '--no-audit', '--no-fund', '--prefer-offline'], { cwd, reject: false, all: true });
+    const git = (args: string[], cwd: string) => execa('git', ['-c', 'user.name=imgc test', '-c', 'user.email=test@imgc.invalid', '-c', 'init.defaultBranch=main', ...args], { cwd, all: true });
+    const mine = path.join(tempDir('scaffold'), 'my-node');
+    mkdirSync(mine);
+    writeFileSync(path.join(mine, 'package.json'), JSON.stringify({ name: 'my-node', version: '1.0.0' }, null, 2));
+    const installMine = await npm(['install', path.join(packDir, filename)], mine);
+    expect(installMine.exitCode, installMine.all).toBe(0);
+    const init = await execa(path.join(mine, 'node_modules/.bin/imgc'), ['init', '.'], { cwd: mine, env, reject: false, all: true });
     expect(init.exitCode, init.all).toBe(0);
-    const manifest = JSON.parse(readFileSync(path.join(scaffold, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-    expect(manifest.devDependencies['imgc']).toBe(`file:${path.join(packDir, filename)}`);
-    const installScaffold = await execa('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: scaffold, reject: false, all: true });
-    expect(installScaffold.exitCode, installScaffold.all).toBe(0);
-    const scaffoldTsc = await execa('node', [path.join(scaffold, 'node_modules/typescript/bin/tsc'), '-p', scaffold], { reject: false, all: true });
-    expect(scaffoldTsc.exitCode, scaffoldTsc.all).toBe(0);
-    const scaffoldCheck = await execa(path.join(scaffold, 'node_modules/.bin/imgc'), ['check'], { cwd: scaffold, env, reject: false, all: true });
-    expect(scaffoldCheck.exitCode, scaffoldCheck.all).toBe(0);
-    // Two npm installs and four type-checks: minutes on a busy 2-core machine.
-  }, 400_000);
+    expect(init.stdout).toContain(`  created vendor/${filename}\n`);
+    const manifest = JSON.parse(readFileSync(path.join(mine, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(manifest.dependencies['imgc']).toBe(`file:vendor/${filename}`);
+    expect(readFileSync(path.join(mine, 'vendor', filename)).equals(readFileSync(path.join(packDir, filename)))).toBe(true);
+    const relock = await npm(['install'], mine);
+    expect(relock.exitCode, relock.all).toBe(0);
+    await git(['init', '-q'], mine);
+    await git(['add', '-A'], mine);
+    await git(['commit', '-qm', 'imgc init'], mine);
+    const tracked = (await git(['ls-files'], mine)).stdout.split('\n');
+    expect(tracked).toEqual(expect.arrayContaining(['package-lock.json', `vendor/${filename}`, 'node-image.ts', 'imgc.toml', '.github/workflows/imgc.yml']));
+    expect(tracked.filter((f) => f.startsWith('node_modules/'))).toEqual([]);
+    const clone = path.join(tempDir('clone'), 'my-node');
+    await git(['clone', '-q', mine, clone], path.dirname(clone));
+    renameSync(path.join(packDir, filename), path.join(packDir, `${filename}.away`));
+    try {
+      const ci = await npm(['ci'], clone);
+      expect(ci.exitCode, ci.all).toBe(0);
+    } finally {
+      renameSync(path.join(packDir, `${filename}.away`), path.join(packDir, filename));
+    }
+    const cloneTsc = await execa('node', [path.join(clone, 'node_modules/typescript/bin/tsc'), '-p', clone], { reject: false, all: true });
+    expect(cloneTsc.exitCode, cloneTsc.all).toBe(0);
+    const cloneCheck = await execa('npx', ['imgc', 'check'], { cwd: clone, env: { ...env, npm_config_offline: 'true' }, reject: false, all: true });
+    expect(cloneCheck.exitCode, cloneCheck.all).toBe(0);
+    expect(cloneCheck.stdout).toContain('contracts hold');
+    // Four npm installs and four type-checks: minutes on a busy 2-core machine.
+  }, 600_000);
 
   it("a consumer's install from a directory runs no build script, linked or packed (as npm packs a git dependency)", async () => {
     // A built checkout without node_modules: a build script (prepare) would fail here, as tsc is not installed.
     const checkout = tempDir('checkout');
     const shipped = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { files: string[] }).files;
-    for (const f of ['package.json', 'LICENSE', 'README.md', ...shipped]) cpSync(path.join(repoRoot, f), path.join(checkout, f), { recursive: true });
+    for (const f of ['package.json', 'LICENSE', 'README.md', ...shipped.filter((g) => !g.startsWith('!'))]) cpSync(path.join(repoRoot, f), path.join(checkout, f), { recursive: true });
     const built = statSync(path.join(checkout, 'dist/src/index.js')).mtimeMs;
     const scripts = (JSON.parse(readFileSync(path.join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     // What npm runs when it installs a directory (a link: prepare) or packs one for a git dependency (prepare, after preinstall/install/postinstall).

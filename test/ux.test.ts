@@ -14,6 +14,10 @@ describe('check output', () => {
     expect(plain.stdout).not.toContain('\u001b[');
     const noColor = await execa('script', ['-qec', `node ${imgcBin} check examples/broken/owner-missing.ts`, '/dev/null'], { cwd: repoRoot, reject: false, env: { NO_COLOR: '1' } });
     expect(noColor.stdout).not.toContain('\u001b[31m');
+    // FORCE_COLOR=0 is off, as supports-color and the tools that follow it read it, on a terminal too.
+    const forcedOff = await execa('script', ['-qec', `node ${imgcBin} check examples/broken/owner-missing.ts`, '/dev/null'], { cwd: repoRoot, reject: false, env: { NO_COLOR: '', FORCE_COLOR: '0' } });
+    expect(forcedOff.stdout).toContain('IMGC0003');
+    expect(forcedOff.stdout).not.toContain('\u001b[');
   });
 
   it('--quiet prints errors only; --verbose adds the steps and their facts', async () => {

@@ -1,8 +1,8 @@
-// expect: IMGC0002 line 12
-// expect: IMGC1001 line 12
+// expect: IMGC0002 line 12 (also a type error)
 // exit: 1
+// One mistake, one diagnostic: the contract checker's, saying TypeScript saw it too.
 // The file is owned by 'kube', but 'kube' is only created in provision,
-// which runs after customize. (The types catch this too: IMGC1001.)
+// which runs after customize. (The types catch this too.)
 import { debian12, image } from 'imgc';
 
 export default image('provided-later')

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { SourceLocation } from '../ir/schema.js';
 import { diagnosticCodes } from './codes.js';
-import type { Diagnostic } from './diagnostic.js';
+import type { Diagnostic, SeenBy } from './diagnostic.js';
 
 export interface FormatContext {
   /** Directory the diagnostics' locations are relative to. */
@@ -43,6 +43,12 @@ const codeFrame = (ctx: FormatContext, loc: SourceLocation, mark: (s: string) =>
   return ['', `${dim(num)} ${text}`, `${gutter} ${' '.repeat(Math.max(0, loc.column - 1))}${mark('~'.repeat(width))}`];
 };
 
+const layerName = { contract: 'the contract checker', typescript: 'TypeScript' } as const;
+
+/** `the contract checker (IMGC0003), TypeScript (TS2820 at 15:47)`: one mistake, every layer that reported it. */
+const seenByText = (ctx: FormatContext, seenBy: readonly SeenBy[]): string =>
+  seenBy.map((s) => `${layerName[s.layer]} (${s.code}${s.loc ? ` at ${displayPath(ctx, s.loc)}:${s.loc.line}:${s.loc.column}` : ''})`).join(', ');
+
 export const formatText = (ds: readonly Diagnostic[], ctx: FormatContext): string => {
   const red = paint(ctx.color, '31');
   const yellow = paint(ctx.color, '33');
@@ -59,6 +65,7 @@ export const formatText = (ds: readonly Diagnostic[], ctx: FormatContext): strin
       lines.push(`    ${r.message}`);
     }
     if (d.hint) lines.push('', `  ${gray('hint:')} ${d.hint}`);
+    if (d.seenBy) lines.push(...(d.hint ? [] : ['']), `  ${gray('seen by:')} ${seenByText(ctx, d.seenBy)}`);
     return lines.join('\n');
   });
   const errors = ds.filter((d) => d.severity === 'error').length;
@@ -67,12 +74,22 @@ export const formatText = (ds: readonly Diagnostic[], ctx: FormatContext): strin
   return blocks.join('\n\n') + (blocks.length ? '\n' : '') + summary;
 };
 
+/** The diagnostics as JSON values, with paths relative to the cwd (check's and compile's --format json). */
+export const jsonDiagnostics = (ds: readonly Diagnostic[], ctx: FormatContext) => {
+  const withPath = (loc: SourceLocation | undefined) => (loc ? { ...loc, file: displayPath(ctx, loc) } : undefined);
+  return ds.map((d) => ({
+    ...d,
+    loc: withPath(d.loc),
+    related: d.related.map((r) => ({ ...r, loc: withPath(r.loc) })),
+    ...(d.seenBy ? { seenBy: d.seenBy.map((s) => ({ ...s, loc: withPath(s.loc) })) } : {}),
+  }));
+};
+
 /** JSON: the diagnostics with paths relative to the cwd, plus counts. */
 export const formatJson = (ds: readonly Diagnostic[], ctx: FormatContext): string => {
-  const withPath = (loc: SourceLocation | undefined) => (loc ? { ...loc, file: displayPath(ctx, loc) } : undefined);
   return `${JSON.stringify(
     {
-      diagnostics: ds.map((d) => ({ ...d, loc: withPath(d.loc), related: d.related.map((r) => ({ ...r, loc: withPath(r.loc) })) })),
+      diagnostics: jsonDiagnostics(ds, ctx),
       errors: ds.filter((d) => d.severity === 'error').length,
       warnings: ds.filter((d) => d.severity === 'warning').length,
     },
@@ -110,6 +127,8 @@ export const formatSarif = (ds: readonly Diagnostic[], ctx: FormatContext, toolV
     ...(d.related.some((r) => r.loc)
       ? { relatedLocations: d.related.filter((r) => r.loc).map((r, i) => ({ id: i, ...sarifLocation(ctx, r.loc!), message: { text: r.message } })) }
       : {}),
+    // SARIF's property bag: the layers that reported this one mistake, each with its own code and place.
+    ...(d.seenBy ? { properties: { seenBy: d.seenBy.map((s) => ({ layer: s.layer, code: s.code, ...(s.loc ? { file: displayPath(ctx, s.loc), line: s.loc.line, column: s.loc.column } : {}) })) } } : {}),
   }));
   const log = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',

@@ -1,5 +1,6 @@
 // Whether to colour what imgc prints. The conventions users set once for every
-// tool: NO_COLOR turns colour off, FORCE_COLOR (other than 0) on, and without
+// tool: NO_COLOR turns colour off, FORCE_COLOR on, FORCE_COLOR=0 (or false) off
+// even on a terminal (as supports-color reads it), and without
 // either a terminal gets colour and a pipe or file does not. --color and
 // --no-color set them for this process, so the build's own display and the
 // tools it runs see the same choice.
@@ -7,7 +8,9 @@ import type { FlagValues } from './commands.js';
 
 export const colorWanted = (isTTY: boolean, env: NodeJS.ProcessEnv = process.env): boolean => {
   if (env['NO_COLOR']) return false;
-  if (env['FORCE_COLOR'] !== undefined && env['FORCE_COLOR'] !== '0') return true;
+  const force = env['FORCE_COLOR'];
+  if (force === '0' || force === 'false') return false;
+  if (force !== undefined) return true;
   return isTTY;
 };
 

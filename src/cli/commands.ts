@@ -3,7 +3,7 @@
 // table, so a flag is declared once and is accepted only where it applies.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { didYouMean } from '../check/suggest.js';
-import { targets } from '../compilers/targets.js';
+import { packerVersions, targets } from '../compilers/targets.js';
 import { UsageError } from './exit.js';
 
 export interface Flag {
@@ -76,10 +76,11 @@ export const commands: readonly Command[] = [
     summary: "write a target's files for the definition (after checking it)",
     flags: [
       { name: 'target', type: 'string', short: 't', choices: targetNames, help: 'the tool to emit for (default: imgc.toml [compile] target)' },
-      { name: 'out', type: 'string', short: 'o', value: 'DIR', complete: 'dir', help: 'where to write (default out/<image>/<target>)' },
+      { name: 'out', type: 'string', short: 'o', value: 'DIR', complete: 'dir', help: 'where to write (default <root>/<image>/<target>, the root being imgc.toml [compile] out, else out)' },
+      { name: 'format', type: 'string', choices: ['text', 'json'], help: "json: the files written (path, bytes, sha256), the steps the target refused and the check's diagnostics, on stdout" },
       { name: 'provisioner', type: 'string', choices: ['shell', 'ansible'], help: 'packer: what its provisioners run' },
       { name: 'json', type: 'boolean', help: 'packer: a .pkr.json template beside the HCL' },
-      { name: 'packer-version', type: 'string', choices: ['1.10', '1.6'], help: 'packer: 1.10 and later pin plugins (default); 1.6 has them built in' },
+      { name: 'packer-version', type: 'string', choices: packerVersions, help: 'packer: 1.10 and later pin plugins (default); 1.6 has them built in (default: imgc.toml [compile.packer] version)' },
       { name: 'runtime', type: 'boolean', help: 'shell, ansible: phase 2 for existing hosts' },
       { name: 'decommission', type: 'boolean', help: 'shell, ansible: undo phase 2 on existing hosts' },
       { name: 'serial', type: 'string', value: 'N|P%', help: 'ansible --runtime/--decommission: hosts per batch (default all)' },

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from '../util/zod.js';
-import { targets } from '../compilers/targets.js';
+import { packerVersions, targets } from '../compilers/targets.js';
 import { lineOf, parseToml } from './toml.js';
 
 const VarValues = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())], { error: "a variable's value is a string, number, boolean or list of strings" }));
@@ -16,7 +16,9 @@ export const ProjectConfig = z
     compile: z
       .object({
         target: z.enum(targets).optional(),
+        /** The root of the outputs: each target writes OUT/<image>/<target>/, so targets never overwrite each other. */
         out: z.string().min(1).optional(),
+        packer: z.object({ version: z.enum(packerVersions).optional() }).strict().optional(),
       })
       .strict()
       .default({}),

@@ -1,5 +1,6 @@
 // `imgc init [dir]`: a project that checks clean and type-checks in an editor.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../util/package-root.js';
 
@@ -35,11 +36,20 @@ const projectNeeds = (imgc: ImgcInstall) => ({
 
 /** The imgc that is running, as the scaffold's package.json should depend on it. */
 export interface ImgcInstall {
-  /** An npm dependency spec: `^0.1.0` from the registry, else `file:` the tarball or directory it came from. */
+  /** An npm dependency spec: `^0.1.0` from the registry, `file:vendor/imgc-0.1.0.tgz` for a copy in the project, else `file:` a checkout. */
   spec: string;
   /** The TypeScript this imgc is built against, for the editor. */
   typescript: string;
+  /**
+   * The tarball or package directory imgc was installed from, when that is
+   * neither the registry nor a checkout: init puts a tarball of it in the
+   * project's vendor/ and depends on that, so a clean clone's `npm ci` finds it.
+   */
+  vendorFrom?: string;
 }
+
+/** Where the scaffold keeps its copy of imgc, relative to the project. */
+const vendorDir = 'vendor';
 
 interface Lockfile {
   packages?: Record<string, { resolved?: string; link?: boolean; version?: string }>;
@@ -62,7 +72,11 @@ export const imgcInstall = (root: string): ImgcInstall => {
     const entry = existsSync(lock) ? (JSON.parse(readFileSync(lock, 'utf8')) as Lockfile).packages?.[path.relative(project, root).split(path.sep).join('/')] : undefined;
     const resolved = entry?.resolved;
     if (resolved && /^https?:/.test(resolved)) return { spec: `^${pkg.version}`, typescript };
-    if (resolved) return { spec: `file:${path.resolve(project, resolved.replace(/^file:/, ''))}`, typescript };
+    if (resolved) {
+      const from = path.resolve(project, resolved.replace(/^file:/, ''));
+      const tarball = from.endsWith('.tgz') ? path.basename(from) : `imgc-${pkg.version}.tgz`;
+      return { spec: `file:${vendorDir}/${tarball}`, typescript, vendorFrom: from };
+    }
   }
   return { spec: `file:${root}`, typescript };
 };
@@ -83,7 +97,11 @@ const mergedPackageJson = (text: string, file: string, imgc: ImgcInstall): strin
   const has = (name: string) => pkg.dependencies?.[name] !== undefined || pkg.devDependencies?.[name] !== undefined;
   const added = Object.fromEntries(Object.entries(needs.devDependencies).filter(([name]) => !has(name)));
   const indent = /^\{\n([ \t]+)"/.exec(text)?.[1] ?? 2;
-  return `${JSON.stringify({ ...pkg, scripts, devDependencies: { ...pkg.devDependencies, ...added } }, null, indent)}\n`;
+  // The project's own `file:` dependency on imgc (npm install ../imgc/imgc-0.1.0.tgz) points outside it, where a clone has nothing: the vendored copy replaces it.
+  const vendored = (deps: Record<string, string> | undefined) =>
+    imgc.vendorFrom && deps?.['imgc']?.startsWith('file:') ? { ...deps, imgc: imgc.spec } : deps;
+  const dependencies = vendored(pkg.dependencies);
+  return `${JSON.stringify({ ...pkg, ...(dependencies ? { dependencies } : {}), scripts, devDependencies: vendored({ ...pkg.devDependencies, ...added }) }, null, indent)}\n`;
 };
 
 /** .gitignore with the scaffold's lines it lacks appended. */
@@ -119,6 +137,7 @@ export const scaffold = (dir: string, imgc: ImgcInstall): Scaffolded => {
   const exists = (rel: string) => existsSync(path.join(dir, rel));
   const clashing = Object.keys(files).filter((f) => exists(f) && !mergeable.has(f));
   if (clashing.length) throw new Error(`refusing to overwrite ${clashing.join(', ')} in ${dir}`);
+  if (imgc.vendorFrom && !existsSync(imgc.vendorFrom)) throw new Error(`imgc was installed from ${imgc.vendorFrom}, which is gone: install imgc again (npm install PATH-TO/imgc-VERSION.tgz), then run imgc init`);
   const result: Scaffolded = { created: [], updated: [], kept: [] };
   const writes: [string, string][] = [];
   for (const [rel, content] of Object.entries(files)) {
@@ -143,5 +162,34 @@ export const scaffold = (dir: string, imgc: ImgcInstall): Scaffolded => {
     mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
     writeFileSync(path.join(dir, rel), content);
   }
+  if (imgc.vendorFrom) {
+    const rel = imgc.spec.replace(/^file:/, '');
+    const had = exists(rel);
+    vendor(imgc.vendorFrom, path.join(dir, rel));
+    (had ? result.updated : result.created).push(rel);
+  }
   return result;
+};
+
+/**
+ * imgc's tarball at `to`: a copy of the one it was installed from, or one
+ * packed from the package directory it was installed from (as installed:
+ * built, so no build script runs).
+ */
+const vendor = (from: string, to: string): void => {
+  mkdirSync(path.dirname(to), { recursive: true });
+  if (!statSync(from).isDirectory()) {
+    copyFileSync(from, to);
+    return;
+  }
+  const staging = path.join(path.dirname(to), `.imgc-pack-${process.pid}`);
+  mkdirSync(staging);
+  try {
+    execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', staging], { cwd: from, stdio: ['ignore', 'ignore', 'pipe'] });
+    const [packed] = readdirSync(staging);
+    if (!packed) throw new Error(`npm pack wrote no tarball for ${from}`);
+    copyFileSync(path.join(staging, packed), to);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
 };

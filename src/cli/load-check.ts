@@ -1,6 +1,6 @@
 // Every command's first step: load the definition, check its contracts, and
 // say what exit code the diagnostics mean.
-import { hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
+import { foldTypeErrors, hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
 import path from 'node:path';
 import { DEFAULT_TIMEOUT_SECONDS, loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
 import { existsSync } from 'node:fs';
@@ -59,7 +59,7 @@ export interface Checked {
 export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Checked> => {
   const loaded = await loadDefinition(file, opts);
   const contract = loaded.findings ?? [];
-  const diagnostics = sortDiagnostics([...loaded.diagnostics, ...contract]);
+  const diagnostics = sortDiagnostics(foldTypeErrors(loaded.diagnostics, contract));
   const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
   const exit = loadFailed ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
   return { loaded, diagnostics, exit };

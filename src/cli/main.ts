@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Diagnostic } from '../check/diagnostic.js';
 import { formatJson, formatSarif, formatText, type FormatContext } from '../check/format.js';
-import { isTarget, targets } from '../compilers/targets.js';
+import { isTarget, targets, type PackerVersion } from '../compilers/targets.js';
 import type { LoadedDefinition } from '../load/index.js';
 import { colorWanted, chooseColor } from './color.js';
 import { commandHelp, findCommand, overviewHelp, parseCommand, type FlagValues } from './commands.js';
@@ -146,21 +146,41 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         if ((on(v, 'runtime') || on(v, 'decommission')) && !hostTargets.includes(compiler.target))
           throw new UsageError(`--${on(v, 'runtime') ? 'runtime' : 'decommission'} is for existing hosts: targets ${hostTargets.join(', ')} (not '${compiler.target}')`);
         const fleet = await fleetFlags(v, compiler.target);
+        const asJson = str(v, 'format') === 'json';
         const { loaded, diagnostics, exit } = await loadChecked(file, v);
-        if (diagnostics.length) report(diagnostics, loaded, 'text', v, io, 'err');
-        if (!loaded.ir || exit !== EXIT.ok) return exit;
+        // --format json: one object on stdout whatever happened (the check's diagnostics, the refusals, the files), nothing on stderr.
+        const json = async (outDir: string | undefined, files: Record<string, string>, refusals: Diagnostic[]) => {
+          const { jsonDiagnostics } = await import('../check/format.js');
+          const { sha256 } = await import('../util/cache.js');
+          const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: false };
+          const result = {
+            target: compiler.target,
+            out: outDir === undefined ? null : path.relative(process.cwd(), outDir) || '.',
+            files: Object.keys(files).sort().map((f) => ({ path: f, bytes: Buffer.byteLength(files[f]!), sha256: sha256(files[f]!) })),
+            refusals: jsonDiagnostics(refusals, ctx).map(({ stepId, ...d }) => ({ step: stepId ?? null, ...d })),
+            diagnostics: jsonDiagnostics(diagnostics, ctx),
+          };
+          io.out(`${JSON.stringify(result, null, 2)}\n`);
+        };
+        if (diagnostics.length && !asJson) report(diagnostics, loaded, 'text', v, io, 'err');
+        if (!loaded.ir || exit !== EXIT.ok) {
+          if (asJson) await json(undefined, {}, []);
+          return exit;
+        }
         let files: Record<string, string>;
         try {
-          const packerVersion = str(v, 'packer-version') as '1.6' | '1.10' | undefined;
+          const packerVersion = (str(v, 'packer-version') as PackerVersion | undefined) ?? settings?.packer?.version;
           files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}), ...fleet });
         } catch (e) {
           if (!(e instanceof CompileError)) throw e;
-          report(e.diagnostics, loaded, 'text', v, io, 'err');
+          if (asJson) await json(undefined, {}, e.diagnostics);
+          else report(e.diagnostics, loaded, 'text', v, io, 'err');
           return EXIT.contract;
         }
-        const outDir = path.resolve(str(v, 'out') ?? settings?.out ?? path.join('out', loaded.ir.name, compiler.target));
+        const outDir = path.resolve(str(v, 'out') ?? path.join(settings?.out ?? 'out', loaded.ir.name, compiler.target));
         (await import('../host/write.js')).writeTreeAtomically(outDir, files);
-        if (!on(v, 'quiet')) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${on(v, 'verbose') ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
+        if (asJson) await json(outDir, files, []);
+        else if (!on(v, 'quiet')) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${on(v, 'verbose') ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
         return EXIT.ok;
       }
       case 'init': {

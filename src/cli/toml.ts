@@ -20,14 +20,17 @@ export const parseToml = (text: string, file: string, fail: (message: string) =>
 export const lineOf = (text: string, keyPath: readonly PropertyKey[]): number | undefined => {
   const lines = text.split('\n');
   const last = String(keyPath[keyPath.length - 1] ?? '');
-  const table = keyPath.length > 1 ? String(keyPath[0]) : undefined;
-  let inTable = table === undefined;
+  // The table the key is in ('' for the top level, 'compile.packer' for [compile.packer]), and the key as a table of its own.
+  const table = keyPath.slice(0, -1).map(String).join('.');
+  const whole = keyPath.map(String).join('.');
+  let inTable = table === '';
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!.trim();
     const header = /^\[([^\]]+)\]$/.exec(l);
     if (header) {
-      inTable = header[1]!.trim() === table;
-      if (inTable && keyPath.length === 1 && header[1]!.trim() === last) return i + 1;
+      const name = header[1]!.replace(/\s+/g, '');
+      if (name === whole) return i + 1;
+      inTable = name === table;
       continue;
     }
     if (inTable && new RegExp(`^"?${last.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?\\s*=`).test(l)) return i + 1;

@@ -1,5 +1,6 @@
 import type { Diagnostic } from '../check/diagnostic.js';
 import type { Image } from '../ir/schema.js';
+import type { PackerVersion } from './targets.js';
 
 /** Relative path → file contents. Compilers are pure: same IR, same files. */
 export type CompiledFiles = Record<string, string>;
@@ -15,7 +16,7 @@ export interface CompileOptions {
    * `packer { required_plugins }` block; '1.6' is Debian 12's packer 1.6.6, with
    * them built in (and no such block).
    */
-  packerVersion?: '1.6' | '1.10';
+  packerVersion?: PackerVersion;
   /** Shell, ansible: the runtime phases for existing hosts, with a preflight of the host contract (provision.sh / runtime.yml). */
   runtime?: boolean;
   /** Shell, ansible: the inverse of the runtime phases, undoing what the host's record lists (decommission.sh / decommission.yml). */

@@ -1,5 +1,6 @@
 // Every examples/broken/*.ts states the diagnostics it must produce
-// (`// expect: CODE line N`) and the exit code (`// exit: N`); imgc check
+// (`// expect: CODE line N`, `(also a type error)` when TypeScript reports the
+// same mistake, folded into it) and the exit code (`// exit: N`); imgc check
 // must produce exactly those.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +12,7 @@ const cases = readdirSync(brokenDir).filter((f) => f.endsWith('.ts')).sort();
 
 const expectations = (file: string) => {
   const text = readFileSync(path.join(brokenDir, file), 'utf8');
-  const expected = [...text.matchAll(/^\/\/ expect: (IMGC\d{4})(?: line (\d+))?$/gm)].map((m) => ({ code: m[1]!, line: m[2] ? Number(m[2]) : undefined }));
+  const expected = [...text.matchAll(/^\/\/ expect: (IMGC\d{4})(?: line (\d+))?( \(also a type error\))?$/gm)].map((m) => ({ code: m[1]!, line: m[2] ? Number(m[2]) : undefined, typesToo: m[3] !== undefined }));
   const exit = Number(/^\/\/ exit: (\d)$/m.exec(text)?.[1]);
   return { expected, exit };
 };
@@ -21,6 +22,7 @@ interface JsonDiagnostic {
   loc?: { file: string; line: number; column: number };
   message: string;
   hint?: string;
+  seenBy?: { layer: string; code: string }[];
 }
 
 describe('broken examples', () => {
@@ -37,9 +39,10 @@ describe('broken examples', () => {
     const r = await imgc(['check', '--format', 'json', `examples/broken/${file}`]);
     expect(r.exitCode, r.all).toBe(exit);
     const got = (JSON.parse(r.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics;
-    const summary = (ds: { code: string; line?: number | undefined }[]) => ds.map((d) => `${d.code}@${d.line ?? '-'}`).sort();
-    expect(summary(got.map((d) => ({ code: d.code, line: d.loc?.line })))).toEqual(summary(expected));
     for (const d of got) if (d.loc) expect(d.loc.file).toBe(`examples/broken/${file}`);
+    // One mistake, one diagnostic: the ones TypeScript saw too say so (seenBy), and only those.
+    const layers = (ds: { code: string; line?: number | undefined; typesToo: boolean }[]) => ds.map((d) => `${d.code}@${d.line ?? '-'}:${d.typesToo}`).sort();
+    expect(layers(got.map((d) => ({ code: d.code, line: d.loc?.line, typesToo: d.seenBy?.some((s) => s.layer === 'typescript') ?? false })))).toEqual(layers(expected));
   });
 
   it('suggests the name that was meant', async () => {

@@ -40,3 +40,41 @@ describe('imgc check --format json', () => {
     expect(out.diagnostics.every((d) => d.severity === 'warning')).toBe(true);
   });
 });
+
+describe('one mistake, one diagnostic', () => {
+  // An owner no step created: TypeScript rejects the literal and the contract checker reports the
+  // missing user, at the same step. One error, the contract's (with its hint), saying both layers saw it.
+  const file = 'examples/broken/type-error.ts';
+
+  it('text', async () => {
+    const r = await imgc(['check', file]);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toContain('Found 1 error and 0 warnings.');
+    expect(r.stdout.match(/ - error /g)).toHaveLength(1);
+    expect(r.stdout).toMatch(/error IMGC0003: .*'kueb'/);
+    expect(r.stdout).toMatch(/seen by: the contract checker \(IMGC0003\), TypeScript \(TS2\d{3} at examples\/broken\/type-error\.ts:12:\d+\)/);
+  });
+
+  it('JSON', async () => {
+    const r = await imgc(['check', '--format', 'json', file]);
+    const out = JSON.parse(r.stdout) as { errors: number; diagnostics: { code: string; hint?: string; seenBy?: { layer: string; code: string; loc?: { file: string; line: number } }[] }[] };
+    expect(out.errors).toBe(1);
+    expect(out.diagnostics).toHaveLength(1);
+    const [d] = out.diagnostics;
+    expect(d!.code).toBe('IMGC0003');
+    expect(d!.hint).toBeDefined();
+    expect(d!.seenBy?.map((s) => s.layer)).toEqual(['contract', 'typescript']);
+    expect(d!.seenBy?.[1]?.loc).toMatchObject({ file, line: 12 });
+  });
+
+  it('SARIF', async () => {
+    const r = await imgc(['check', '--format', 'sarif', file]);
+    const log = JSON.parse(r.stdout) as { runs: { results: { ruleId: string; properties?: { seenBy: { layer: string; code: string }[] } }[] }[] };
+    const validate = sarifValidator();
+    expect(validate(log), JSON.stringify(validate.errors)).toBe(true);
+    const results = log.runs[0]!.results;
+    expect(results).toHaveLength(1);
+    expect(results[0]!.ruleId).toBe('IMGC0003');
+    expect(results[0]!.properties?.seenBy.map((s) => s.layer)).toEqual(['contract', 'typescript']);
+  });
+});
