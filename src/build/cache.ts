@@ -19,6 +19,8 @@ import { packRoot, unpackRoot } from '../host/tar.js';
 
 /** Bump when what a cached root contains changes for the same key. */
 export const CACHE_FORMAT = 1;
+/** Bump when what a cached phase root contains changes for the same key (a base is unchanged: its key keeps CACHE_FORMAT). */
+export const PHASE_FORMAT = 2;
 
 export { cacheDir, sha256 } from '../util/cache.js';
 
@@ -85,6 +87,8 @@ export const phaseKey = (previous: string, phase: Phase, target: string, variabl
       // SOURCE_DATE_EPOCH reaches the steps (useradd's password-change day, …): another epoch, another root.
       ...(epoch !== undefined ? { epoch } : {}),
       cache: CACHE_FORMAT,
+      // A phase root holds no build logs or rebuildable caches since format 2 (./settle.ts); bases are unchanged.
+      phaseFormat: PHASE_FORMAT,
       imgc: imgcVersion,
       kind: 'phase',
       previous,

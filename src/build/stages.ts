@@ -13,6 +13,7 @@ import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js'
 import { makeArtifacts, REUSE_STATE, type ArtifactRecord, type ReuseState } from './artifacts.js';
 import { bootVerify, sourceDateEpoch } from './boot-step.js';
 import { StageLog } from './logs.js';
+import { settleRoot } from './settle.js';
 import { targetSteps } from './phases.js';
 import { PhaseFailed, phaseStem, runners, type PhaseContext } from './runner.js';
 import { redact, withValues } from './secrets.js';
@@ -65,6 +66,9 @@ const runRootPhase = async (p: PhaseRun): Promise<void> => {
   Object.assign(ps, { steps: out.steps, changed: out.changed, ...(out.recap ? { recap: out.recap } : {}) });
   display.phaseDone(`${out.steps.length} steps, ${out.changed} changed${out.recap ? ` (ansible recap: changed=${out.recap.changed})` : ''}`);
   session.check();
+  // Before caching: the cached root and every artifact made from it hold no trace of when the build ran.
+  const settled = settleRoot(work.root);
+  if (settled.length) ctx.log.line(`imgc: emptied the build's logs and removed rebuildable caches: ${settled.join(', ')}`);
   const key = work.keys.get(phase);
   if (key) {
     const tc = Date.now();
