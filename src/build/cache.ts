@@ -339,6 +339,6 @@ export const withCacheLock = async <T>(dir: string, name: string, fn: () => Prom
   try {
     return await fn();
   } finally {
-    lock.release();
+    await lock.release();
   }
 };

@@ -197,7 +197,7 @@ const runBuild = async (run: BuildRun): Promise<{ exitCode: number; summary: Bui
     return await buildInto(run, ready);
   } finally {
     run.session.cleanup(); // what a build that stopped before its phases made (the staged compiled files)
-    outLock.release();
+    await outLock.release();
   }
 };
 

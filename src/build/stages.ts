@@ -181,11 +181,11 @@ const byKind = { root: runRootPhase, artifact: runArtifactPhase, verify: runVeri
 class PhaseLocks {
   private held: HeldLock | undefined;
   take(lock: HeldLock): void {
-    this.held?.release();
+    void this.held?.release();
     this.held = lock;
   }
   release(): void {
-    this.held?.release();
+    void this.held?.release();
     this.held = undefined;
   }
 }

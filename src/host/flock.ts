@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { SYSTEM_PATH } from './exec.js';
 
 export interface HeldLock {
-  /** Lets go of the lock (once; later calls do nothing). */
-  release(): void;
+  /** Lets go of the lock (once; later calls do nothing); resolves when it is free for others. */
+  release(): Promise<void>;
 }
 
 /**
@@ -26,9 +26,15 @@ export const lockFile = (file: string, opts: { wait: boolean }): Promise<HeldLoc
     let err = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
     child.stdin.on('error', () => {}); // the child gone first: nothing to tell it
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
     child.stdout.setEncoding('utf8').once('data', () => {
       held = true;
-      resolve({ release: () => child.stdin.end() });
+      resolve({
+        release: () => {
+          child.stdin.end();
+          return exited;
+        },
+      });
     });
     child.once('error', reject);
     child.once('exit', (code) => {
