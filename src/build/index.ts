@@ -50,6 +50,7 @@ const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
   const artifacts = ir.phases.flatMap((p) => p.steps).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
   return [
     'chroot',
+    'flock',
     'mount',
     'umount',
     'tar',
