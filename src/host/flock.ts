@@ -21,6 +21,8 @@ export const lockFile = (file: string, opts: { wait: boolean }): Promise<HeldLoc
     const child = spawn('flock', [opts.wait ? '--exclusive' : '--nonblock', file, 'sh', '-c', 'echo locked; read -r _ || :'], {
       stdio: ['pipe', 'pipe', 'pipe'],
       env: { PATH: SYSTEM_PATH },
+      // Its own process group: a Ctrl-C at the terminal stops the build, which lets go of the lock when it has cleaned up, not before.
+      detached: true,
     });
     let held = false;
     let err = '';
