@@ -16,9 +16,12 @@ import { removeTree, type RunOptions } from '../host/exec.js';
 import { fileSha256 } from './sparse-hash.js';
 import { pidAlive as alive } from './reclaim.js';
 import { packRoot, unpackRoot } from '../host/tar.js';
+import { lockOrWait } from '../host/flock.js';
 
 /** Bump when what a cached root contains changes for the same key. */
 export const CACHE_FORMAT = 1;
+/** Bump when what a cached phase root contains changes for the same key (a base is unchanged: its key keeps CACHE_FORMAT). */
+export const PHASE_FORMAT = 2;
 
 export { cacheDir, sha256 } from '../util/cache.js';
 
@@ -85,6 +88,8 @@ export const phaseKey = (previous: string, phase: Phase, target: string, variabl
       // SOURCE_DATE_EPOCH reaches the steps (useradd's password-change day, …): another epoch, another root.
       ...(epoch !== undefined ? { epoch } : {}),
       cache: CACHE_FORMAT,
+      // A phase root holds no build logs or rebuildable caches since format 2 (./settle.ts); bases are unchanged.
+      phaseFormat: PHASE_FORMAT,
       imgc: imgcVersion,
       kind: 'phase',
       previous,
@@ -117,6 +122,12 @@ export class RootCache {
 
   file(kind: CacheKind, key: string): string {
     return path.join(this.dir, `${kind}-${key.slice(0, 32)}.tar.zst`);
+  }
+
+  /** The lock a build holds while it makes the root of phase `key` (./stages.ts). */
+  lockFile(key: string): string {
+    mkdirSync(this.dir, { recursive: true });
+    return path.join(this.dir, `phase-${key.slice(0, 32)}.lock`);
   }
 
   has(kind: CacheKind, key: string): boolean {
@@ -317,51 +328,17 @@ export class RootCache {
   }
 }
 
-/** mtime of the lock directory (a lock whose owner never wrote its pid goes stale after a minute). */
-const lockAge = (lock: string): number => {
-  try {
-    return statSync(lock).mtimeMs;
-  } catch {
-    return Date.now();
-  }
-};
-
-
 /**
- * Runs `fn` holding a lock directory in the cache (mkdir is atomic), so two
- * builds needing the same base do not debootstrap it twice at once. A lock
- * left by a process that is gone is taken over.
+ * Runs `fn` holding the lock `name` in the cache (flock(2), released when
+ * this process ends however it ends: ../host/flock.ts), so two builds
+ * needing the same base or phase root do not make it twice at once.
  */
 export const withCacheLock = async <T>(dir: string, name: string, fn: () => Promise<T>, onWait?: () => void): Promise<T> => {
   mkdirSync(dir, { recursive: true });
-  const lock = path.join(dir, `${name}.lock`);
-  let told = false;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(path.join(lock, 'pid'), String(process.pid));
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      let pid = NaN;
-      try {
-        pid = Number(readFileSync(path.join(lock, 'pid'), 'utf8'));
-      } catch {
-        /* being written */
-      }
-      const stale = Number.isInteger(pid) && pid > 0 ? !alive(pid) : Date.now() - lockAge(lock) > 60_000;
-      if (stale) {
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      if (!told) onWait?.();
-      told = true;
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-  }
+  const { lock } = await lockOrWait(path.join(dir, `${name}.lock`), () => onWait?.());
   try {
     return await fn();
   } finally {
-    rmSync(lock, { recursive: true, force: true });
+    await lock.release();
   }
 };

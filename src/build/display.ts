@@ -101,9 +101,9 @@ export class Display {
     this.status(`${this.paint('36', '▸')} ${p.name}  ${p.done}/${p.total}  ${id} ${mark[status]}`);
   }
 
-  /** A root phase restored from the cache. */
-  phaseCached(name: string): void {
-    this.line(`${this.paint('32', '✓')} ${name}  cached`);
+  /** A root phase restored from the cache; `waitedMs`: made by another build while this one waited. */
+  phaseCached(name: string, waitedMs = 0): void {
+    this.line(`${this.paint('32', '✓')} ${name}  cached${waitedMs ? ` (made by another build meanwhile; waited ${seconds(waitedMs)})` : ''}`);
   }
 
   /** An artifact is made: the step's end line says so already (events: ./events.ts). */

@@ -32,8 +32,8 @@ export const BuildEvent = z.discriminatedUnion('event', [
   z.object({ event: z.literal('stage-start'), ...common, stage: z.string(), what: z.string() }).strict(),
   z.object({ event: z.literal('stage-end'), ...common, stage: z.string(), what: z.string(), ms: z.number() }).strict(),
   z.object({ event: z.literal('phase-start'), ...common, phase: z.string(), steps: z.number().int().nonnegative() }).strict(),
-  /** A root phase whose result came from the cache: no steps ran. */
-  z.object({ event: z.literal('phase-cached'), ...common, phase: z.string() }).strict(),
+  /** A root phase whose result came from the cache: no steps ran. `waitedMs`: another build made it while this one waited for its lock. */
+  z.object({ event: z.literal('phase-cached'), ...common, phase: z.string(), waitedMs: z.number().optional() }).strict(),
   z.object({ event: z.literal('phase-end'), ...common, phase: z.string(), ok: z.boolean(), summary: z.string(), ms: z.number() }).strict(),
   /** `detail`: what the step does, when the build says (artifacts: format and output; checks: their kind). */
   z.object({ event: z.literal('step-start'), ...common, phase: z.string(), step: z.string(), detail: z.string().optional() }).strict(),
@@ -130,8 +130,8 @@ export class JsonDisplay extends Display {
     this.phaseStarted = Date.now();
     this.emit('phase-start', { phase, steps });
   }
-  override phaseCached(phase: string): void {
-    this.emit('phase-cached', { phase });
+  override phaseCached(phase: string, waitedMs = 0): void {
+    this.emit('phase-cached', { phase, ...(waitedMs ? { waitedMs } : {}) });
   }
   override stepStart(text: string): void {
     this.stepStarted = Date.now();

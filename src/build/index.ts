@@ -12,6 +12,7 @@ import { compilers } from '../compilers/index.js';
 import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, StepOf } from '../ir/schema.js';
 import { CommandError, haveCommand } from '../host/exec.js';
+import { lockFile } from '../host/flock.js';
 import { writeTreeAtomically } from '../host/write.js';
 import { bootTools, sourceDateEpoch } from './boot-step.js';
 import { resolveBase, type BaseSource } from './base.js';
@@ -19,6 +20,7 @@ import { cacheDir } from './cache.js';
 import { Display, type Io } from './display.js';
 import { JsonDisplay } from './events.js';
 import { publishBuild } from './manifest.js';
+import { publish } from './artifacts.js';
 import { mountsUnder } from './mounts.js';
 import { describeReclaimed, reclaimStale } from './reclaim.js';
 import { PhaseFailed } from './runner.js';
@@ -26,7 +28,7 @@ import { hideValues, missingSensitive, missingSensitiveMessage, redact, type Sen
 import { Interrupted, Session } from './session.js';
 import { runPhases } from './stages.js';
 import { BuildError, failed, locText, type BuildOptions, type BuildRun, type BuildSummary } from './state.js';
-import { openWork, startRoot } from './work.js';
+import { openStaging, openWork, startRoot } from './work.js';
 import { imageView } from '../ir/phases.js';
 
 export type { Io } from './display.js';
@@ -48,6 +50,7 @@ const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
   const artifacts = ir.phases.flatMap((p) => p.steps).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
   return [
     'chroot',
+    'flock',
     'mount',
     'umount',
     'tar',
@@ -97,12 +100,17 @@ const preflight = async (run: BuildRun): Promise<{ error: string } | { files: Co
   return { files: compile(ir), sensitive };
 };
 
-/** A fresh logs/ and the compiled target files in outDir/compiled; returns that directory. */
+/**
+ * A fresh logs/, and the compiled target files staged: they replace
+ * outDir/compiled only with the artifacts they made, so a build that fails
+ * or is interrupted leaves the last good build's compiled/ beside its
+ * artifacts. Returns the staged directory (the build runs from it).
+ */
 const writeCompiled = (run: BuildRun, files: CompiledFiles): string => {
   mkdirSync(run.outDir, { recursive: true });
   rmSync(run.logsDir, { recursive: true, force: true });
   mkdirSync(run.logsDir, { recursive: true });
-  const compiledDir = path.join(run.outDir, 'compiled');
+  const compiledDir = path.join(openStaging(run), 'compiled');
   writeTreeAtomically(compiledDir, files);
   return compiledDir;
 };
@@ -180,9 +188,23 @@ export const buildImage = async (definition: Image, opts: BuildOptions, io: Io):
 
 /** The build itself, once its run exists: preflight, base, stages, publishing. */
 const runBuild = async (run: BuildRun): Promise<{ exitCode: number; summary: BuildSummary }> => {
-  const { ir, opts, env, outDir, display, summary } = run;
   const ready = await preflight(run);
   if ('error' in ready) return failed(run, ready.error);
+  // One build at a time into an output directory: a second would mix its logs and outputs into the first's.
+  mkdirSync(run.outDir, { recursive: true });
+  const outLock = await lockFile(run.outDir, { wait: false });
+  if (!outLock) return failed(run, `another imgc build is writing into ${path.relative(run.cwd, run.outDir) || '.'}: wait for it to end, or give this build another --out`);
+  try {
+    return await buildInto(run, ready);
+  } finally {
+    run.session.cleanup(); // what a build that stopped before its phases made (the staged compiled files)
+    await outLock.release();
+  }
+};
+
+/** The build once it holds its output directory: compiled files, base, stages, publishing. */
+const buildInto = async (run: BuildRun, ready: { files: CompiledFiles; sensitive: SensitiveValues }): Promise<{ exitCode: number; summary: BuildSummary }> => {
+  const { ir, opts, env, outDir, display, summary } = run;
   const { files, sensitive } = ready;
   const compiledDir = writeCompiled(run, files);
   let base: BaseSource;
@@ -212,6 +234,7 @@ const runBuild = async (run: BuildRun): Promise<{ exitCode: number; summary: Bui
         display.info('facts not verified: the definition has no verify facts() step (imgc verify --root can check them)');
       }
       if (results.staged.length) await publishBuild(run, work, base, results);
+      else await publish(work.staging, outDir, ['compiled']);
       summary.ok = true;
       return 0;
     });

@@ -1,6 +1,6 @@
 // Publishing a build that succeeded: the manifest, the SBOM, the reuse state
-// and the checksums written beside the staged artifacts, then all of it moved
-// into the output directory together (./artifacts.ts's publish).
+// and the checksums written beside the staged artifacts and compiled files,
+// then all of it moved into the output directory together (./artifacts.ts's publish).
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { factId } from '../core/facts.js';
@@ -58,7 +58,7 @@ export const publishBuild = async (run: BuildRun, work: Work, base: BaseSource, 
   const sbom = spdxOfRoot({ image: ir.name, distro: ir.base.distro, created, id: manifest.definition.sha256, root: work.root });
   writeFileSync(path.join(staging, 'sbom.spdx.json'), `${JSON.stringify(sbom, null, 2)}\n`);
   // Artifacts kept from the last build are in place already.
-  const outputs = [...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json', 'sbom.spdx.json'];
+  const outputs = ['compiled', ...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json', 'sbom.spdx.json'];
   if (Object.keys(reuseState.artifacts).length) {
     writeFileSync(path.join(staging, REUSE_STATE), `${JSON.stringify(reuseState)}\n`);
     outputs.push(REUSE_STATE);

@@ -13,6 +13,10 @@ import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js'
 import { makeArtifacts, REUSE_STATE, type ArtifactRecord, type ReuseState } from './artifacts.js';
 import { bootVerify, sourceDateEpoch } from './boot-step.js';
 import { StageLog } from './logs.js';
+import { CorruptEntry } from './cache.js';
+import { lockOrWait, type HeldLock } from '../host/flock.js';
+import { replaceRoot } from './work.js';
+import { settleRoot } from './settle.js';
 import { targetSteps } from './phases.js';
 import { PhaseFailed, phaseStem, runners, type PhaseContext } from './runner.js';
 import { redact, withValues } from './secrets.js';
@@ -65,6 +69,9 @@ const runRootPhase = async (p: PhaseRun): Promise<void> => {
   Object.assign(ps, { steps: out.steps, changed: out.changed, ...(out.recap ? { recap: out.recap } : {}) });
   display.phaseDone(`${out.steps.length} steps, ${out.changed} changed${out.recap ? ` (ansible recap: changed=${out.recap.changed})` : ''}`);
   session.check();
+  // Before caching: the cached root and every artifact made from it hold no trace of when the build ran.
+  const settled = settleRoot(work.root);
+  if (settled.length) ctx.log.line(`imgc: emptied the build's logs and removed rebuildable caches: ${settled.join(', ')}`);
   const key = work.keys.get(phase);
   if (key) {
     const tc = Date.now();
@@ -170,12 +177,64 @@ const runVerifyPhase = async (p: PhaseRun): Promise<void> => {
 
 const byKind = { root: runRootPhase, artifact: runArtifactPhase, verify: runVerifyPhase } as const;
 
+/** The phase locks a build holds: the one of the phase it runs, taken before the last one is let go (hand over hand, in the phases' order: no deadlock). */
+class PhaseLocks {
+  private held: HeldLock | undefined;
+  take(lock: HeldLock): void {
+    void this.held?.release();
+    this.held = lock;
+  }
+  release(): void {
+    void this.held?.release();
+    this.held = undefined;
+  }
+}
+
+/**
+ * Takes the lock of a keyed root phase (waiting while another build makes
+ * the same key); when the cache has the phase's root by then (the other
+ * build made it), puts that root in place of the work root and says how long
+ * this build waited. Undefined: the phase runs here.
+ */
+const madeMeanwhile = async (run: BuildRun, work: Work, phase: Phase, log: StageLog, locks: PhaseLocks): Promise<{ waitedMs: number } | undefined> => {
+  const key = work.keys.get(phase);
+  if (!key || run.opts.noCache) return undefined;
+  const t = Date.now();
+  const { lock, waited } = await lockOrWait(work.cache.lockFile(key), () => run.display.info(`phase ${phase.name}: another build is making the same root (same cache key); waiting for it`));
+  locks.take(lock);
+  run.session.check();
+  if (!work.cache.has('phase', key)) return undefined;
+  try {
+    await work.cache.verify('phase', key);
+  } catch (e) {
+    if (!(e instanceof CorruptEntry)) throw e;
+    run.display.warn(e.message);
+    return undefined;
+  }
+  const waitedMs = waited ? Date.now() - t : 0;
+  log.line(`imgc: the root after ${phase.name} is in the cache${waited ? `, made by another build while this one waited ${(waitedMs / 1000).toFixed(1)}s` : ''}: taken from there`);
+  await replaceRoot(work, key, log);
+  return { waitedMs };
+};
+
 /** Every phase after the base in order; those up to `resume` are in the root already (cached). */
 export const runPhases = async (run: BuildRun, work: Work, resume: number): Promise<PhaseResults> => {
-  const { ir, display, session, logsDir, summary } = run;
+  const { session } = run;
   const results: PhaseResults = { staged: [], verifyResult: undefined, wantChecksums: false, reuseState: { version: 1, artifacts: {} } };
   const previous = readReuseState(run.outDir);
   const epoch = sourceDateEpoch(run.env);
+  const locks = new PhaseLocks();
+  const release = session.defer('release the phase locks', () => locks.release());
+  try {
+    return await eachPhase(run, work, resume, results, previous, epoch, locks);
+  } finally {
+    release();
+  }
+};
+
+/** The phases after `resume`, each holding its key's lock (root phases) while it runs and is cached. */
+const eachPhase = async (run: BuildRun, work: Work, resume: number, results: PhaseResults, previous: ReuseState | undefined, epoch: number | undefined, locks: PhaseLocks): Promise<PhaseResults> => {
+  const { ir, display, session, logsDir, summary } = run;
   for (let i = 0; i < ir.phases.length; i++) {
     const phase = ir.phases[i]!;
     const kind = phaseKind(phase);
@@ -189,6 +248,13 @@ export const runPhases = async (run: BuildRun, work: Work, resume: number): Prom
     }
     const t = Date.now();
     const log = new StageLog(logsDir, stem);
+    const made = kind === 'root' ? await madeMeanwhile(run, work, phase, log, locks) : undefined;
+    if (made) {
+      log.close();
+      Object.assign(ps, { cached: true, ms: Date.now() - t });
+      display.phaseCached(phase.name, made.waitedMs);
+      continue;
+    }
     const ctx: PhaseContext = {
       ir,
       phase,

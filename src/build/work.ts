@@ -17,6 +17,19 @@ import { claim } from './reclaim.js';
 import type { SensitiveValues } from './secrets.js';
 import { BuildError, type BuildRun, type Work } from './state.js';
 
+/** Where a build stages what it publishes into `outDir` (compiled files, artifacts, manifest), all moved into place together at its end. */
+export const stagingDir = (outDir: string): string => path.join(outDir, `.imgc-staging-${process.pid}`);
+
+/** Makes the staging directory (claimed: a later build reclaims it if this one is killed), removed when the build's session ends. */
+export const openStaging = (run: BuildRun): string => {
+  const staging = stagingDir(run.outDir);
+  rmSync(staging, { recursive: true, force: true });
+  run.session.defer('remove staged outputs', () => rmSync(staging, { recursive: true, force: true }));
+  mkdirSync(staging, { recursive: true });
+  claim(staging);
+  return staging;
+};
+
 /** Removes a work directory, but never while anything is mounted below it (rm would reach into /dev). */
 const removeWorkDir = (dir: string, display: Display): void => {
   const mounted = existsSync(dir) ? mountsUnder(dir) : [];
@@ -29,7 +42,7 @@ const removeWorkDir = (dir: string, display: Display): void => {
 
 /**
  * Makes the work directory (claimed, so a later build can reclaim it if this
- * one is killed), the staging directory and the mounts of the root, each with
+ * one is killed) and the mounts of the root, each with
  * the session cleanup that takes it down again.
  */
 export const openWork = (
@@ -46,7 +59,7 @@ export const openWork = (
   mkdirSync(root, { mode: 0o755 });
   run.summary.root = root;
   const cache = new RootCache(cacheDir(run.env));
-  const staging = path.join(outDir, `.imgc-staging-${process.pid}`);
+  const staging = stagingDir(outDir);
   const work: Work = { ...compiled, dir, root, cache, staging, mounts: new RootMounts(root), keys: new Map(), rootIs: undefined };
   session.defer('remove the work directory', () => {
     if (opts.keepRoot) display.info(`root kept at ${path.relative(cwd, root) || root}`);
@@ -55,10 +68,6 @@ export const openWork = (
       removeWorkDir(dir, display);
     }
   });
-  rmSync(staging, { recursive: true, force: true });
-  session.defer('remove staged artifacts', () => rmSync(staging, { recursive: true, force: true }));
-  mkdirSync(staging);
-  claim(staging);
   session.defer('unmount', () => work.mounts.unmountAll());
   return work;
 };
@@ -144,4 +153,16 @@ export const startRoot = async (run: BuildRun, work: Work, base: BaseSource): Pr
   }
   run.session.check();
   return resume;
+};
+
+/**
+ * The work root replaced by the cached root of `key` (made by another build
+ * while this one waited for it): the unpacked copy when the cache keeps one,
+ * else the tarball. Between phases nothing is mounted in the root.
+ */
+export const replaceRoot = async (work: Work, key: string, log: StageLog): Promise<void> => {
+  if (mountsUnder(work.root).length || !removeTree(work.root)) throw new BuildError(`could not empty ${work.root} to put the cached root in its place`);
+  mkdirSync(work.root, { mode: 0o755 });
+  const id = work.cache.take(key, work.root) ?? (await work.cache.restore('phase', key, work.root, { log }));
+  work.rootIs = id ? { key, id } : undefined;
 };

@@ -26,6 +26,7 @@ export const diagnosticCodes = {
   IMGC1008: { severity: 'error', title: 'variable value invalid', fix: 'give a value that matches the variable\'s schema (--var, IMGC_VAR_<NAME> or imgc.toml [vars]), or declare the variable' },
   IMGC2001: { severity: 'error', title: 'a string cannot be represented safely in the target', fix: 'remove the NUL, control character or lone UTF-16 surrogate from the value' },
   IMGC2002: { severity: 'error', title: 'the target cannot express this value or feature', fix: 'use another target for this image, or change the step to something the target supports' },
+  IMGC2003: { severity: 'error', title: 'a path not written as it resolves, or a name or path longer than the filesystem allows', fix: 'write the path as the message shows it (no ".", "..", repeated or trailing "/"); keep a file name within 255 bytes, a path within 4,096, an image name within 200' },
   IMGC3001: { severity: 'error', title: 'a fact of the old contract is gone from the new one', fix: 'provide the fact again, or make sure no phase built on the contract requires it' },
   IMGC3002: { severity: 'error', title: 'a fact of the old contract changed in the new one', fix: 'keep the old details (owner, group, mode, version, base), or update the phases built on the contract' },
 } as const;

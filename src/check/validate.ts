@@ -60,7 +60,10 @@ export const validateImage = (raw: unknown): Validated => {
     const at = loc ? `${loc.file}:${loc.line}:${loc.column}` : i.path.join('.');
     if (seen.has(at)) return [];
     seen.add(at);
-    return [diagnostic('IMGC1004', `invalid ${i.path.join('.')}: ${i.message}`, { loc })];
+    // A field's own code when its check names one (paths not written as they resolve, values past the filesystem's limits: src/core/fields.ts).
+    const own = (i as { params?: { imgc?: unknown } }).params?.imgc;
+    const code = own === 'IMGC2003' ? own : 'IMGC1004';
+    return [diagnostic(code, `invalid ${i.path.join('.')}: ${i.message}`, { loc })];
   });
   return { diagnostics };
 };

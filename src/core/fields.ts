@@ -9,7 +9,46 @@ import { Condition } from './conditions.js';
 import { packageSpecPattern, packageSpecRule } from './packages.js';
 
 export const Mode = z.string().regex(/^0?[0-7]{3,4}$/, 'mode is an octal string such as "0644"');
-export const AbsPath = z.string().regex(/^\//, 'paths are absolute');
+/** What Linux allows: a name (one path component) of 255 bytes, a path of 4,096 (NAME_MAX, PATH_MAX). */
+export const NAME_MAX = 255;
+export const PATH_MAX = 4096;
+
+/** `/a/./b/../c//d/` as the kernel resolves it (no symlinks followed): `/a/c/d`, one spelling of it. */
+export const normalPath = (p: string): string => {
+  const parts: string[] = [];
+  for (const seg of p.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') parts.pop();
+    else parts.push(seg);
+  }
+  return `/${parts.join('/')}`;
+};
+
+const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/**
+ * Why `p` is refused as a path of the image (IMGC2003), if it is: not written
+ * as it resolves (the conflict checks compare spellings, so `/tmp/a/../f`
+ * would hide a second writer of `/tmp/f`), or longer than the filesystem
+ * allows (found here rather than by mktemp halfway through a build).
+ */
+export const pathProblem = (p: string): string | undefined => {
+  const long = p.split('/').find((seg) => bytes(seg) > NAME_MAX);
+  if (long !== undefined) return `a component of the path is ${bytes(long)} bytes long ('${long.slice(0, 24)}…'); a file name is at most ${NAME_MAX} bytes`;
+  if (bytes(p) > PATH_MAX) return `the path is ${bytes(p)} bytes long; a path is at most ${PATH_MAX} bytes`;
+  const normal = normalPath(p);
+  return p === normal ? undefined : `'${p}' is not written as it resolves: write '${normal}'`;
+};
+
+/** An absolute path, written as it resolves, within the filesystem's limits (the diagnostics' code rides on the issue: ../check/validate.ts). */
+export const AbsPath = z
+  .string()
+  .regex(/^\//, 'paths are absolute')
+  .superRefine((p, ctx) => {
+    if (!p.startsWith('/')) return;
+    const problem = pathProblem(p);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { imgc: 'IMGC2003' } });
+  });
 export const Name = z.string().min(1);
 
 /** useradd/groupadd's default NAME_REGEX on Debian, and its 32-character limit. */

@@ -156,10 +156,19 @@ export const Fleet = z
   .strict();
 export type Fleet = z.infer<typeof Fleet>;
 
+/** An image name's longest: a file name (255 bytes) holds it with the longest affix imgc puts around it, and room to spare. */
+export const IMAGE_NAME_MAX = 200;
+
 export const Image = z
   .object({
     irVersion: z.literal(IR_VERSION),
-    name: z.string().regex(/^[a-z0-9][a-z0-9._-]*$/, 'image names are lower-case, digits, ".", "_" or "-"'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'image names are lower-case, digits, ".", "_" or "-"')
+      .superRefine((name, ctx) => {
+        if (name.length > IMAGE_NAME_MAX)
+          ctx.addIssue({ code: 'custom', message: `the image name is ${name.length} bytes long; it becomes part of file names (.imgc-work-NAME-XXXXXX beside --out, NAME.pkr.hcl), so it is at most ${IMAGE_NAME_MAX}`, params: { imgc: 'IMGC2003' } });
+      }),
     /** The definition file, relative to itself (its base name). */
     source: z.string(),
     base: Base,

@@ -93,6 +93,15 @@ export const parseTscOutput = (out: string, cwd: string): { diagnostics: TsDiagn
 
 const isUsersFile = (file: string) => !file.includes(`${path.sep}node_modules${path.sep}`) && !ownDirs.some((d) => file.startsWith(d));
 
+/**
+ * What tsc reports only because it takes a file of a package without
+ * `"type": "module"` for CommonJS (top-level await, TS1309; import.meta,
+ * TS1470). The loader runs every definition file as an ES module whatever
+ * its package says (./hooks.ts), so these would refuse what runs: the check
+ * follows the loader. tsc still types such a file's awaits and import.meta.
+ */
+const onlyAsCommonJs = /^TS(1309|1470):/;
+
 type CachedCheck = { inputs: HashedInput[]; diagnostics: TsDiagnostic[] };
 
 /**
@@ -105,7 +114,7 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
   const dir = path.dirname(file);
   const answer = (ds: TsDiagnostic[], inputs: HashedInput[]) => ({
     inputs,
-    diagnostics: ds.map((d) => diagnostic('IMGC1001', d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {})),
+    diagnostics: ds.filter((d) => !onlyAsCommonJs.test(d.message)).map((d) => diagnostic('IMGC1001', d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {})),
     // The user's files the compiler read: what `imgc check --watch` watches.
     files: inputs.map((i) => i.file).filter(isUsersFile),
   });

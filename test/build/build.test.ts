@@ -157,7 +157,7 @@ describe.skipIf(cannotBuild)('imgc build of a failing step', () => {
     expect(mountsContaining('.imgc-work-imgc-test-failing-')).toEqual([]);
     expect(readdirSync(path.dirname(out)).filter((f) => f.startsWith('.imgc-work-imgc-test-failing-'))).toEqual([]);
     const left = readdirSync(out).sort();
-    expect(left).toEqual(['compiled', 'logs']);
+    expect(left, 'a failed build publishes nothing but its logs').toEqual(['logs']);
     const s = summaryOf(out);
     expect(s.ok).toBe(false);
     expect(s.phases[0]!.steps).toEqual([

@@ -2,10 +2,11 @@
 // (`// expect: CODE line N`, `(also a type error)` when TypeScript reports the
 // same mistake, folded into it) and the exit code (`// exit: N`); imgc check
 // must produce exactly those.
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { imgc, repoRoot } from '../helpers/cli.js';
+import { imgc, imgcProcess, repoRoot } from '../helpers/cli.js';
 
 const brokenDir = path.join(repoRoot, 'examples', 'broken');
 const cases = readdirSync(brokenDir).filter((f) => f.endsWith('.ts')).sort();
@@ -28,7 +29,7 @@ interface JsonDiagnostic {
 describe('broken examples', () => {
   it('there is one for every contract diagnostic', () => {
     const codes = new Set(cases.flatMap((f) => expectations(f).expected.map((e) => e.code)));
-    for (const code of ['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005', 'IMGC0006', 'IMGC0007', 'IMGC0008', 'IMGC0009', 'IMGC0010', 'IMGC0011', 'IMGC0012', 'IMGC0013', 'IMGC0014', 'IMGC0015', 'IMGC1001', 'IMGC1004', 'IMGC1002', 'IMGC1003', 'IMGC1006', 'IMGC2001']) {
+    for (const code of ['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005', 'IMGC0006', 'IMGC0007', 'IMGC0008', 'IMGC0009', 'IMGC0010', 'IMGC0011', 'IMGC0012', 'IMGC0013', 'IMGC0014', 'IMGC0015', 'IMGC1001', 'IMGC1004', 'IMGC1002', 'IMGC1003', 'IMGC1006', 'IMGC2001', 'IMGC2003']) {
       expect(codes, code).toContain(code);
     }
   });
@@ -43,6 +44,28 @@ describe('broken examples', () => {
     // One mistake, one diagnostic: the ones TypeScript saw too say so (seenBy), and only those.
     const layers = (ds: { code: string; line?: number | undefined; typesToo: boolean }[]) => ds.map((d) => `${d.code}@${d.line ?? '-'}:${d.typesToo}`).sort();
     expect(layers(got.map((d) => ({ code: d.code, line: d.loc?.line, typesToo: d.seenBy?.some((s) => s.layer === 'typescript') ?? false })))).toEqual(layers(expected));
+  });
+
+  it('refuses a 5,000-character image name before a build writes anything', async () => {
+    const tmp = mkdtempSync(path.join(os.tmpdir(), 'imgc-long-name-'));
+    try {
+      const out = path.join(tmp, 'out');
+      const r = await imgcProcess(['build', 'examples/broken/long-image-name.ts', '--out', out], { env: { PATH: process.env.PATH ?? '' } });
+      expect([1, 2], r.all).toContain(r.exitCode);
+      expect(r.all).toContain('IMGC2003');
+      expect(r.all).toContain('the image name is 5000 bytes long');
+      expect(r.all).not.toMatch(/internal error|ENAMETOOLONG/);
+      expect(readdirSync(tmp), 'nothing written beside or into --out').toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('shows both spellings of a path that resolves elsewhere, and the length of one too long', async () => {
+    const r = await imgc(['check', 'examples/broken/path-with-dot-dot.ts']);
+    expect(r.stdout).toContain("'/tmp/a/../f' is not written as it resolves: write '/tmp/f'");
+    const l = await imgc(['check', 'examples/broken/long-path-component.ts']);
+    expect(l.stdout).toContain('a component of the path is 300 bytes long');
   });
 
   it('suggests the name that was meant', async () => {

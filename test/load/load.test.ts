@@ -65,6 +65,30 @@ describe('a definition made of several files', () => {
     expect(steps.find((s) => s.kind === 'file')?.content).toBe(`hello ops\nfile://${path.join(dir, 'def.ts')}\n${dir}\n`);
   });
 
+  it('awaits at the top level and reads import.meta in a package without "type": "module" too: the type-check runs it as the loader does', async () => {
+    const dir = tempDir('load-commonjs-package');
+    write(dir, {
+      'package.json': '{ "name": "plain", "version": "1.0.0" }\n',
+      'def.ts': [
+        "import { debian12, image } from 'imgc';",
+        'const motd = await Promise.resolve(`hello from ${import.meta.dirname}`);',
+        "export default image('plain').base(debian12()).customize((p) => p.file('/etc/motd', { content: `${motd}\\n` }));",
+        '',
+      ].join('\n'),
+    });
+    const env = { IMGC_CACHE: tempDir('load-commonjs-cache') };
+    for (const args of [[], ['--no-typecheck']]) {
+      const r = await imgc(['check', ...args, path.join(dir, 'def.ts')], { env });
+      expect(r.exitCode, `imgc check ${args.join(' ')}: ${r.all}`).toBe(0);
+    }
+    // Still type-checked: the awaited value keeps its type.
+    writeFileSync(path.join(dir, 'def.ts'), readFileSync(path.join(dir, 'def.ts'), 'utf8').replace('const motd =', 'const motd: number ='));
+    const bad = await imgc(['check', path.join(dir, 'def.ts')], { env });
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stdout).toContain("TS2322: Type 'string' is not assignable to type 'number'");
+    expect(bad.stdout).not.toMatch(/TS1309|TS1470/);
+  });
+
   it('reports an error thrown in an imported module at the line in that module (IMGC1002, source-mapped)', async () => {
     const dir = tempDir('load-throws');
     write(dir, {
