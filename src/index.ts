@@ -1,36 +1,25 @@
 // The public API: what `import … from 'imgc'` gives a definition.
+export { image, ImageBuilder, type BaseImage, type PhaseOptions } from './dsl/image.js';
+export { DefinitionError } from './core/definition-error.js';
+export { script, webhook, event, type HookOptions } from './steps/hook.js';
+export type { CommandOptions } from './steps/command.js';
+export type { DeclaredFacts } from './steps/shared.js';
+export type { AnsibleRoleOptions } from './steps/ansible-role.js';
+export type { PuppetApplyOptions } from './steps/puppet-apply.js';
 export {
-  image,
-  script,
-  webhook,
-  event,
-  DefinitionError,
-  ImageBuilder,
   StepBuilder,
   type PhaseBuilder,
-  type Declared,
-  type Removed,
-  type Without,
-  type WithoutTree,
   ArtifactBuilder,
   VerifyBuilder,
   HookBuilder,
-  type BaseImage,
-  type AnsibleRoleOptions,
-  type CommandOptions,
   type DiskOptions,
-  type DeclaredFacts,
-  type HookOptions,
-  type Ownership,
-  type PhaseOptions,
-  type UserOptions,
 } from './dsl/builder.js';
-export { defineModule, type Added, type Module } from './dsl/module.js';
+export { defineModule } from './dsl/module.js';
 export { fromContract, fromDefinition, type FromContractOptions } from './contract/import.js';
 export { variable, Variable, ListVariable, type VariableOptions, type VariableType } from './dsl/variables.js';
 /** zod, for variable schemas: `variable('k8s_minor', z.string().regex(/^\d+\.\d+$/))`. */
 export { z } from './util/zod.js';
-export type { Facts, FactsOf, Listed, NoFacts, PackageCatalog, PackageNameOf, PackageFacts, Ref, WithPackages } from './dsl/types.js';
+export type { Added, Declared, Facts, Ownership, UserOptions, FactsOf, Listed, Module, NoFacts, PackageCatalog, PackageNameOf, PackageFacts, Ref, Removed, Without, WithoutTree, WithPackages } from './dsl/types.js';
 export * from '../stdlib/index.js';
 export { debian12 as debian } from '../stdlib/bases.js';
 export type { Image, Phase, Step, Fact, FactKind, SourceLocation, HookAction } from './ir/types.js';

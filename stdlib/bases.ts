@@ -6,9 +6,9 @@
 // as what a minbase root of Debian has that Ubuntu's has too.
 import type { Base } from '../src/ir/types.js';
 import { fact, uniqueFacts } from '../src/core/facts.js';
-import type { BaseImage } from '../src/dsl/builder.js';
+import type { BaseImage } from '../src/dsl/image.js';
 import type { Facts, WithPackages } from '../src/dsl/types.js';
-import { packageFacts } from '../src/dsl/catalog.js';
+import { packageFacts } from '../src/core/catalog.js';
 import { aptCatalog, type AptCatalog } from './catalog.js';
 import { debian12Facts } from './bases/debian-12.js';
 

@@ -52,3 +52,57 @@ describe('folder layers', () => {
     expect(edges.filter((e) => e.from === 'host' && e.to !== 'core').map((e) => `${e.file} imports ${e.to}`)).toEqual([]);
   });
 });
+
+/** Every relative import between two files of the same folder (src/<folder>/… and below it, or stdlib). */
+const fileImports = (): Map<string, string[]> => {
+  const graph = new Map<string, string[]>();
+  for (const top of ['src', 'stdlib']) {
+    for (const file of sourceFiles(path.join(repoRoot, top))) {
+      const targets = [...readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)]
+        .map((m) => path.resolve(path.dirname(file), m[1]!).replace(/\.js$/, '.ts'))
+        .filter((t) => roomOf(t) === roomOf(file));
+      graph.set(path.relative(repoRoot, file), targets.map((t) => path.relative(repoRoot, t)));
+    }
+  }
+  return graph;
+};
+
+/** The strongly connected components of more than one file, or of one file importing itself (Tarjan). */
+const loops = (graph: Map<string, string[]>): string[][] => {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do scc.push((w = stack.pop()!));
+      while (w !== v);
+      if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+};
+
+describe('file loops', () => {
+  it('no two files of one folder import each other, directly or around a loop (type imports count too)', () => {
+    expect(loops(fileImports())).toEqual([]);
+  });
+
+  it('finds a loop when there is one (the check can fail)', () => {
+    const g = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    expect(loops(g)).toEqual([['a', 'b', 'c']]);
+  });
+});

@@ -1,12 +1,9 @@
 // No module under src/ only re-exports another: importers name the module
-// that holds the code. The YAML bindings' old paths are the exception, kept
-// while step kinds written against them are merged (delete them after).
+// that holds the code.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { repoRoot } from './helpers/cli.js';
-
-const allowed = ['src/compilers/ansible/yaml.ts', 'src/compilers/cloud-init/yaml.ts'];
 
 const files = (dir: string): string[] =>
   readdirSync(dir).flatMap((f) => {
@@ -27,6 +24,6 @@ const reexportOnly = (text: string): boolean => {
 it('no module under src only re-exports another', () => {
   const shims = files(path.join(repoRoot, 'src'))
     .map((f) => path.relative(repoRoot, f))
-    .filter((f) => !allowed.includes(f) && reexportOnly(readFileSync(path.join(repoRoot, f), 'utf8')));
+    .filter((f) => reexportOnly(readFileSync(path.join(repoRoot, f), 'utf8')));
   expect(shims).toEqual([]);
 });

@@ -2,7 +2,7 @@
 // current phase and step are one line rewritten in place with ANSI; elsewhere
 // every finished step is one plain line, so CI logs read top to bottom.
 import type { ArtifactRecord } from './artifacts.js';
-import type { BuildSummary } from './index.js';
+import type { BuildSummary } from './summary.js';
 import type { StepStatus } from './progress.js';
 import { redact } from './secrets.js';
 

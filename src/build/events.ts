@@ -7,7 +7,7 @@ import type { ArtifactRecord } from './artifacts.js';
 import { Display, type Io } from './display.js';
 import type { StepStatus } from './progress.js';
 import { redact } from './secrets.js';
-import type { BuildSummary } from './index.js';
+import type { BuildSummary } from './summary.js';
 import { z } from '../util/zod.js';
 
 const StepStatusSchema = z.enum(['changed', 'unchanged', 'failed', 'skipped']);

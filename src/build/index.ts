@@ -27,12 +27,14 @@ import { PhaseFailed } from './runner.js';
 import { hideValues, missingSensitive, missingSensitiveMessage, redact, type SensitiveValues } from './secrets.js';
 import { Interrupted, Session } from './session.js';
 import { runPhases } from './stages.js';
-import { BuildError, failed, locText, type BuildOptions, type BuildRun, type BuildSummary } from './state.js';
+import { BuildError, failed, locText, type BuildOptions, type BuildRun } from './state.js';
+import type { BuildSummary } from './summary.js';
 import { openStaging, openWork, startRoot } from './work.js';
 import { imageView } from '../ir/phases.js';
 
 export type { Io } from './display.js';
-export { BuildError, type BuildOptions, type BuildSummary, type PhaseSummary } from './state.js';
+export { BuildError, type BuildOptions } from './state.js';
+export type { BuildSummary, PhaseSummary } from './summary.js';
 
 const GiB = 1024 ** 3;
 

@@ -19,31 +19,13 @@ import { HELPERS_FILE } from '../compilers/shell/phase.js';
 import { packageManagers } from '../steps/package-managers.js';
 import { stepsNeedMounts, stepsNeedNetwork, targetSteps } from './phases.js';
 import { chrootPlayArgs, inParts, phasePieces, pieceFile } from '../compilers/shell/plays.js';
-import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent, type StepStatus } from './progress.js';
+import { ANSIBLE_JSON_CALLBACK, AnsibleProgress, parseShellLine, type ProgressEvent } from './progress.js';
 import { variableEnv, variableValues, type SensitiveValues } from './secrets.js';
 import { substitute, variablesIn } from '../core/variables.js';
 import { kindOf } from '../steps/index.js';
 import { stageDownloads, StepDownloadError, type StepDownload } from './downloads.js';
 import type { Session } from './session.js';
-
-export interface StepRecord {
-  id: string;
-  status: StepStatus;
-  ms: number;
-}
-
-export interface Recap {
-  ok: number;
-  changed: number;
-  failed: number;
-  unreachable: number;
-}
-
-export interface PhaseOutcome {
-  steps: StepRecord[];
-  changed: number;
-  recap?: Recap;
-}
+import type { PhaseOutcome, Recap, StepRecord } from './summary.js';
 
 export interface PhaseContext {
   ir: Image;

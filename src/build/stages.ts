@@ -20,7 +20,8 @@ import { settleRoot } from './settle.js';
 import { targetSteps } from './phases.js';
 import { PhaseFailed, phaseStem, runners, type PhaseContext } from './runner.js';
 import { redact, withValues } from './secrets.js';
-import { BuildError, type BuildRun, type PhaseSummary, type Work } from './state.js';
+import { BuildError, type BuildRun, type Work } from './state.js';
+import type { PhaseSummary } from './summary.js';
 
 /** What the phases leave for publishing. */
 export interface PhaseResults {

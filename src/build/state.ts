@@ -3,11 +3,10 @@
 import path from 'node:path';
 import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, Phase, SourceLocation } from '../ir/schema.js';
-import type { ArtifactRecord } from './artifacts.js';
 import type { RootCache } from './cache.js';
 import type { Display } from './display.js';
 import type { RootMounts } from './mounts.js';
-import type { PhaseOutcome, StepRecord } from './runner.js';
+import type { BuildSummary } from './summary.js';
 import { redact, type SensitiveValues } from './secrets.js';
 import type { Session } from './session.js';
 
@@ -32,32 +31,6 @@ export interface BuildOptions {
   format?: 'text' | 'json';
   /** Checks the root laid down for phase 0 before any step runs (a base made of facts: a contract's); a message fails the build. */
   checkBase?: (root: string) => string | undefined;
-}
-
-export interface PhaseSummary {
-  name: string;
-  kind: 'root' | 'artifact' | 'verify';
-  cached: boolean;
-  ms: number;
-  changed?: number;
-  steps: StepRecord[];
-  recap?: PhaseOutcome['recap'];
-  notes?: string[];
-}
-
-export interface BuildSummary {
-  image: string;
-  target: string;
-  ok: boolean;
-  error?: string;
-  base: { source: string; cached: boolean; ms: number; key?: string };
-  phases: PhaseSummary[];
-  artifacts: Array<ArtifactRecord & { ms: number }>;
-  verify?: { checked: number; failed: number; ms: number };
-  /** The boot check (v.boot()): how the node booted and how long it took from the build's start. */
-  boot?: { disk: string; accel: 'kvm' | 'tcg'; checked: number; failed: number; bootMs: number; sinceStartMs: number };
-  root?: string;
-  totalMs: number;
 }
 
 /** Build failures the user can act on (not bugs): printed without a stack. */

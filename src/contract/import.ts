@@ -5,8 +5,8 @@
 // the JSON) or the other definition's own builder type.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { BaseImage, ImageBuilder } from '../dsl/builder.js';
-import { DefinitionError } from '../dsl/builder.js';
+import type { BaseImage, ImageBuilder } from '../dsl/image.js';
+import { DefinitionError } from '../core/definition-error.js';
 import { callerDir, definitionRelative, noteFileRead } from '../dsl/location.js';
 import type { Facts, PackageCatalog } from '../dsl/types.js';
 import type { Base, Image } from '../ir/schema.js';

@@ -1,23 +1,5 @@
 import type { PhaseBuilder, StepBuilder } from './builder.js';
-import type { AddedTo, Facts, FactsOf, Open, PackageCatalog } from './types.js';
-
-/** The facts a module adds, as a full Facts record (absent kinds add nothing). */
-export type Added<A extends Partial<Record<keyof Facts, string>>> = {
-  [K in keyof Facts]: K extends keyof A ? (A[K] extends string ? A[K] : never) : never;
-};
-
-declare const moduleFacts: unique symbol;
-/**
- * A reusable group of steps: `p.use(myModule(...))`; A names the facts it
- * adds. At run time a function of a builder; in the types only the facts it
- * adds, which `use` reads from the type argument: a generic signature matched
- * against a caller's thousands of facts, as a module's type was, rebuilt those
- * unions several times per module (docs/performance.md, 2026-12-04 22:30 UTC).
- */
-export interface Module<A extends Partial<Record<keyof Facts, string>>> {
-  /** Phantom: the facts the module adds. */
-  readonly [moduleFacts]?: A;
-}
+import type { Added, AddedTo, Facts, FactsOf, Module, Open, PackageCatalog } from './types.js';
 
 /** The builder a module body gets: every kind open to the caller's facts, and catalog C for what packages bring. */
 export type ModuleBuilder<C extends PackageCatalog = PackageCatalog> = StepBuilder<Open, Open, Open, Open, Open, Open, C>;

@@ -3,6 +3,8 @@
 // earlier steps provide. A reference to one that is not there is a type error,
 // and the editor completes the ones that are. A non-literal `string` turns the
 // check off for that kind; the runtime contract checker still runs.
+import type { PackageCatalog, PackageFacts } from '../core/catalog.js';
+import type { DeclaredFacts } from '../steps/shared.js';
 
 /** Facts tracked in the types; each is a union of string literals. */
 export interface Facts {
@@ -42,17 +44,7 @@ export type Open = string & { readonly [openFacts]: true };
 /** The literals a module body added to a union that started as `Open`; a plain `string` (a non-literal fact) stays `string`. */
 export type AddedTo<X extends string> = string extends X ? string : X extends unknown ? (Open extends X ? never : X) : never;
 
-/** What installing a package provides, as the catalog of a base records it. */
-export interface PackageFacts {
-  readonly services?: readonly string[];
-  readonly commands?: readonly string[];
-  readonly paths?: readonly string[];
-  readonly users?: readonly string[];
-  readonly groups?: readonly string[];
-  /** The repository (an apt repository step's name) the package comes from. */
-  readonly repo?: string;
-}
-export type PackageCatalog = { readonly [name: string]: PackageFacts };
+export type { PackageCatalog, PackageFacts };
 
 /** The package name of an apt spec: `kubelet=1.30.2-1.1` and `kubelet:amd64` name `kubelet` (see src/core/packages.ts). */
 export type PackageNameOf<N extends string> = N extends `${infer A}=${string}` ? PackageNameOf<A> : N extends `${infer A}:${string}` ? A : N;
@@ -86,3 +78,69 @@ export type Union<A extends Facts, B extends Facts> = { [K in keyof Facts]: A[K]
 
 /** The facts a builder carries: `FactsOf<typeof p>['user']` lists the known users. */
 export type FactsOf<B> = B extends { readonly __facts?: infer F extends Facts } ? F : never;
+
+/** The keys of kind Q that a raw step declares it provides. */
+export type Declared<D extends DeclaredFacts, Q extends keyof Facts> = D extends { provides: { [R in Q]: readonly (infer V extends string)[] } } ? V : never;
+
+/** The keys of kind Q that a raw step declares it removes (none when they are not literals: the checker alone sees those). */
+export type Removed<D extends DeclaredFacts, Q extends keyof Facts> = D extends { removes: { [R in Q]: readonly (infer V extends string)[] } } ? (string extends V ? never : V) : never;
+
+/**
+ * Known facts F without the removed R. Checked as a whole first: most steps
+ * remove nothing, and then no conditional type distributes over F (hundreds
+ * of base paths and commands) on each of them. A non-literal R (a plain
+ * string) removes nothing from the types: the checker alone sees it.
+ */
+export type Without<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R>;
+
+/**
+ * The paths a glob names, as a template literal type: each `*` (and what
+ * follows a `?` or `[`) becomes `${string}`. It may name more than sh would
+ * (across a `/`, or a leading dot): the types then forget a little more than
+ * the checker, never less.
+ */
+export type GlobPattern<R extends string> = R extends `${infer A}*${infer B}`
+  ? `${A}${string}${GlobPattern<B>}`
+  : R extends `${infer A}?${string}`
+    ? `${A}${string}`
+    : R extends `${infer A}[${string}`
+      ? `${A}${string}`
+      : R;
+
+/** Known paths without the removed directories R and everything below them (rm -r). */
+export type WithoutTree<F extends string, R extends string> = [R] extends [never] ? F : string extends R ? F : Exclude<F, R | `${R}/${string}`>;
+
+/** The facts a module adds, as a full Facts record (absent kinds add nothing). */
+export type Added<A extends Partial<Record<keyof Facts, string>>> = {
+  [K in keyof Facts]: K extends keyof A ? (A[K] extends string ? A[K] : never) : never;
+};
+
+declare const moduleFacts: unique symbol;
+/**
+ * A reusable group of steps: `p.use(myModule(...))`; A names the facts it
+ * adds. At run time a function of a builder; in the types only the facts it
+ * adds, which `use` reads from the type argument: a generic signature matched
+ * against a caller's thousands of facts, as a module's type was, rebuilt those
+ * unions several times per module (docs/performance.md, 2026-12-04 22:30 UTC).
+ */
+export interface Module<A extends Partial<Record<keyof Facts, string>>> {
+  /** Phantom: the facts the module adds. */
+  readonly [moduleFacts]?: A;
+}
+
+export interface UserOptions<KnownGroup extends string, G extends string, PG extends string, H extends string> {
+  uid?: number;
+  /** Primary group; by default a group of the user's own name is created. */
+  primaryGroup?: Ref<KnownGroup, PG>;
+  groups?: readonly Ref<KnownGroup, G>[];
+  /** Home directory, created; default /home/NAME (none for system users). */
+  home?: H;
+  shell?: string;
+  system?: boolean;
+}
+
+export interface Ownership<KnownUser extends string, KnownGroup extends string, O extends string, G extends string> {
+  owner?: Ref<KnownUser, O>;
+  group?: Ref<KnownGroup, G>;
+  mode?: string;
+}

@@ -7,7 +7,7 @@
 import type { z } from 'zod';
 import { marker, variableName } from '../core/variables.js';
 import { condition, type Condition } from '../core/conditions.js';
-import { DefinitionError } from './builder.js';
+import { DefinitionError } from '../core/definition-error.js';
 
 export type VariableType = 'string' | 'number' | 'boolean' | 'list';
 

@@ -66,6 +66,7 @@ export const UnitStep = stepSchemas.UnitStep;
 export const RestartStep = stepSchemas.RestartStep;
 export const LineInFileStep = stepSchemas.LineInFileStep;
 export const BlockInFileStep = stepSchemas.BlockInFileStep;
+export const IniKeyStep = stepSchemas.IniKeyStep;
 export const DataKeyStep = stepSchemas.DataKeyStep;
 export const UpgradeStep = stepSchemas.UpgradeStep;
 export const AnsibleRoleStep = stepSchemas.AnsibleRoleStep;

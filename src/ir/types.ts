@@ -465,6 +465,26 @@ export type BlockInFileStep = {
         negate: boolean;
     }[] | undefined;
 };
+export type IniKeyStep = {
+    kind: "iniKey";
+    path: string;
+    key: string;
+    state: "absent" | "present";
+    spaces: boolean;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
+    section?: string | undefined;
+    value?: string | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
+};
 export type DataKeyStep = {
     kind: "dataKey";
     format: "toml" | "yaml";
@@ -577,46 +597,8 @@ export type PackageListStep = {
         negate: boolean;
     }[] | undefined;
 };
-export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
-    kind: "iniKey";
-    path: string;
-    key: string;
-    state: "absent" | "present";
-    spaces: boolean;
-    id: string;
-    provides: Fact[];
-    requires: Fact[];
-    removes: Fact[];
-    section?: string | undefined;
-    value?: string | undefined;
-    loc?: SourceLocation | undefined;
-    description?: string | undefined;
-    conditions?: {
-        variable: string;
-        equals: string | number | boolean;
-        negate: boolean;
-    }[] | undefined;
-} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | {
-    kind: "iniKey";
-    path: string;
-    key: string;
-    state: "absent" | "present";
-    spaces: boolean;
-    id: string;
-    provides: Fact[];
-    requires: Fact[];
-    removes: Fact[];
-    section?: string | undefined;
-    value?: string | undefined;
-    loc?: SourceLocation | undefined;
-    description?: string | undefined;
-    conditions?: {
-        variable: string;
-        equals: string | number | boolean;
-        negate: boolean;
-    }[] | undefined;
-} | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
+export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | IniKeyStep | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | IniKeyStep | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;

@@ -10,12 +10,13 @@
 // shell provisioner) it is refused (docs/ansible-role.md).
 import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
-import { bool, num, unsafe, word } from '../emit/ansible/quote.js';
+import { bool, num, unsafe, word, type Scalar } from '../emit/ansible/quote.js';
 import { entry, map } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
-import type { Scalar } from '../emit/ansible/quote.js';
-import type { StepInput, StepKind } from './kind.js';
+import { DefinitionError } from '../core/definition-error.js';
+import { declared, type DeclaredFacts } from './shared.js';
+import type { MakeContext, StepInput, StepKind } from './kind.js';
 
 /** ansible-lint's role-name rule: the name a copy of the role goes by in outputs. */
 export const RoleName = z.string().regex(/^[a-z][a-z0-9_]*$/, 'a role name is lower-case letters, digits and "_", starting with a letter');
@@ -57,24 +58,45 @@ const onHost = {
   hint: 'apply it to existing hosts with --target ansible --runtime (runtime.yml imports the role, its copy beside it), or build it into the image with --target shell or --target ansible',
 };
 
+/** The role read from directory `root`: its name in outputs (the directory's, `-` as `_`) and its files; throws why it is not one. */
+const roleOf = (root: string, files: { path: string; text: string }[]): { name: string; files: { path: string; text: string }[] } => {
+  // Hyphens are common in role directory names; ansible-lint's role-name rule wants "_".
+  const name = (root.split('/').pop() ?? '').replace(/-/g, '_');
+  if (!RoleName.safeParse(name).success)
+    throw new Error(`the role's copy is named after its directory, and '${name}' is not a role name (lower-case letters, digits and "_", starting with a letter): rename the directory`);
+  if (!files.some((f) => f.path === 'tasks/main.yml' || f.path === 'tasks/main.yaml')) throw new Error(`${root} has no tasks/main.yml (or tasks/main.yaml): not an Ansible role`);
+  return { name, files };
+};
+
+export interface AnsibleRoleOptions extends DeclaredFacts {
+  description?: string;
+  /** The role's variables, passed with the import (role vars: they override its defaults). */
+  vars?: Readonly<Record<string, string | number | boolean>>;
+}
+
 export const ansibleRole = {
   kind: 'ansibleRole',
   schema,
-  make: (
-    name: string,
-    source: string,
-    files: readonly { path: string; text: string }[],
-    vars: Readonly<Record<string, string | number | boolean>>,
-  ): StepInput<AnsibleRoleStep> => ({ kind: 'ansibleRole', name, source, files: [...files], vars: { ...vars } }),
-
-  /** The role read from directory `root`: its name in outputs (the directory's, `-` as `_`) and its files; throws why it is not one. */
-  role: (root: string, files: { path: string; text: string }[]): { name: string; files: { path: string; text: string }[] } => {
-    // Hyphens are common in role directory names; ansible-lint's role-name rule wants "_".
-    const name = (root.split('/').pop() ?? '').replace(/-/g, '_');
-    if (!RoleName.safeParse(name).success)
-      throw new Error(`the role's copy is named after its directory, and '${name}' is not a role name (lower-case letters, digits and "_", starting with a letter): rename the directory`);
-    if (!files.some((f) => f.path === 'tasks/main.yml' || f.path === 'tasks/main.yaml')) throw new Error(`${root} has no tasks/main.yml (or tasks/main.yaml): not an Ansible role`);
-    return { name, files };
+  /** The role's directory (relative to the calling file) is read now: the IR carries its files. */
+  make: ({ readTextTree }: MakeContext, dir: string, opts: AnsibleRoleOptions = {}): StepInput<AnsibleRoleStep> => {
+    let role: { name: string; files: { path: string; text: string }[] };
+    try {
+      const tree = readTextTree(dir);
+      role = roleOf(tree.root, tree.files);
+    } catch (e) {
+      throw new DefinitionError(`ansibleRole('${dir}'): ${(e as Error).message}`);
+    }
+    return {
+      kind: 'ansibleRole',
+      name: role.name,
+      source: dir,
+      files: role.files,
+      vars: { ...(opts.vars ?? {}) },
+      ...(opts.description ? { description: opts.description } : {}),
+      provides: declared(opts.provides),
+      requires: declared(opts.requires),
+      removes: declared(opts.removes),
+    };
   },
 
   describe: (s) => `ansible role '${s.name}'`,
@@ -115,7 +137,4 @@ export const ansibleRole = {
   runtime: () => ({ creations: [], kept: 'an Ansible role cannot be inverted: what it did stays' }),
 
   verify: {},
-} as const satisfies StepKind<AnsibleRoleStep> & {
-  make(name: string, source: string, files: readonly { path: string; text: string }[], vars: Readonly<Record<string, string | number | boolean>>): StepInput<AnsibleRoleStep>;
-  role(root: string, files: { path: string; text: string }[]): { name: string; files: { path: string; text: string }[] };
-};
+} as const satisfies StepKind<AnsibleRoleStep>;

@@ -12,7 +12,8 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn, type Call } from '../emit/cloud-init/calls.js';
 import { call, shellAttrs, writeFile } from './shared.js';
-import type { PathKind, StepKind } from './kind.js';
+import type { PathKind, StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z
   .object({
@@ -59,6 +60,25 @@ const repoCheck = (r: RootFacts, s: AptRepositoryStep): string | undefined => {
 export const aptRepository = {
   kind: 'aptRepository',
   schema,
+  make: (name: string, opts: { uri: string; suites: readonly string[]; components?: readonly string[]; key?: string; keyUrl?: string }): StepInput<AptRepositoryStep> => {
+    const keyPath = opts.key !== undefined || opts.keyUrl !== undefined ? `/etc/apt/keyrings/${name}.asc` : undefined;
+    return {
+      kind: 'aptRepository',
+      name,
+      uri: opts.uri,
+      suites: [...opts.suites],
+      components: [...(opts.components ?? [])],
+      ...(opts.key !== undefined ? { key: opts.key } : {}),
+      ...(opts.keyUrl !== undefined ? { keyUrl: opts.keyUrl } : {}),
+      ...(keyPath ? { keyPath } : {}),
+      provides: [fact('repo', name), fact('path', aptSourcesPath(name)), ...(keyPath ? [fact('path', keyPath)] : [])],
+      requires: [
+        fact('path', '/etc/apt/sources.list.d'),
+        ...(keyPath ? [fact('path', '/etc/apt/keyrings')] : []),
+        ...(opts.keyUrl !== undefined ? [fact('command', 'curl')] : []),
+      ],
+    };
+  },
   // A .sources file means something only to apt: on another base it is a mistake in the image, whichever target compiles it.
   onBase: (family) => (family === 'apt' ? undefined : `an apt repository cannot be added to a ${family} base; use a repository step of its package manager`),
   describe: (s) => `apt repository '${s.name}'`,

@@ -6,7 +6,8 @@
 // its facts, what verify expects and what decommission removes, and the
 // archive is unpacked again only when one of them is missing.
 import { z } from '../util/zod.js';
-import { fact, parentDir, type Fact } from '../core/facts.js';
+import { DefinitionError } from '../core/definition-error.js';
+import { fact, type Fact } from '../core/facts.js';
 import { AbsPath, Ownership, stepBase } from '../core/fields.js';
 import { words } from '../emit/shell/quote.js';
 import { bool, mode as ansibleMode, str, unsafe } from '../emit/ansible/quote.js';
@@ -14,7 +15,7 @@ import { map, seq } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
-import { ansibleOwnership, call, cloudMode4, normalMode, ownerFacts, ownershipProblem, type Owned } from './shared.js';
+import { ansibleOwnership, call, cloudMode4, normalMode, ownedFields, ownedRequires, ownerFacts, ownershipProblem, type Owned } from './shared.js';
 import { commandAt, DownloadUrl, fetchNeeds, Sha256 } from './download.js';
 import type { RootExpectation, StepInput, StepKind } from './kind.js';
 
@@ -71,20 +72,23 @@ const needs = (s: { format: ArchiveFormat }): Fact[] => [...fetchNeeds, ...forma
 export const archive = {
   kind: 'archive',
   schema,
-  make: (url: string, dest: string, o: ArchiveOptions & { format: ArchiveFormat }): StepInput<ArchiveStep> => ({
-    kind: 'archive',
-    url,
-    sha256: o.sha256,
-    format: o.format,
-    dest,
-    strip: o.strip ?? 0,
-    creates: [...o.creates],
-    ...(o.owner !== undefined ? { owner: o.owner } : {}),
-    ...(o.group !== undefined ? { group: o.group } : {}),
-    ...(o.mode !== undefined ? { mode: o.mode } : {}),
-    provides: [fact('path', dest), ...o.creates.flatMap((p) => [fact('path', p), ...commandAt(p)])],
-    requires: [fact('path', parentDir(dest)), ...ownerFacts(o), ...needs(o)],
-  }),
+  /** The format, unless given, is the URL's (else a DefinitionError). */
+  make: (url: string, dest: string, opts: ArchiveOptions & { format?: ArchiveFormat }): StepInput<ArchiveStep> => {
+    const format = opts.format ?? formatOfUrl(url);
+    if (!format) throw new DefinitionError(`archive ${url}: its format does not show in the URL; say it: { format: ${archiveFormats.map((f) => `'${f}'`).join(' | ')} }`);
+    return {
+      kind: 'archive',
+      url,
+      sha256: opts.sha256,
+      format,
+      dest,
+      strip: opts.strip ?? 0,
+      creates: [...opts.creates],
+      ...ownedFields(opts),
+      provides: [fact('path', dest), ...opts.creates.flatMap((p) => [fact('path', p), ...commandAt(p)])],
+      requires: [...ownedRequires(dest, opts), ...needs({ format })],
+    };
+  },
 
   describe: (s) => `archive into '${s.dest}'`,
   comment: (s) => `unpack ${s.format} into ${s.dest} (sha256 checked): ${s.creates.join(' ')}`,
@@ -154,4 +158,4 @@ export const archive = {
       })),
     ],
   },
-} as const satisfies StepKind<ArchiveStep> & { make(url: string, dest: string, o: ArchiveOptions & { format: ArchiveFormat }): StepInput<ArchiveStep> };
+} as const satisfies StepKind<ArchiveStep>;

@@ -4,7 +4,18 @@
 import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
 import { labelText } from '../emit/ansible/names.js';
-import type { StepKind } from './kind.js';
+import { fact } from '../core/facts.js';
+import type { StepInput, StepKind } from './kind.js';
+
+// What a bootable disk takes from its root: imgc makes the EFI system
+// partition from these files (systemd-boot as the removable-media loader, the
+// kernel and initramfs the root's kernel package installed), so a bootable
+// artifact requires them as facts and the checker proves a step provides them.
+export const bootFiles = {
+  kernel: '/vmlinuz',
+  initrd: '/initrd.img',
+  loader: '/usr/lib/systemd/boot/efi/systemd-bootx64.efi',
+} as const;
 
 const schema = z
   .object({
@@ -23,9 +34,29 @@ const schema = z
   .strict();
 type ArtifactStep = z.infer<typeof schema>;
 
+/** The builder's options of an artifact; what is not given takes the format's default. */
+export interface ArtifactOptions {
+  compression?: 'none' | 'gzip' | 'zstd';
+  size?: `${number}${'M' | 'G'}`;
+  bootable?: boolean;
+}
+
+/** The fields a format has, with their defaults: a tarball's compression follows its name, a filesystem or disk is 4G. */
+const formatFields = (format: ArtifactStep['format'], output: string, o: ArtifactOptions): Pick<ArtifactStep, 'compression' | 'size' | 'bootable'> => {
+  if (format === 'tar') return { compression: o.compression ?? (output.endsWith('.gz') ? 'gzip' : output.endsWith('.tar') ? 'none' : 'zstd') };
+  if (format === 'dir') return {};
+  return { size: o.size ?? '4G', ...(format !== 'ext4' && o.bootable ? { bootable: true } : {}) };
+};
+
 export const artifact = {
   kind: 'artifact',
   schema,
+  make: (format: ArtifactStep['format'], output: string, opts: ArtifactOptions = {}): StepInput<ArtifactStep> => {
+    const fields = formatFields(format, output, opts);
+    // A bootable disk is made from the root's kernel, initramfs and systemd-boot: the checker proves a step installed them.
+    const requires = fields.bootable ? Object.values(bootFiles).map((p) => fact('path', p)) : [];
+    return { kind: 'artifact', format, output, ...fields, provides: [fact('artifact', output)], requires };
+  },
   describe: (s) => `${s.format} artifact '${s.output}'`,
   comment: (s) => `${s.format} artifact ${s.output}`,
   inRoot: false,

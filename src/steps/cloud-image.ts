@@ -3,7 +3,8 @@
 import { z } from '../util/zod.js';
 import { Name, stepBase } from '../core/fields.js';
 import { labelText } from '../emit/ansible/names.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z
   .object({
@@ -27,6 +28,15 @@ export const isCloudImage = (s: { readonly kind: string }): s is CloudImageStep 
 export const cloudImage = {
   kind: 'cloudImage',
   schema,
+  make: (builder: CloudImageStep['builder'], name: string, settings: Record<string, string | number | boolean> = {}, opts: { disk?: string } = {}): StepInput<CloudImageStep> => ({
+    kind: 'cloudImage',
+    builder,
+    name,
+    settings: Object.fromEntries(Object.entries(settings).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    ...(opts.disk !== undefined ? { disk: opts.disk } : {}),
+    provides: [fact('artifact', name)],
+    ...(opts.disk !== undefined ? { requires: [fact('artifact', opts.disk)] } : {}),
+  }),
   describe: (s) => `${s.builder} image '${s.name}'`,
   comment: (s) => `Packer source ${s.builder} ${s.name}`,
   inRoot: false,

@@ -11,8 +11,8 @@ import { firstLine, labelText, stepTaskName } from '../emit/ansible/names.js';
 import { rawCommandNoqa } from '../emit/ansible/lint.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { envName, marker, splitMarkers } from '../core/variables.js';
-import { call, clip, gist } from './shared.js';
-import type { StepKind } from './kind.js';
+import { call, clip, gist, declared, type DeclaredFacts } from './shared.js';
+import type { StepKind, StepInput } from './kind.js';
 
 const schema = z
   .object({
@@ -39,9 +39,28 @@ const program = (run: string): { text: string; env: ReadonlyMap<string, string> 
   return { text: parts.map((p) => (typeof p === 'string' ? p : `\${${envName(p.variable)}}`)).join(''), env };
 };
 
+export interface CommandOptions extends DeclaredFacts {
+  description?: string;
+  /** Skip the command when this path exists (idempotence). */
+  creates?: `/${string}`;
+  /** Mount /proc, /sys and /dev in a chroot before running it. */
+  needsMounts?: boolean;
+}
+
 export const command = {
   kind: 'command',
   schema,
+  /** `check`: a verify phase's check, which creates and removes nothing (its `creates` and `removes` are not taken). */
+  make: (run: string, opts: CommandOptions = {}, check = false): StepInput<CommandStep> => ({
+    kind: 'command',
+    run,
+    ...(opts.description ? { description: opts.description } : {}),
+    ...(opts.creates && !check ? { creates: opts.creates } : {}),
+    needsMounts: opts.needsMounts ?? false,
+    provides: declared(opts.provides),
+    requires: declared(opts.requires),
+    removes: check ? [] : declared(opts.removes),
+  }),
   describe: (s) => {
     const first = s.run.split('\n')[0] ?? '';
     return s.description ?? `command \`${first.length > 40 ? `${first.slice(0, 37)}...` : first}\``;

@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { z } from '../util/zod.js';
 import { fact } from '../core/facts.js';
 import { AbsPath, stepBase } from '../core/fields.js';
-import type { PackageManager } from '../core/packages.js';
+import { DefinitionError } from '../core/definition-error.js';
 import { keyEditParsers, keyEditProgram, type KeyFormat } from '../emit/key-edit.js';
 import { words } from '../emit/shell/quote.js';
 import { str, unsafe, word } from '../emit/ansible/quote.js';
@@ -20,7 +20,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, editedFile, shellLine } from './shared.js';
-import type { StepInput, StepKind } from './kind.js';
+import type { MakeContext, StepInput, StepKind } from './kind.js';
 
 // A command line cannot hold NUL, and a lone surrogate has no UTF-8: neither reaches the file.
 const Text = z.string().refine((t) => !/[\0\p{Cs}]/u.test(t), { message: 'no NUL character and no lone surrogate (neither can be passed to the edit)' });
@@ -130,15 +130,21 @@ export const dataKey = {
   kind: 'dataKey',
   schema,
   /** The file must be there, and the parser's package installed: the step edits the file, it never creates it. */
-  make: (format: KeyFormat, path: string, key: string | readonly string[], opts: DataKeyOptions, family: PackageManager): StepInput<DataKeyStep> => ({
-    kind: 'dataKey',
-    format,
-    path,
-    key: keyPath(format, key),
-    ...(opts.value !== undefined ? { value: opts.value } : {}),
-    state: opts.state ?? 'present',
-    requires: [fact('path', path), fact('package', keyEditParsers[format][family])],
-  }),
+  make: ({ family }: MakeContext, format: KeyFormat, path: string, key: string | readonly string[], opts: DataKeyOptions): StepInput<DataKeyStep> => {
+    try {
+      return {
+        kind: 'dataKey',
+        format,
+        path,
+        key: keyPath(format, key),
+        ...(opts.value !== undefined ? { value: opts.value } : {}),
+        state: opts.state ?? 'present',
+        requires: [fact('path', path), fact('package', keyEditParsers[format][family])],
+      };
+    } catch (e) {
+      throw new DefinitionError(`${format}Key('${path}'): ${(e as Error).message}`);
+    }
+  },
 
   describe: (s) => `${s.format.toUpperCase()} key '${keyText(s)}' ${s.state === 'absent' ? 'removed from' : 'of'} '${s.path}'`,
   comment,
@@ -189,6 +195,4 @@ export const dataKey = {
       },
     ],
   },
-} as const satisfies StepKind<DataKeyStep> & {
-  make(format: KeyFormat, path: string, key: string | readonly string[], opts: DataKeyOptions, family: PackageManager): StepInput<DataKeyStep>;
-};
+} as const satisfies StepKind<DataKeyStep>;

@@ -7,8 +7,9 @@ import { map } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
-import { ansibleOwnership, call, cloudMode4, ownerFacts, ownershipProblem, shellAttrs, shellLine } from './shared.js';
-import type { StepKind } from './kind.js';
+import { ansibleOwnership, call, cloudMode4, ownerFacts, ownershipProblem, shellAttrs, shellLine, ownedFields, ownedRequires, type Owned } from './shared.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('directory'), path: AbsPath, ...Ownership }).strict();
 type DirectoryStep = z.infer<typeof schema>;
@@ -16,6 +17,7 @@ type DirectoryStep = z.infer<typeof schema>;
 export const directory = {
   kind: 'directory',
   schema,
+  make: (path: string, opts: Owned = {}): StepInput<DirectoryStep> => ({ kind: 'directory', path, ...ownedFields(opts), provides: [fact('path', path)], requires: ownedRequires(path, opts) }),
   describe: (s) => `directory '${s.path}'`,
   comment: (s) => `directory ${s.path}`,
   paths: (s) => [[s.path, 'directory']],

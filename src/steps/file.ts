@@ -10,8 +10,9 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { validatorFor } from '../emit/validators.js';
-import { ansibleOwnership, ansibleValidate, call, checkHelper, cloudMode4, ownerFacts, ownershipProblem, shellAttrs, shellLine, writeFile } from './shared.js';
-import type { StepKind } from './kind.js';
+import { ansibleOwnership, ansibleValidate, call, checkHelper, cloudMode4, ownerFacts, ownershipProblem, shellAttrs, shellLine, writeFile, ownedFields, ownedRequires, type Owned } from './shared.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('file'), path: AbsPath, content: z.string(), ...Ownership }).strict();
 type FileStep = z.infer<typeof schema>;
@@ -19,6 +20,14 @@ type FileStep = z.infer<typeof schema>;
 export const file = {
   kind: 'file',
   schema,
+  make: (path: string, opts: Owned & { content: string }): StepInput<FileStep> => ({
+    kind: 'file',
+    path,
+    content: opts.content,
+    ...ownedFields(opts),
+    provides: [fact('path', path)],
+    requires: ownedRequires(path, opts),
+  }),
   describe: (s) => `file '${s.path}'`,
   comment: (s) => `file ${s.path}`,
   paths: (s) => [[s.path, 'file']],

@@ -9,7 +9,8 @@ import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { str } from '../emit/cloud-init/quote.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine } from './shared.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z
   .object({ ...stepBase, kind: z.literal('group'), name: AccountName, gid: z.number().int().nonnegative().optional(), system: z.boolean() })
@@ -21,6 +22,13 @@ const options = (s: GroupStep): string[] => [...(s.system ? ['--system'] : []), 
 export const group = {
   kind: 'group',
   schema,
+  make: (name: string, opts: { gid?: number; system?: boolean } = {}): StepInput<GroupStep> => ({
+    kind: 'group',
+    name,
+    ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
+    system: opts.system ?? false,
+    provides: [fact('group', name)],
+  }),
   describe: (s) => `group '${s.name}'`,
   comment: (s) => `group ${s.name}`,
   touches: (s) => ({ changes: [{ kind: 'group', key: s.name }] }),

@@ -4,8 +4,8 @@
 // (src/compilers/<target>/hooks.ts), so no target renders them as steps.
 import { z } from '../util/zod.js';
 import { AbsPath, stepBase, urlOrReference } from '../core/fields.js';
-import { clip, gist } from './shared.js';
-import type { StepKind } from './kind.js';
+import { clip, gist, declared, type DeclaredFacts } from './shared.js';
+import type { StepKind, StepInput } from './kind.js';
 
 export const ScriptHook = z.object({ type: z.literal('script'), run: z.string().min(1) }).strict();
 export const WebhookHook = z
@@ -20,6 +20,26 @@ export const WebhookHook = z
 export const EventHook = z.object({ type: z.literal('event'), target: z.union([z.literal('stdout'), AbsPath]) }).strict();
 export const HookAction = z.discriminatedUnion('type', [ScriptHook, WebhookHook, EventHook]);
 
+type HookActionT = z.infer<typeof HookAction>;
+
+export interface HookOptions extends DeclaredFacts {
+  description?: string;
+}
+
+/** Hook actions; pass them to `.pre()` / `.post()` of any phase. */
+export const script = (run: string): HookActionT => ({ type: 'script', run });
+export const webhook = (
+  url: string,
+  opts: { timeoutSeconds?: number; retries?: number; onFailure?: 'fail' | 'warn' } = {},
+): HookActionT => ({
+  type: 'webhook',
+  url,
+  timeoutSeconds: opts.timeoutSeconds ?? 10,
+  retries: opts.retries ?? 2,
+  onFailure: opts.onFailure ?? 'fail',
+});
+export const event = (target: 'stdout' | `/${string}` = 'stdout'): HookActionT => ({ type: 'event', target });
+
 const schema = z
   .object({ ...stepBase, kind: z.literal('hook'), when: z.enum(['pre', 'post']), action: HookAction })
   .strict();
@@ -30,6 +50,15 @@ const frame = { elsewhere: (s: HookStep) => `${s.when} hook of its phase (the ta
 export const hook = {
   kind: 'hook',
   schema,
+  make: (when: 'pre' | 'post', action: HookActionT, opts: HookOptions = {}): StepInput<HookStep> => ({
+    kind: 'hook',
+    when,
+    action,
+    ...(opts.description ? { description: opts.description } : {}),
+    provides: declared(opts.provides),
+    requires: declared(opts.requires),
+    removes: declared(opts.removes),
+  }),
   describe: (s) => `${s.when} hook (${s.action.type})`,
   comment: (s) =>
     s.description ??

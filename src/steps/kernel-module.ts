@@ -10,7 +10,8 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine } from './shared.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z
   .object({ ...stepBase, kind: z.literal('kernelModule'), name: z.string().regex(/^[A-Za-z0-9_-]+$/, 'kernel module names are letters, digits, "_" or "-"'), file: AbsPath })
@@ -20,6 +21,10 @@ type KernelModuleStep = z.infer<typeof schema>;
 export const kernelModule = {
   kind: 'kernelModule',
   schema,
+  make: (name: string, opts: { file?: string } = {}): StepInput<KernelModuleStep> => {
+    const file = opts.file ?? '/etc/modules-load.d/imgc.conf';
+    return { kind: 'kernelModule', name, file, provides: [fact('kernelModule', name), fact('path', file)] };
+  },
   describe: (s) => `kernel module '${s.name}'`,
   comment: (s) => `kernel module ${s.name} in ${s.file}`,
   paths: (s) => [[s.file, 'file']],

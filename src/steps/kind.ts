@@ -18,6 +18,7 @@ import type { z } from '../util/zod.js';
 import type { Fact, SourceLocation } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
 import type { PackageManager } from '../core/packages.js';
+import type { PackageCatalog } from '../core/catalog.js';
 import type { Creation, CreationPathType } from '../core/creations.js';
 import type { Emitted, ShellPackageManager } from '../emit/shell/emitted.js';
 import type { Task } from '../emit/ansible/tasks.js';
@@ -181,6 +182,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   readonly kind: S['kind'];
   /** The IR shape: a strict zod object spreading `stepBase` (src/core/fields.ts). */
   readonly schema: z.ZodType<S>;
+  /**
+   * The step from what the builder's method was given (src/dsl/builder.ts,
+   * one line per method): its fields and the facts it provides, requires and
+   * removes; a mistake in them is a DefinitionError (src/core/definition-error.ts).
+   */
+  readonly make: (...args: never) => StepInput<S>;
 
   /**
    * Why a step of this kind cannot be on a base of this package-manager
@@ -268,6 +275,17 @@ export interface StepKind<S extends StepCommon = StepCommon> {
     /** On the booted node. */
     boot?(s: S): BootExpectation[];
   };
+}
+
+/** What a kind's `make` may need besides its arguments: the base's catalog and family, reading the definition's files. */
+export interface MakeContext {
+  readonly catalog: PackageCatalog;
+  /** How the base's package manager spells a pinned package. */
+  readonly family: PackageManager;
+  /** A text file relative to the calling file; throws a message for the step to prefix (src/dsl/tree.ts). */
+  readTextFile(file: string): { path: string; text: string };
+  /** The text files under a directory relative to the calling file; throws as `readTextFile`. */
+  readTextTree(dir: string): { root: string; files: { path: string; text: string }[] };
 }
 
 /**

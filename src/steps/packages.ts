@@ -9,7 +9,10 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { packageManagers } from './package-managers.js';
 import { str } from '../emit/cloud-init/quote.js';
-import type { RootExpectation, StepKind } from './kind.js';
+import type { RootExpectation, StepKind, MakeContext, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
+import { packageFacts, packageRepo } from '../core/catalog.js';
+import { declared, type DeclaredFacts } from './shared.js';
 
 /**
  * A package pinned to a version that references variables (`kubelet=${v}`):
@@ -46,6 +49,16 @@ export const packageExpectation = (name: string, installed: boolean): RootExpect
 export const packages = {
   kind: 'packages',
   schema,
+  /** An install provides what the catalog (or `opts`) says the packages bring, a removal removes it. */
+  make: ({ catalog, family }: MakeContext, action: 'install' | 'remove', names: readonly string[], opts: Pick<DeclaredFacts, 'provides'> = {}): StepInput<PackagesStep> => {
+    const brought = names.flatMap((n) => packageFacts(catalog, n, family));
+    if (action === 'remove') return { kind: 'packages', action, names: [...names], removes: brought };
+    const requires = names.flatMap((n) => {
+      const repo = packageRepo(catalog, n, family);
+      return repo ? [fact('repo', repo)] : [];
+    });
+    return { kind: 'packages', action, names: [...names], provides: [...brought, ...declared(opts.provides)], requires };
+  },
   describe: (s) => `${s.action === 'install' ? 'install' : 'remove'} of ${s.names.map((n) => `'${n}'`).join(', ')}`,
   comment: (s) => `${s.action} ${s.names.join(' ')}`,
   touches: (s) => ({ changes: s.names.map((n) => ({ kind: 'package' as const, key: n.split('=')[0]! })), packageManager: true }),

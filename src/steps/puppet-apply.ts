@@ -9,7 +9,7 @@
 // directory; the root needs the puppet package (docs/puppet-apply.md). Chef
 // has no kind: Debian 12 packages no chef client to test one against.
 import { z } from '../util/zod.js';
-import { fact, type Fact } from '../core/facts.js';
+import { fact } from '../core/facts.js';
 import { stepBase } from '../core/fields.js';
 import { word } from '../emit/shell/quote.js';
 import { bool, mode, str, template, unsafe, word as aWord } from '../emit/ansible/quote.js';
@@ -17,8 +17,9 @@ import { entry, map, seq } from '../emit/ansible/yaml.js';
 import { task, type Task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
-import { call } from './shared.js';
-import type { StepInput, StepKind } from './kind.js';
+import { DefinitionError } from '../core/definition-error.js';
+import { call, declared, type DeclaredFacts } from './shared.js';
+import type { MakeContext, StepInput, StepKind } from './kind.js';
 
 /** The package whose `puppet` command applies the manifest (Debian's name). */
 export const PUPPET_PACKAGE = 'puppet';
@@ -114,21 +115,36 @@ const ansibleTasks = (s: PuppetApplyStep): Task[] => {
   ];
 };
 
+export interface PuppetApplyOptions extends DeclaredFacts {
+  description?: string;
+  /** A directory of Puppet modules, relative to this file: the run's whole --modulepath. */
+  modulePath?: string;
+}
+
 export const puppetApply = {
   kind: 'puppetApply',
   schema,
-  make: (
-    source: string,
-    manifest: { name: string; text: string },
-    modules: { source: string; files: readonly { path: string; text: string }[] } | undefined,
-    requires: readonly Fact[],
-  ): StepInput<PuppetApplyStep> => ({
-    kind: 'puppetApply',
-    source,
-    manifest: { ...manifest },
-    ...(modules ? { modules: { source: modules.source, files: [...modules.files] } } : {}),
-    requires: [fact('package', PUPPET_PACKAGE), ...requires],
-  }),
+  /** The manifest and the module directory (relative to the calling file) are read now: the IR carries them. */
+  make: ({ readTextFile, readTextTree }: MakeContext, manifest: string, opts: PuppetApplyOptions = {}): StepInput<PuppetApplyStep> => {
+    let read: { text: string; modules?: { source: string; files: { path: string; text: string }[] } };
+    try {
+      const modules = opts.modulePath !== undefined ? readTextTree(opts.modulePath) : undefined;
+      if (modules && !modules.files.length) throw new Error(`${modules.root} holds no files: not a Puppet module directory`);
+      read = { text: readTextFile(manifest).text, ...(modules ? { modules: { source: opts.modulePath!, files: modules.files } } : {}) };
+    } catch (e) {
+      throw new DefinitionError(`puppetApply('${manifest}'): ${(e as Error).message}`);
+    }
+    return {
+      kind: 'puppetApply',
+      source: manifest,
+      manifest: { name: manifest.split('/').pop() ?? manifest, text: read.text },
+      ...(read.modules ? { modules: read.modules } : {}),
+      ...(opts.description ? { description: opts.description } : {}),
+      provides: declared(opts.provides),
+      requires: [fact('package', PUPPET_PACKAGE), ...declared(opts.requires)],
+      removes: declared(opts.removes),
+    };
+  },
 
   describe: (s) => `puppet manifest '${s.source}'`,
   comment: (s) => s.description ?? `apply the Puppet manifest ${s.source}${s.modules ? ` with the modules of ${s.modules.source}` : ''}`,
@@ -149,6 +165,4 @@ export const puppetApply = {
 
   // The facts it declares are checked like any step's; the manifest's own resources are Puppet's business.
   verify: {},
-} as const satisfies StepKind<PuppetApplyStep> & {
-  make(source: string, manifest: { name: string; text: string }, modules: { source: string; files: readonly { path: string; text: string }[] } | undefined, requires: readonly Fact[]): StepInput<PuppetApplyStep>;
-};
+} as const satisfies StepKind<PuppetApplyStep>;

@@ -10,7 +10,9 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine, unitName } from './shared.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, MakeContext, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
+import { packageProviding } from '../core/catalog.js';
 
 const schema = z
   .object({ ...stepBase, kind: z.literal('service'), name: UnitName, enabled: z.boolean(), package: PackageName.optional() })
@@ -31,6 +33,11 @@ const serviceProbes: Readonly<Record<string, string>> = {
 export const service = {
   kind: 'service',
   schema,
+  /** `package`: the package whose catalog entry brings the service, for hints. */
+  make: ({ catalog }: MakeContext, name: string, enabled: boolean): StepInput<ServiceStep> => {
+    const pkg = packageProviding(catalog, 'services', name);
+    return { kind: 'service', name, enabled, ...(pkg ? { package: pkg } : {}), requires: [fact('service', name), fact('command', 'systemctl')] };
+  },
   describe: (s) => `${s.enabled ? 'enable' : 'disable'} of service '${s.name}'`,
   comment: (s) => `${s.enabled ? 'enable' : 'disable'} ${s.name}`,
   touches: (s) => ({ needs: s.package !== undefined ? [{ kind: 'package', key: s.package }] : [], changes: [{ kind: 'service', key: s.name }] }),

@@ -1,7 +1,7 @@
 // Pieces several kinds' renderings share, written once: path ownership per
 // target, the guarded-file checks, unit names. Kind-neutral; each target's
 // part uses only that target's quoting module (src/emit).
-import type { Fact } from '../core/facts.js';
+import { fact, parentDir, type Fact, type FactKind } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
 import { words } from '../emit/shell/quote.js';
 import type { Emitted, HelperName } from '../emit/shell/emitted.js';
@@ -117,8 +117,31 @@ export const editedFile = (p: string): RootExpectation => ({
   },
 });
 
+/** The owner, group and mode a step was given, as its fields (the absent ones left out). */
+export const ownedFields = (o: Owned): Owned => ({
+  ...(o.owner !== undefined ? { owner: o.owner } : {}),
+  ...(o.group !== undefined ? { group: o.group } : {}),
+  ...(o.mode !== undefined ? { mode: o.mode } : {}),
+});
+
+/** What a path with this owner and group needs: its directory, the user and the group. */
+export const ownedRequires = (path: string, o: Owned): Fact[] => [fact('path', parentDir(path)), ...ownerFacts(o)];
+
 /** The owner and group a path needs to exist (facts of a file or directory step). */
 export const ownerFacts = (s: Owned): Fact[] => [...(s.owner !== undefined ? [{ kind: 'user' as const, key: s.owner }] : []), ...(s.group !== undefined ? [{ kind: 'group' as const, key: s.group }] : [])];
+
+// ---- declared facts --------------------------------------------------------
+
+/** Declared facts of an escape-hatch step (raw command, script hook, Ansible role, Puppet manifest). */
+export interface DeclaredFacts {
+  provides?: Partial<Record<FactKind, readonly string[]>>;
+  requires?: Partial<Record<FactKind, readonly string[]>>;
+  removes?: Partial<Record<FactKind, readonly string[]>>;
+}
+
+/** The facts one field of `DeclaredFacts` names. */
+export const declared = (m: DeclaredFacts[keyof DeclaredFacts]): Fact[] =>
+  Object.entries(m ?? {}).flatMap(([kind, keys]) => (keys ?? []).map((k) => fact(kind as FactKind, k)));
 
 // ---- comments --------------------------------------------------------------
 

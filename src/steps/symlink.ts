@@ -8,7 +8,8 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine } from './shared.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact, parentDir } from '../core/facts.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('symlink'), path: AbsPath, target: z.string().min(1) }).strict();
 type SymlinkStep = z.infer<typeof schema>;
@@ -16,6 +17,7 @@ type SymlinkStep = z.infer<typeof schema>;
 export const symlink = {
   kind: 'symlink',
   schema,
+  make: (path: string, target: string): StepInput<SymlinkStep> => ({ kind: 'symlink', path, target, provides: [fact('path', path)], requires: [fact('path', parentDir(path))] }),
   describe: (s) => `symlink '${s.path}'`,
   comment: (s) => `symlink ${s.path} -> ${s.target}`,
   paths: (s) => [[s.path, 'symlink']],

@@ -10,7 +10,8 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine } from './shared.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z
   .object({
@@ -26,6 +27,10 @@ type SysctlStep = z.infer<typeof schema>;
 export const sysctl = {
   kind: 'sysctl',
   schema,
+  make: (key: string, value: string | number, opts: { file?: string } = {}): StepInput<SysctlStep> => {
+    const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
+    return { kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] };
+  },
   describe: (s) => `sysctl '${s.key}'`,
   comment: (s) => `sysctl ${s.key} = ${s.value} in ${s.file}`,
   paths: (s) => [[s.file, 'file']],

@@ -14,7 +14,8 @@ import { entries, seq as ySeq } from '../emit/cloud-init/yaml.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import type { Creation } from '../core/creations.js';
 import { call } from './shared.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact, parentDir } from '../core/facts.js';
 
 const schema = z
   .object({
@@ -65,9 +66,36 @@ const userCheck = (r: RootFacts, s: UserStep): string | undefined => {
   return problems.length ? problems.join('; ') : undefined;
 };
 
+/** The builder's `user` options, without their type-level checks (src/dsl/types.ts `UserOptions`). */
+export interface UserInput {
+  uid?: number;
+  primaryGroup?: string;
+  groups?: readonly string[];
+  home?: string;
+  shell?: string;
+  system?: boolean;
+}
+
 export const user = {
   kind: 'user',
   schema,
+  make: (name: string, opts: UserInput = {}): StepInput<UserStep> => {
+    const groups = [...(opts.groups ?? [])];
+    const home = opts.home ?? (opts.system ? undefined : `/home/${name}`);
+    const primaryGroup = opts.primaryGroup;
+    return {
+      kind: 'user',
+      name,
+      ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+      ...(primaryGroup ? { primaryGroup } : {}),
+      groups,
+      ...(home ? { home } : {}),
+      ...(opts.shell ? { shell: opts.shell } : {}),
+      system: opts.system ?? false,
+      provides: [fact('user', name), ...(primaryGroup ? [] : [fact('group', name)]), ...(home ? [fact('path', home)] : [])],
+      requires: [...(primaryGroup ? [fact('group', primaryGroup)] : []), ...groups.map((g) => fact('group', g)), ...(home ? [fact('path', parentDir(home))] : [])],
+    };
+  },
   describe: (s) => `user '${s.name}'`,
   comment: (s) => `user ${s.name}`,
   paths: (s) => (s.home ? [[s.home, 'directory']] : []),

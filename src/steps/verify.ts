@@ -2,7 +2,8 @@
 // boot), done by `imgc build` / `imgc verify`, not by a target's phase scripts.
 import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
-import type { StepKind } from './kind.js';
+import type { StepKind, StepInput } from './kind.js';
+import { fact } from '../core/facts.js';
 
 const schema = z
   .object({
@@ -20,6 +21,14 @@ type VerifyStep = z.infer<typeof schema>;
 export const verify = {
   kind: 'verify',
   schema,
+  /** `boot` may name its disk (else the bootable one) and a timeout. */
+  make: (check: VerifyStep['check'], opts: { disk?: string; timeoutSeconds?: number } = {}): StepInput<VerifyStep> => ({
+    kind: 'verify',
+    check,
+    ...(opts.disk ? { disk: opts.disk } : {}),
+    ...(opts.timeoutSeconds ? { timeoutSeconds: opts.timeoutSeconds } : {}),
+    ...(opts.disk ? { requires: [fact('artifact', opts.disk)] } : {}),
+  }),
   describe: (s) => `verify ${s.check}`,
   comment: (s) => `verify ${s.check}`,
   inRoot: false,

@@ -11,7 +11,7 @@ import { shellCompiler } from '../../src/compilers/shell/index.js';
 import { hookTasks } from '../../src/compilers/ansible/hooks.js';
 import { taskItem } from '../../src/emit/ansible/tasks.js';
 import { bool, word } from '../../src/emit/ansible/quote.js';
-import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
+import { document, map, seq } from '../../src/emit/ansible/yaml.js';
 import type { Image, StepOf } from '../../src/ir/schema.js';
 import { run as ansibleRun, workspace, writeFiles } from '../compilers/ansible-support.js';
 import { irOf, tempDir } from '../helpers/cli.js';

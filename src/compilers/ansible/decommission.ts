@@ -15,7 +15,7 @@ import { lineRegexp, livePhaseTasks, probeCommand, recorded } from './runtime.js
 import { guardedBlock } from './hooks.js';
 import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { document, entry, map, seq, type Item } from './yaml.js';
+import { document, entry, map, seq, type Item } from '../../emit/ansible/yaml.js';
 
 const when = (expr: string) => entry('when', str(expr));
 

@@ -7,7 +7,7 @@
 import type { Image } from '../../ir/schema.js';
 import type { CompileOptions } from '../types.js';
 import { template } from '../../emit/ansible/quote.js';
-import type { Node } from './yaml.js';
+import type { Node } from '../../emit/ansible/yaml.js';
 
 /** Checked by the CLI; a definition's or flag's value reaches the playbook as a Jinja literal. */
 export const validSerial = (s: string): boolean => /^([1-9][0-9]*%?)$/.test(s) && (!s.endsWith('%') || Number(s.slice(0, -1)) <= 100);

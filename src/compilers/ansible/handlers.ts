@@ -9,7 +9,7 @@ import { handlerCommand, handlerName, needsSystemd, phaseHandlers, type Handler,
 import { labelText } from '../../emit/ansible/names.js';
 import { bool, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { task, type Task } from '../../emit/ansible/tasks.js';
-import { entry, map, seq, type Entry } from './yaml.js';
+import { entry, map, seq, type Entry } from '../../emit/ansible/yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
 

@@ -5,7 +5,7 @@ import type { Phase, StepOf } from '../../ir/schema.js';
 import { firstLine, labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { bool, label as quotedLabel, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { entry, map, seq, type Entry, type Item, type Node } from './yaml.js';
+import { entry, map, seq, type Entry, type Item, type Node } from '../../emit/ansible/yaml.js';
 import { safePhase } from './fleet.js';
 import { webhookHelper } from '../webhook-sdk.js';
 import { hookResult, phaseEdge, requestFields, type HookRequest, type RequestFieldName } from '../hook-request.js';

@@ -22,7 +22,7 @@ import { bool, label, mode, pythonRegexLiteral, str, template, unsafe, word } fr
 import { stepTasks, type PhaseContext, type RootStep } from './steps.js';
 import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
-import { document, entry, map, seq, type Item, type Node } from './yaml.js';
+import { document, entry, map, seq, type Item, type Node } from '../../emit/ansible/yaml.js';
 
 const quiet = [entry('changed_when', bool(false)), entry('failed_when', bool(false))];
 

@@ -1,7 +1,19 @@
-import type { Fact } from '../ir/types.js';
-import { fact } from '../core/facts.js';
-import { packageName, type PackageManager } from '../core/packages.js';
-import type { PackageCatalog } from './types.js';
+// A base's package catalog: what installing a package provides, as the base
+// records it, read by the packages kind's `make` and the type-level facts (src/dsl/types.ts).
+import { fact, type Fact } from './facts.js';
+import { packageName, type PackageManager } from './packages.js';
+
+/** What installing a package provides, as the catalog of a base records it. */
+export interface PackageFacts {
+  readonly services?: readonly string[];
+  readonly commands?: readonly string[];
+  readonly paths?: readonly string[];
+  readonly users?: readonly string[];
+  readonly groups?: readonly string[];
+  /** The repository (an apt repository step's name) the package comes from. */
+  readonly repo?: string;
+}
+export type PackageCatalog = { readonly [name: string]: PackageFacts };
 
 /** The facts installing package `spec` (a name, or a pinned one: `kubelet=1.30.2-1.1`) provides, per the base's catalog. */
 export const packageFacts = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt'): Fact[] => {

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
 import { comment, word, words } from '../../src/emit/shell/quote.js';
 import { tempDir } from '../helpers/cli.js';
-import { hostile, imageOf, outcomes, parseProgress, phase, runSh, step, writeFiles } from './shell-support.js';
+import { hostile, imageOf, outcomes, parseProgress, phase, runSh, step, writeFiles } from '../compilers/shell-support.js';
 
 /** A model of how the shell reads the words quote.ts emits: bare runs and '...' segments, `\'` between. */
 const unquote = (w: string): string => {

@@ -11,9 +11,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bool, comment, defuse, label, unsafe, word } from '../../src/emit/ansible/quote.js';
-import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
+import { document, map, seq } from '../../src/emit/ansible/yaml.js';
 import { marker } from '../../src/core/variables.js';
-import { hostile, parseYaml, run, workspace, writeFiles } from './ansible-support.js';
+import { hostile, parseYaml, run, workspace, writeFiles } from '../compilers/ansible-support.js';
 
 const RUNS = 10_000;
 

@@ -10,9 +10,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cloudInitCompiler } from '../../src/compilers/cloud-init/index.js';
 import { str } from '../../src/emit/cloud-init/quote.js';
 import { LITERAL_NOTE } from '../../src/emit/shell/quote.js';
-import { document, entries, map, seq } from '../../src/compilers/cloud-init/yaml.js';
+import { document, entries, map, seq } from '../../src/emit/cloud-init/yaml.js';
 import type { Image } from '../../src/ir/schema.js';
-import { fact, hostile, imageOf, parseYaml, phase, python, step, workspace } from './cloud-init-support.js';
+import { fact, hostile, imageOf, parseYaml, phase, python, step, workspace } from '../compilers/cloud-init-support.js';
 
 const RUNS = 10_000;
 const SAMPLE = 200;

@@ -13,10 +13,10 @@ import { word } from '../../src/emit/shell/quote.js';
 import { shellCompiler } from '../../src/compilers/shell/index.js';
 import { validatorCommand, validatorFor } from '../../src/emit/validators.js';
 import { bool, label, str, unsafe, word as yamlWord } from '../../src/emit/ansible/quote.js';
-import { document, map, seq } from '../../src/compilers/ansible/yaml.js';
+import { document, map, seq } from '../../src/emit/ansible/yaml.js';
 import { tempDir } from '../helpers/cli.js';
-import { run, workspace, writeFiles } from './ansible-support.js';
-import { imageOf, phase, runSh, step } from './shell-support.js';
+import { run, workspace, writeFiles } from '../compilers/ansible-support.js';
+import { imageOf, phase, runSh, step } from '../compilers/shell-support.js';
 
 const goodSudoers = '%admins ALL=(ALL:ALL) NOPASSWD: ALL\n';
 const badSudoers = '%admins ALL=(ALL:ALL NOPASSWD ALL\n';

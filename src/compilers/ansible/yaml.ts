@@ -1,2 +1,0 @@
-// Moved to src/emit/ansible/yaml.ts (what renderings are written with); kept so code written before the move still compiles.
-export * from '../../emit/ansible/yaml.js';
