@@ -257,6 +257,25 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
     keywords: [entry('when', str(absent))],
   });
 
+/** How old apt's lists may be before a live host's phase refreshes them (`-e imgc_apt_cache_valid_time=0`: every run). */
+export const APT_CACHE_VALID_SECONDS = 3600;
+
+/**
+ * The install that opens a phase on a live host refreshes apt's lists only
+ * when they are older than the bound (cache_valid_time): a run with nothing to
+ * change need not fetch them every time. One after a repository was added
+ * still refreshes always (the lists must know the new source).
+ */
+const boundedRefresh = (t: Task, pm: Image['base']['packageManager']): Task => {
+  const args = t.args;
+  if (pm !== 'apt' || t.module !== aptModule || args.kind !== 'map' || !args.entries.some((e) => e.key === 'update_cache')) return t;
+  return {
+    ...t,
+    comments: [`apt-get update first when the lists are older than imgc_apt_cache_valid_time seconds (default ${APT_CACHE_VALID_SECONDS}); not reported as a change.`],
+    args: map([...args.entries, entry('cache_valid_time', template(`imgc_apt_cache_valid_time | default(${APT_CACHE_VALID_SECONDS}) | int`))]),
+  };
+};
+
 /**
  * One phase run on live hosts (runtime.yml's runtime phases, decommission.yml's
  * drain): its value checks and pre hooks, its steps (each recording what it
@@ -271,6 +290,7 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   const pre: Task[] = [];
   const body: Task[] = handlers.tasks.length ? whereTasks() : [];
   const post: Task[] = [];
+  let phaseStart = true;
   for (const rs of rp.steps) {
     const s = rs.step;
     if (s.kind === 'hook') {
@@ -290,7 +310,11 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
     const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
     // Artifacts, Packer sources, checks: nothing Ansible does on a live host.
     if (!kindOf(s).inRoot) continue;
-    body.push(...notifying(stepTasks(s as RootStep, ctx)));
+    const startRefresh = phaseStart && ctx.refresh;
+    const rendered = stepTasks(s as RootStep, ctx);
+    // A repository added, or the phase's first install done: later refreshes are not the phase's first.
+    if (s.kind === 'aptRepository' || !ctx.refresh) phaseStart = false;
+    body.push(...notifying(startRefresh ? rendered.map((t) => boundedRefresh(t, pm)) : rendered));
     body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
   }
   if (handlers.tasks.length) body.push(flushTask);
