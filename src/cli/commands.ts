@@ -125,6 +125,8 @@ export const commands: readonly Command[] = [
       { name: 'ssh-option', type: 'string', multiple: true, value: 'KEY=VALUE', help: '--ssh: another ssh -o option, e.g. ProxyJump=bastion (repeatable)' },
       { name: 'phase', type: 'string', value: 'PHASE', help: 'the phase after which the root is (default base): check --against checks the phases after it' },
       { name: 'expect', type: 'string', value: 'CONTRACT', complete: 'file', help: "also look for this contract's facts the bounded listing leaves out" },
+      { name: 'exclude', type: 'string', multiple: true, value: 'PATTERN', help: 'leave out these paths and what is under them (* one name; repeatable), besides the volatile ones' },
+      { name: 'include', type: 'string', multiple: true, value: 'PATTERN', help: 'keep these paths although excluded (by default: /tmp, /var/tmp, /run, /proc, /sys, /dev, /root and /home/* contents, /var/log, /var/cache)' },
       { name: 'out', type: 'string', short: 'o', value: 'FILE', complete: 'file', help: 'write the contract there (and its typed module beside a .json) instead of stdout' },
     ],
     notes: 'imgc contract diff EXPECTED PROBE exits 1 when the root lacks a fact of EXPECTED or has it with other details.',

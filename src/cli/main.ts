@@ -225,7 +225,7 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
       }
       case 'probe':
         noArguments(positionals);
-        return (await import('./probe.js')).probeCommand({ root: str(v, 'root'), image: str(v, 'image'), ssh: str(v, 'ssh'), port: str(v, 'port'), identity: str(v, 'identity'), knownHosts: str(v, 'known-hosts'), sshOptions: strs(v, 'ssh-option'), phase: str(v, 'phase'), expect: str(v, 'expect'), out: str(v, 'out') }, io);
+        return (await import('./probe.js')).probeCommand({ root: str(v, 'root'), image: str(v, 'image'), ssh: str(v, 'ssh'), port: str(v, 'port'), identity: str(v, 'identity'), knownHosts: str(v, 'known-hosts'), sshOptions: strs(v, 'ssh-option'), phase: str(v, 'phase'), expect: str(v, 'expect'), exclude: strs(v, 'exclude'), include: strs(v, 'include'), out: str(v, 'out') }, io);
       case 'help': {
         if (positionals.length > 2) throw new UsageError(`unexpected argument '${positionals[2]}'`);
         io.out(positionals[1] ? commandHelp(findCommand(positionals[1])) : overviewHelp(version));

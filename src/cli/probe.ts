@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Contract } from '../contract/contract.js';
-import { probeRoot } from '../probe/probe.js';
+import { pathPatternError, probeRoot } from '../probe/probe.js';
 import { probeSsh, SshProbeError } from '../probe/ssh.js';
 import { withImageRoot } from '../verify/index.js';
 import { DirView } from '../verify/rootview.js';
@@ -21,10 +21,12 @@ export interface ProbeArgs {
   sshOptions?: string[] | undefined;
   phase?: string | undefined;
   expect?: string | undefined;
+  exclude?: string[] | undefined;
+  include?: string[] | undefined;
   out?: string | undefined;
 }
 
-/** `imgc probe --root DIR | --image FILE | --ssh USER@HOST [--port N] [--identity F] [--known-hosts F] [--phase P] [--expect CONTRACT] [--out F]`. */
+/** `imgc probe --root DIR | --image FILE | --ssh USER@HOST [--port N] [--identity F] [--known-hosts F] [--phase P] [--expect CONTRACT] [--exclude P]… [--include P]… [--out F]`. */
 export const probeCommand = async (o: ProbeArgs, io: Io): Promise<number> => {
   if ([o.root, o.image, o.ssh].filter((x) => x !== undefined).length !== 1) throw new UsageError('probe needs one of --root DIR, --image FILE or --ssh USER@HOST');
   const sshOnly = ([['--port', o.port], ['--identity', o.identity], ['--known-hosts', o.knownHosts], ['--ssh-option', o.sshOptions?.[0]]] as const).find(([, x]) => x !== undefined);
@@ -34,7 +36,12 @@ export const probeCommand = async (o: ProbeArgs, io: Io): Promise<number> => {
   for (const [flag, file] of [['--identity', o.identity], ['--known-hosts', o.knownHosts]] as const) if (file !== undefined && !existsSync(file)) throw new UsageError(`${flag} ${file}: no such file`);
   if (o.ssh !== undefined && (o.ssh.startsWith('-') || !/^[^\s@]+@?[^\s@]*$/.test(o.ssh))) throw new UsageError(`--ssh ${o.ssh}: not USER@HOST or HOST`);
   const expect = o.expect !== undefined ? readContract(o.expect).contract.facts : [];
-  const opts = { phase: o.phase ?? 'base', expect };
+  for (const [flag, pats] of [['--exclude', o.exclude], ['--include', o.include]] as const)
+    for (const p of pats ?? []) {
+      const why = pathPatternError(p);
+      if (why) throw new UsageError(`${flag} ${p}: ${why} (a pattern is an absolute path; * stands for one name: /home/*/.cache)`);
+    }
+  const opts = { phase: o.phase ?? 'base', expect, exclude: o.exclude ?? [], include: o.include ?? [] };
   let c: Contract;
   try {
     if (o.ssh !== undefined) {

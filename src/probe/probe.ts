@@ -23,7 +23,36 @@ export interface ProbeOptions {
   phase?: string;
   /** Facts to look for beyond the bounded listing. */
   expect?: readonly ContractFact[];
+  /** Paths left out beyond the default ones (defaultExcludes), as patterns (pathPatternError). */
+  exclude?: readonly string[];
+  /** Paths kept although a pattern of exclude or the defaults leaves them out. */
+  include?: readonly string[];
 }
+
+/**
+ * What a probe leaves out by default: what a running host changes on its own
+ * (temporary files, the kernel filesystems' contents, logs, caches) and what
+ * is the machine's or its users' own (home directories' contents). Two probes
+ * of an unchanged host are then the same file, and a contract diff of them
+ * says nothing changed. A pattern is an absolute path; `*` stands for one
+ * name; it covers the path and everything under it.
+ */
+export const defaultExcludes: readonly string[] = ['/tmp/*', '/var/tmp/*', '/run/*', '/proc/*', '/sys/*', '/dev/*', '/root/*', '/home/*/*', '/var/log/*', '/var/cache/*'];
+
+/** Why `p` is not a path pattern, or undefined. */
+export const pathPatternError = (p: string): string | undefined =>
+  !p.startsWith('/') ? 'not an absolute path' : p.split('/').slice(1).some((n) => n === '' || n === '.' || n === '..') && p !== '/' ? 'has an empty, . or .. name' : undefined;
+
+/** Whether pattern `pat` covers path `p` (p is it, or under it; `*` one name). */
+const covers = (pat: string, p: string): boolean => {
+  const want = pat === '/' ? [] : pat.split('/').slice(1);
+  const have = p === '/' ? [] : p.split('/').slice(1);
+  return want.length <= have.length && want.every((n, i) => n === '*' || n === have[i]);
+};
+
+/** Whether the probe keeps path `p` under these options. */
+export const pathKept = (p: string, opts: Pick<ProbeOptions, 'exclude' | 'include'>): boolean =>
+  (opts.include ?? []).some((pat) => covers(pat, p)) || ![...defaultExcludes, ...(opts.exclude ?? [])].some((pat) => covers(pat, p));
 
 /** KEY=value lines of os-release. */
 const osRelease = (view: RootView): Record<string, string> => {
@@ -64,7 +93,8 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   for (const k of base.users) add({ kind: 'user', key: k });
   for (const k of base.groups) add({ kind: 'group', key: k });
   for (const [k, version] of Object.entries(base.packages)) add({ kind: 'package', key: k, version });
-  for (const k of base.paths) add({ kind: 'path', key: k, ...pathDetails(view, k, users, groups) });
+  // Not what a running host changes on its own, unless asked (the expected facts below are looked up whatever the patterns).
+  for (const k of base.paths) if (pathKept(k, opts)) add({ kind: 'path', key: k, ...pathDetails(view, k, users, groups) });
   for (const k of base.services) add({ kind: 'service', key: k });
   for (const k of base.commands) add({ kind: 'command', key: k });
   for (const file of ['/etc/sysctl.conf', ...confFiles(view, sysctlDirs)]) for (const k of sysctlSettings(view, file).keys()) add({ kind: 'sysctl', key: k });

@@ -100,6 +100,38 @@ describe.skipIf(cannotBed !== undefined)(`imgc probe --ssh${cannotBed ? ` (skipp
     expect(parsed(ssh.stdout).facts).toContainEqual({ ...deep, owner: 'root', group: 'root', mode: '0644' });
   }, 300_000);
 
+  it('two probes of an unchanged host are byte-identical, and contract diff of them exits 0, though the host changed its volatile paths between them', async () => {
+    const [one, two] = [path.join(bed.dir, 'one.contract.json'), path.join(bed.dir, 'two.contract.json')];
+    // What a running host does on its own between two probes: temporary files, a log, a cache, a user's file.
+    const noise = 'mkdir -p /tmp/imgc-a/b /var/tmp/imgc-c /var/log/imgc-d /var/cache/imgc-e /root/.imgc-f /home/ops/.imgc-g';
+    const first = await viaSsh(['--out', one]);
+    expect(first.exitCode, first.all).toBe(0);
+    expect((await bed.ssh(h, noise)).exitCode).toBe(0);
+    try {
+      const second = await viaSsh(['--out', two]);
+      expect(second.exitCode, second.all).toBe(0);
+      expect(readFileSync(two, 'utf8')).toBe(readFileSync(one, 'utf8'));
+      const diff = await imgc(['contract', 'diff', one, two]);
+      expect(diff.exitCode, diff.all).toBe(0);
+      const keys = (stdout: string) => parsed(stdout).facts.filter((f) => f.kind === 'path').map((f) => f.key);
+      // Left out by default: none under /tmp, /run, /root, /home/*, /var/log, /var/cache; the directories themselves stay.
+      const paths = keys(readFileSync(one, 'utf8'));
+      expect(paths.filter((p) => /^\/(tmp|var\/tmp|run|proc|sys|dev|root|home\/[^/]+|var\/log|var\/cache)\//.test(p))).toEqual([]);
+      for (const p of ['/tmp', '/root', '/home/ops', '/var/log']) expect(paths).toContain(p);
+      // --include keeps what the defaults leave out; --exclude leaves out more.
+      const more = await viaSsh(['--include', '/tmp', '--include', '/var/log', '--exclude', '/etc/demo']);
+      expect(more.exitCode, more.all).toBe(0);
+      expect(keys(more.stdout)).toEqual(expect.arrayContaining(['/tmp/imgc-a', '/tmp/imgc-a/b', '/var/log/imgc-d']));
+      expect(keys(more.stdout)).not.toContain('/etc/demo');
+      expect(keys(more.stdout)).not.toContain('/root/.imgc-f');
+      const bad = await viaSsh(['--exclude', 'tmp/x']);
+      expect(bad.exitCode).toBe(2);
+      expect(bad.stderr).toContain('--exclude tmp/x: not an absolute path');
+    } finally {
+      await bed.ssh(h, 'rm -rf /tmp/imgc-a /var/tmp/imgc-c /var/log/imgc-d /var/cache/imgc-e /root/.imgc-f /home/ops/.imgc-g');
+    }
+  }, 300_000);
+
   it('an unknown host key, a refused key, an unreachable host and a host without dpkg are diagnostics with a hint', async () => {
     const empty = path.join(bed.dir, 'empty_known_hosts');
     writeFileSync(empty, '');

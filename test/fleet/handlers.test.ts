@@ -75,6 +75,16 @@ describe('imgc compile --serial / --max-fail', () => {
     expect(flagged).toContain('max_fail_percentage: "{{ imgc_max_fail | default(20) }}"');
   });
 
+  it('compile --decommission --serial 2 --max-fail 50 writes both into decommission.yml, with the summary plugin beside it', async () => {
+    const out = tempDir('fleet-decommission');
+    const r = await imgc(['compile', '--no-typecheck', 'test/fixtures/fleet/fleet.ts', '--target', 'ansible', '--decommission', '--serial', '2', '--max-fail', '50', '--out', out]);
+    expect(r.exitCode, r.stderr).toBe(0);
+    const yml = readFileSync(path.join(out, 'decommission.yml'), 'utf8');
+    expect(yml).toContain(`serial: "{{ imgc_serial | default('2') }}"`);
+    expect(yml).toContain('max_fail_percentage: "{{ imgc_max_fail | default(50) }}"');
+    expect(readFileSync(path.join(out, 'callback_plugins/imgc_summary.py'), 'utf8')).toContain('def _decommission_summary(self, stats):');
+  });
+
   it('a definition\'s fleet() with values Ansible cannot take is an error naming them', async () => {
     const r = await imgc(['check', '--no-typecheck', 'test/fixtures/fleet/batches-bad.ts']);
     expect(r.exitCode).toBe(2);

@@ -22,8 +22,12 @@ import { tempDir } from '../helpers/temp.js';
 import { freshRoot, inRoot, removeRoot } from '../runtime-support.js';
 
 const relay = fileURLToPath(new URL('./relay.mjs', import.meta.url));
-/** What a test host needs beyond the base: its sshd, and the python3 Ansible's modules run with. */
-const extraPackages = ['openssh-server', 'python3'];
+/**
+ * What a test host needs beyond the base: its sshd, the python3 Ansible's
+ * modules run with, and python3-apt, which runtime.yml's preflight asks for
+ * where the apt module runs (the module would install it on its own).
+ */
+const extraPackages = ['openssh-server', 'python3', 'python3-apt'];
 
 /** Why the bed cannot run here, or undefined. */
 export const cannotBed: string | undefined =

@@ -93,7 +93,7 @@ describe('webhooks in the Runtime SDK shape (shell)', () => {
     const r = await runHook([{ status: 200, body: '{"status":"Success","message":"not yet","retryAfterSeconds":30}' }]);
     expect(r.exitCode).toBe(1);
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(r.stderr).toContain('still asked to retry after 3 s: not yet');
+    expect(r.stderr).toContain('asked to retry after 30 s, longer than the 3 s the hook may take in all: not yet');
   });
 
   it('a 2xx answer that is not JSON keeps its old meaning: success', async () => {
@@ -134,6 +134,8 @@ describe('webhooks in the Runtime SDK shape (ansible)', () => {
     expect(r.exitCode, r.all).toBe(0);
     expect(seen).toHaveLength(2);
     expect(seen[1]!.at - seen[0]!.at).toBeGreaterThanOrEqual(2000);
+    // The wait is in Ansible's output: one line per wait, with the delay asked.
+    expect(r.all.match(/"msg": "imgc: webhook \S+ asks to retry after 2 s: node not drained yet"/g)).toHaveLength(1);
     // Once for the batch, naming it, with the phase's lifecycle edge.
     expect(JSON.parse(seen[0]!.body)).toMatchObject({ image: 'webhook-sdk', phase: 'provision', edge: { from: 'customized', to: 'provisioned' }, hosts: ['node-a', 'node-b'], when: 'pre', result: 'starting' });
     expect(r.all).toMatch(/node-a\s+: ok=\d+\s+changed=0 +unreachable=0 +failed=0/);
@@ -150,7 +152,7 @@ describe('webhooks in the Runtime SDK shape (ansible)', () => {
   it('a retry the hook\'s timeout cannot wait for fails at once; with onFailure warn it is said and the play goes on', async () => {
     const r = await runTasks([{ status: 200, body: '{"status":"Success","message":"not yet","retryAfterSeconds":30}' }], 'warn');
     expect(r.exitCode, r.all).toBe(0);
-    expect(r.all).toContain(`imgc: warning: imgc: webhook ${url} still asked to retry after 3 s: not yet; going on`);
+    expect(r.all).toContain(`imgc: warning: imgc: webhook ${url} asked to retry after 30 s, longer than the 3 s the hook may take in all: not yet; going on`);
   }, 60_000);
 
   it('a 2xx answer that is not JSON keeps its old meaning: success', async () => {

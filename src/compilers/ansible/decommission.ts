@@ -6,12 +6,14 @@ import type { Image, Phase, Step } from '../../ir/schema.js';
 import { decommissionPhase } from '../../ir/phases.js';
 import { hookTasks } from './hooks.js';
 import { drainPlan, keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
-import type { CompiledFiles } from '../types.js';
+import type { CompiledFiles, CompileOptions } from '../types.js';
+import { fleetKeywords, safePhase } from './fleet.js';
+import { summaryCallback } from './summary-callback.js';
 import { ansibleCfg, groupVars } from './files.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { lineRegexp, livePhaseTasks, probeCommand, recorded } from './runtime.js';
+import { APT_BINDING, aptBindingCheck, hostPlayVars, lineRegexp, livePhaseTasks, probeCommand, recorded, usesAptModule } from './runtime.js';
 import { guardedBlock } from './hooks.js';
 import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
@@ -105,7 +107,7 @@ const withEdgeHooks = (edge: Phase | undefined, tasks: readonly Task[]): Item[] 
     ? [...edge.pre.flatMap((h) => hookTasks(h, edge.name, { onHosts: true })).map(taskItem), guardedBlock(edge, tasks, true), ...edge.post.flatMap((h) => hookTasks(h, edge.name, { onHosts: true })).map(taskItem)]
     : tasks.map(taskItem);
 
-export const ansibleDecommission = (ir: Image): CompiledFiles => {
+export const ansibleDecommission = (ir: Image, opts: CompileOptions = {}): CompiledFiles => {
   const plan = runtimePlan(ir);
   const tasks: Task[] = [
     task({
@@ -156,17 +158,39 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
         ...probeCommand(`Decommission: remove ${labelText(d)} when empty`, [word('rmdir'), str('--ignore-fail-on-non-empty'), str('--'), unsafe(d)], `imgc_rd_${i}`, ['Only when empty (file state=absent would remove it whatever it holds).'], ['deprecated-command-syntax']),
       }),
     ),
+    // Read by the summary (callback_plugins/imgc_summary.py): this host got through the undo.
+    task({
+      name: 'Decommission: done on this host',
+      module: 'ansible.builtin.set_fact',
+      args: map({ imgc_decommissioned: template("'nothing recorded' if imgc_created | length == 0 else 'undone ' ~ (imgc_created | length) ~ ' recorded'") }),
+    }),
   );
   const kept = keptEffects(plan);
   // The drain phase first, as runtime.yml runs a phase: a host whose drain fails stops there, nothing undone.
   const drain = drainPlan(ir);
-  const drained = drain ? livePhaseTasks(ir, plan, drain, { n: 0 }) : { tasks: [], handlers: [] };
+  const drained = drain ? livePhaseTasks(ir, plan, drain, { n: 0 }) : { tasks: [], handlers: [], usesApt: false };
+  // The apt module (the purges, a drain step) needs python3-apt: a host without it stops before the drain, or
+  // (when only the purges need it) once its record says there is something to undo; with nothing changed.
+  const binding = aptBindingCheck('imgc_dc_apt', `Decommission: package ${APT_BINDING} (Ansible's apt module needs it)`);
+  const bindingTasks = (onlyWithRecord: boolean): Task[] => [
+    ...binding.tasks,
+    task({
+      name: `Decommission: stop when ${APT_BINDING} is missing (nothing was changed)`,
+      module: 'ansible.builtin.fail',
+      args: map({ msg: str(`imgc: decommission: missing ${binding.label}; nothing was changed`) }),
+      keywords: [when(`${onlyWithRecord ? 'imgc_created | length > 0 and ' : ''}not (${binding.holds})`)],
+    }),
+  ];
+  const first: Task[] = drained.usesApt ? bindingTasks(false) : [];
+  // After 'the recorded tokens' (tasks[1]).
+  if (!drained.usesApt && usesAptModule(tasks)) tasks.splice(2, 0, ...bindingTasks(true));
   const play = map({
     name: label(labelName(`Decommission ${labelText(ir.name)}`)),
     hosts: word('all'),
     gather_facts: bool(false),
-    vars: map({ imgc_record_file: unsafe(plan.recordFile), ...(drained.handlers.length ? { imgc_handlers: word('auto') } : {}) }),
-    tasks: seq([...drained.tasks, ...withEdgeHooks(decommissionPhase(ir), tasks)], { spaced: true }),
+    ...fleetKeywords(ir, opts),
+    vars: map({ ...hostPlayVars, imgc_record_file: unsafe(plan.recordFile), ...(drained.handlers.length ? { imgc_handlers: word('auto') } : {}) }),
+    tasks: seq([...first.map(taskItem), ...drained.tasks, ...withEdgeHooks(decommissionPhase(ir), tasks)], { spaced: true }),
     handlers: drained.handlers.length ? seq(drained.handlers.map(taskItem), { spaced: true }) : undefined,
   });
   const text = document(seq([{ value: play }], { spaced: true }), [
@@ -186,9 +210,22 @@ export const ansibleDecommission = (ir: Image): CompiledFiles => {
     'record: services disabled (stopped on booted hosts), packages purged then autoremoved,',
     'files and links removed, directories only when empty, users (with the home they made)',
     'and groups deleted, sysctl/module lines deleted (their file when empty and created).',
+    'Batches: serial and max_fail_percentage as runtime.yml\'s (-e imgc_serial=… -e imgc_max_fail=…);',
+    'at the end one line per host: decommissioned, failed (where, why: its record is kept), or',
+    'not reached. A host without python3-apt, where the apt module runs, stops first, unchanged.',
     'Left as they are: apt\'s lists and caches, logs,',
     ...(kept.length ? ["and these steps' effects:", ...kept.map((k) => `  ${k.step.id}: ${k.why}`)] : ['and nothing else.']),
   ]);
   // A drain step's files (an Ansible role's copy) travel beside the playbook, as runtime.yml's do.
-  return withCarried({ 'decommission.yml': text, 'ansible.cfg': ansibleCfg, 'group_vars/all.yml': groupVars(ir) }, drain?.phase.steps ?? [], 'ansible');
+  return withCarried(
+    {
+      'decommission.yml': text,
+      'ansible.cfg': ansibleCfg,
+      'group_vars/all.yml': groupVars(ir),
+      // The same plugin as runtime.yml's: it tells the two playbooks apart.
+      'callback_plugins/imgc_summary.py': summaryCallback(plan.phases.map((p) => safePhase(p.phase.name))),
+    },
+    drain?.phase.steps ?? [],
+    'ansible',
+  );
 };

@@ -118,6 +118,17 @@ export const hookTasks = (h: StepOf<'hook'>, phase: string, site: HookSite): Tas
             entry('failed_when', bool(false)),
           ],
         }),
+        // The client's stderr is not shown for a task that went through: each wait the controller asked for, one line.
+        task({
+          name: label(`webhook ${labelText(a.url)}: the waits the controller asked for`),
+          module: 'ansible.builtin.debug',
+          args: map({ msg: template('item') }),
+          keywords: [
+            entry('loop', template("imgc_webhook.stderr_lines | default([]) | select('search', ' asks to retry after ') | list")),
+            entry('loop_control', map({ label: word('retryAfterSeconds') })),
+            entry('run_once', bool(true)),
+          ],
+        }),
         warn
           ? task({
               name: label(`webhook ${labelText(a.url)}: warn and go on`),

@@ -137,7 +137,7 @@ export const ansibleCompiler: Compiler = {
     const ir = opts.runtime || opts.decommission ? given : imageView(given);
     // --runtime / --decommission: playbooks for existing hosts instead of the build (./runtime.ts).
     if (opts.runtime || opts.decommission) {
-      const host = { ...(opts.runtime ? ansibleRuntime(ir, opts) : {}), ...(opts.decommission ? ansibleDecommission(ir) : {}) };
+      const host = { ...(opts.runtime ? ansibleRuntime(ir, opts) : {}), ...(opts.decommission ? ansibleDecommission(ir, opts) : {}) };
       return Object.fromEntries(Object.entries(host).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     }
     const compiled = ir.phases.map((p) => compilePhase(ir, p));

@@ -69,11 +69,37 @@ const check = (f: { kind: string; key: string }, reg: string, pm: Image['base'][
   }
 };
 
+/**
+ * Ansible's apt module needs python3-apt on the host and, when it is missing,
+ * installs it (with python-apt-common and distro-info-data) on its own: a
+ * change no record holds, which decommission would leave. So a playbook that
+ * uses the module asks for it first, as it asks for python3, and changes
+ * nothing on a host without it.
+ */
+export const APT_BINDING = 'python3-apt';
+const aptModule = 'ansible.builtin.apt';
+
+/** Whether any of the tasks calls the apt module (so the host needs python3-apt). */
+export const usesAptModule = (tasks: readonly Task[]): boolean => tasks.some((t) => t.module === aptModule);
+
+/** The check of python3-apt: its task and the expression true when it is installed. */
+export const aptBindingCheck = (reg: string, what: string): { tasks: Task[]; holds: string; label: string } => ({
+  ...check({ kind: 'package', key: APT_BINDING }, reg, 'apt', what),
+  label: `package '${APT_BINDING}' (for Ansible's apt module: install it first)`,
+});
+
+/**
+ * Every play of runtime.yml and decommission.yml: Ansible's per-task files go
+ * to /tmp on the host (a directory it makes and removes for each task), not
+ * to ~/.ansible/tmp, which it would make and leave in the login user's home.
+ */
+export const hostPlayVars = { ansible_remote_tmp: word('/tmp') } as const;
+
 /** `command -v NAME` with NAME as a positional parameter of sh -c (no quoting of user data in a script). */
 const commandCheck = (what: string, name: string, reg: string): Task =>
   probeCommand(what, [word('/bin/sh'), str('-c'), str('command -v "$1"'), word('sh'), unsafe(name)], reg, ['`command -v` is a shell builtin: the name is $1 of sh -c, never part of the script.']);
 
-const preflightPlay = (ir: Image, plan: RuntimePlan): Node => {
+const preflightPlay = (ir: Image, plan: RuntimePlan, aptBinding: boolean): Node => {
   const pm = ir.base.packageManager;
   const tasks: Task[] = [
     // Every module below runs with python3 on the host: look for it first, with
@@ -93,6 +119,11 @@ const preflightPlay = (ir: Image, plan: RuntimePlan): Node => {
     probeCommand('Preflight: distribution (/etc/os-release ID and VERSION_ID)', [word('/bin/sh'), str('-c'), str('. /etc/os-release && printf "%s %s" "$ID" "$VERSION_ID"')], 'imgc_pf_os'),
   ];
   const checks: { label: string; holds: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];
+  if (aptBinding) {
+    const b = aptBindingCheck('imgc_pf_apt', `Preflight: package ${APT_BINDING} (Ansible's apt module needs it)`);
+    tasks.push(...b.tasks);
+    checks.push({ label: b.label, holds: b.holds });
+  }
   plan.contract.facts.forEach((f: ContractFact, i) => {
     const reg = `imgc_pf_${i + 1}`;
     const what = labelName(`Preflight: ${labelText(f.label)}`);
@@ -126,6 +157,7 @@ const preflightPlay = (ir: Image, plan: RuntimePlan): Node => {
     name: label(labelName(`Preflight: host contract of ${labelText(ir.name)}`)),
     hosts: word('all'),
     gather_facts: bool(false),
+    vars: map(hostPlayVars),
     // A host missing something fails here, changed nothing, and is left out of
     // the plays below; the other hosts go on.
     tasks: seq(tasks.map(taskItem), { spaced: true }),
@@ -225,6 +257,25 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
     keywords: [entry('when', str(absent))],
   });
 
+/** How old apt's lists may be before a live host's phase refreshes them (`-e imgc_apt_cache_valid_time=0`: every run). */
+export const APT_CACHE_VALID_SECONDS = 3600;
+
+/**
+ * The install that opens a phase on a live host refreshes apt's lists only
+ * when they are older than the bound (cache_valid_time): a run with nothing to
+ * change need not fetch them every time. One after a repository was added
+ * still refreshes always (the lists must know the new source).
+ */
+const boundedRefresh = (t: Task, pm: Image['base']['packageManager']): Task => {
+  const args = t.args;
+  if (pm !== 'apt' || t.module !== aptModule || args.kind !== 'map' || !args.entries.some((e) => e.key === 'update_cache')) return t;
+  return {
+    ...t,
+    comments: [`apt-get update first when the lists are older than imgc_apt_cache_valid_time seconds (default ${APT_CACHE_VALID_SECONDS}); not reported as a change.`],
+    args: map([...args.entries, entry('cache_valid_time', template(`imgc_apt_cache_valid_time | default(${APT_CACHE_VALID_SECONDS}) | int`))]),
+  };
+};
+
 /**
  * One phase run on live hosts (runtime.yml's runtime phases, decommission.yml's
  * drain): its value checks and pre hooks, its steps (each recording what it
@@ -232,13 +283,14 @@ const recordTask = (plan: RuntimePlan, token: string, absent: string, step: Step
  * result failed and the message before failing the host, then its post hooks
  * (ok); and the handlers its steps notify. `counter` numbers the probes.
  */
-export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, counter: { n: number }): { tasks: Item[]; handlers: Task[] } => {
+export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, counter: { n: number }): { tasks: Item[]; handlers: Task[]; usesApt: boolean } => {
   const pm = ir.base.packageManager;
   const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), liveHost: true };
   const handlers = ansiblePhaseHandlers(ir, rp.phase);
   const pre: Task[] = [];
   const body: Task[] = handlers.tasks.length ? whereTasks() : [];
   const post: Task[] = [];
+  let phaseStart = true;
   for (const rs of rp.steps) {
     const s = rs.step;
     if (s.kind === 'hook') {
@@ -258,7 +310,11 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
     const notifying = (ts: Task[]) => (notify ? ts.map((t) => ({ ...t, keywords: [...(t.keywords ?? []), notify] })) : ts);
     // Artifacts, Packer sources, checks: nothing Ansible does on a live host.
     if (!kindOf(s).inRoot) continue;
-    body.push(...notifying(stepTasks(s as RootStep, ctx)));
+    const startRefresh = phaseStart && ctx.refresh;
+    const rendered = stepTasks(s as RootStep, ctx);
+    // A repository added, or the phase's first install done: later refreshes are not the phase's first.
+    if (s.kind === 'aptRepository' || !ctx.refresh) phaseStart = false;
+    body.push(...notifying(startRefresh ? rendered.map((t) => boundedRefresh(t, pm)) : rendered));
     body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
   }
   if (handlers.tasks.length) body.push(flushTask);
@@ -268,15 +324,16 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   return {
     tasks: [...[...valueChecks(ir, rp.phase), ...assert, ...hiddenPre].map(taskItem), guardedBlock(rp.phase, hiddenBody, true), ...hiddenPost.map(taskItem)],
     handlers: handlers.tasks,
+    usesApt: usesAptModule([...pre, ...body, ...post]),
   };
 };
 
 export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFiles => {
   const plan = runtimePlan(ir);
-  const plays: Node[] = [preflightPlay(ir, plan)];
   const counter = { n: 0 };
-  for (const rp of plan.phases) {
-    const phase = livePhaseTasks(ir, plan, rp, counter);
+  const phases = plan.phases.map((rp) => ({ rp, phase: livePhaseTasks(ir, plan, rp, counter) }));
+  const plays: Node[] = [preflightPlay(ir, plan, phases.some((p) => p.phase.usesApt))];
+  for (const { rp, phase } of phases) {
     plays.push(
       map({
         name: label(labelName(`Phase ${rp.phase.name} (runtime)`)),
@@ -284,7 +341,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
         gather_facts: bool(false),
         ...fleetKeywords(ir, opts),
         tags: seq([unsafe(rp.phase.name)]),
-        vars: phase.handlers.length ? map({ imgc_handlers: word('auto') }) : undefined,
+        vars: map({ ...hostPlayVars, ...(phase.handlers.length ? { imgc_handlers: word('auto') } : {}) }),
         tasks: seq([...phase.tasks, taskItem(doneTask(rp.phase.name))], { spaced: true }),
         handlers: phase.handlers.length ? seq(phase.handlers.map(taskItem), { spaced: true }) : undefined,
       }),
@@ -296,8 +353,10 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
     '',
     '  ansible-playbook -i inventory runtime.yml        (become root: ansible_become=true)',
     '',
-    'The first play checks the host contract (what phases 0-1 give an image built by imgc)',
-    'and fails, listing everything missing, before any change. The record: each step notes',
+    'The first play checks the host contract (what phases 0-1 give an image built by imgc,',
+    'and python3-apt where the apt module runs: Ansible would install it on its own) and fails,',
+    'listing everything missing, before any change. Module files go to /tmp on the host',
+    '(ansible_remote_tmp), never to ~/.ansible. The record: each step notes',
     `what it created on the host in ${plan.recordFile}, one token (STEP-ID or STEP-ID#N)`,
     'a line, only when the step itself created it there; decommission.yml undoes the',
     'recorded things only, in reverse order, then removes the record.',

@@ -78,7 +78,7 @@ imgc_webhook() {
         return 0
       fi
       if [ "$(($(date +%s) + imgc_after))" -gt "$imgc_until" ]; then
-        imgc_why="still asked to retry after $imgc_timeout s${imgc_message:+: $imgc_message}"
+        imgc_why="asked to retry after $imgc_after s, longer than the $imgc_timeout s the hook may take in all${imgc_message:+: $imgc_message}"
         break
       fi
       printf 'imgc: webhook %s asks to retry after %s s%s\n' "$imgc_url" "$imgc_after" "${imgc_message:+: $imgc_message}" >&2

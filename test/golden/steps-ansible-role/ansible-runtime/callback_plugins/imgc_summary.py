@@ -1,8 +1,11 @@
 # One line per host of the inventory at the end of runtime.yml: converged, what
 # its preflight found missing, how far it got, what needs a reboot; also when
-# the run stopped early. Written by imgc (imgc compile --target ansible
-# --runtime); edit the definition, not this file.
+# the run stopped early. At the end of decommission.yml: undone, failed (where
+# and why), or not reached. Written by imgc (imgc compile --target ansible
+# --runtime/--decommission); edit the definition, not this file.
 from __future__ import annotations
+
+import os
 
 from ansible.plugins.callback import CallbackBase
 
@@ -15,7 +18,7 @@ description:
 """
 
 PHASES = ["provision"]
-KEYS = ("imgc_missing", "imgc_done", "imgc_reboot_required")
+KEYS = ("imgc_missing", "imgc_done", "imgc_reboot_required", "imgc_decommissioned")
 
 
 class CallbackModule(CallbackBase):
@@ -28,7 +31,11 @@ class CallbackModule(CallbackBase):
         super().__init__()
         self._hosts = []
         self._facts = {}
-        self._failed = set()
+        self._failed = {}
+        self._book = ""
+
+    def v2_playbook_on_start(self, playbook):
+        self._book = os.path.basename(getattr(playbook, "_file_name", "") or "")
 
     def v2_playbook_on_play_start(self, play):
         # The whole inventory, before serial batches restrict it.
@@ -45,12 +52,15 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_failed(self, result, ignore_errors=False):
         if not ignore_errors:
-            self._failed.add(result._host.get_name())
+            msg = str(result._result.get("msg") or "failed").strip().splitlines()
+            self._failed[result._host.get_name()] = "%s: %s" % (result._task.get_name(), msg[0] if msg else "failed")
 
     def v2_runner_on_unreachable(self, result):
-        self._failed.add(result._host.get_name())
+        self._failed[result._host.get_name()] = "unreachable: %s" % str(result._result.get("msg") or "").strip()
 
     def v2_playbook_on_stats(self, stats):
+        if self._book == "decommission.yml":
+            return self._decommission_summary(stats)
         for host in self._hosts:
             facts = self._facts.get(host, {})
             missing = facts.get("imgc_missing")
@@ -72,3 +82,16 @@ class CallbackModule(CallbackBase):
             if reboot:
                 line += " (reboot required: %s)" % "; ".join(reboot)
             self._display.display(line)
+
+    def _decommission_summary(self, stats):
+        for host in self._hosts:
+            done = self._facts.get(host, {}).get("imgc_decommissioned")
+            if host in self._failed:
+                state = "failed, the record kept: " + self._failed[host]
+            elif done:
+                state = "decommissioned (" + done + ")"
+            elif host in stats.processed:
+                state = "stopped before its undo finished"
+            else:
+                state = "not reached: the run stopped before this host (max_fail_percentage exceeded, or every host of a batch failed)"
+            self._display.display("imgc: %s: %s" % (host, state))
