@@ -991,7 +991,7 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
    * `opts.disk` (qemu): the VM boots the bootable raw/qcow2 artifact of that
    * output, the disk `imgc build` made, instead of a downloaded cloud image.
    */
-  cloudImage(builder: StepOf<'cloudImage'>['builder'], name: string, settings: Record<string, string | number | boolean> = {}, opts: { disk?: string } = {}): this {
+  cloudImage(builder: StepOf<'cloudImage'>['builder'], name: string, settings: Record<string, StepOf<'cloudImage'>['settings'][string]> = {}, opts: { disk?: string } = {}): this {
     return this.add<'cloudImage'>({
       kind: 'cloudImage',
       builder,
