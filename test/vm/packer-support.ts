@@ -25,8 +25,18 @@ const tools: [string, string][] = [
 
 const missing = tools.filter(([f]) => !existsSync(f)).map(([, p]) => p);
 
-/** Why the VM tests cannot run here, or undefined. */
-export const cannotVm: string | undefined = cannotBuild ?? (missing.length ? `${missing.join(', ')} not installed (apt-get install ${missing.join(' ')})` : undefined);
+/**
+ * Why the VM tests cannot run here, or undefined. Opt-in
+ * (`IMGC_VM_TESTS=1 npm run test:vm`) until a whole run has been seen green
+ * on the 2-core CI machine: see docs/packer.md, "Tests".
+ */
+export const cannotVm: string | undefined =
+  cannotBuild ??
+  (missing.length
+    ? `${missing.join(', ')} not installed (apt-get install ${missing.join(' ')})`
+    : process.env['IMGC_VM_TESTS'] !== '1'
+      ? 'the packer build VM tests are opt-in for now: IMGC_VM_TESTS=1 npm run test:vm'
+      : undefined);
 
 if (cannotVm) console.warn(`VM tests skipped: ${cannotVm}`);
 
@@ -91,7 +101,7 @@ export const packerBuild = async (dir: string, vars: Record<string, string>, tmp
     extendEnv: false,
     reject: false,
     all: true,
-    ...(signal ? { cancelSignal: signal, killSignal: 'SIGINT' as const } : {}),
+    ...(signal ? { cancelSignal: signal, killSignal: 'SIGTERM' as const } : {}),
   });
   return { code: r.exitCode ?? -1, out: r.all ?? '' };
 };
