@@ -335,7 +335,8 @@ describe('packer backend: hooks on both sides in one list', () => {
     await expectValid(dir, '.', vars);
     const { provisioners } = await inspectProvisioners(dir, '.', vars);
     expect(provisioners).toEqual(expectedProvisioners(ir, 'shell'));
-    expect(provisioners.slice(0, 5)).toEqual(['shell-local', 'shell', 'shell-local', 'file', 'shell']);
+    // After the provisioner making the build directory: where packer runs, in the target, where packer runs; then helpers.sh and the phase.
+    expect(provisioners.slice(0, 6)).toEqual(['shell', 'shell-local', 'shell', 'shell-local', 'file', 'shell']);
   });
 });
 
