@@ -26,6 +26,7 @@ import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import type { IniKeyOptions } from '../steps/ini-key.js';
 import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
+import type { CloudImageSetting } from '../steps/cloud-image.js';
 import type { ListVariable, Variable } from './variables.js';
 import type { Added, Declared, Facts, GlobPattern, Listed, Module, NoFacts, Ownership, PackageCatalog, PackageNameOf, Ref, Removed, UserOptions, Without, WithoutTree } from './types.js';
 
@@ -647,7 +648,7 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
    * `opts.disk` (qemu): the VM boots the bootable raw/qcow2 artifact of that
    * output, the disk `imgc build` made, instead of a downloaded cloud image.
    */
-  cloudImage(builder: 'qemu' | 'amazon-ebs' | 'null', name: string, settings: Record<string, string | number | boolean> = {}, opts: { disk?: string } = {}): this {
+  cloudImage(builder: 'qemu' | 'amazon-ebs' | 'null', name: string, settings: Record<string, CloudImageSetting> = {}, opts: { disk?: string } = {}): this {
     return this.add(kinds.cloudImage.make(builder, name, settings, opts));
   }
 }

@@ -322,7 +322,7 @@ export type CloudImageStep = {
     kind: "cloudImage";
     builder: "null" | "qemu" | "amazon-ebs";
     name: string;
-    settings: Record<string, string | number | boolean>;
+    settings: Record<string, string | number | boolean | string[] | string[][]>;
     id: string;
     provides: Fact[];
     requires: Fact[];

@@ -12,12 +12,15 @@ const schema = z
     kind: z.literal('cloudImage'),
     builder: z.enum(['qemu', 'amazon-ebs', 'null']),
     name: Name,
-    settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
+    /** Builder-native settings; lists for the builder's list-valued ones (qemuargs: a list of argument lists; boot_command, cd_files, floppy_files). */
+    settings: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.array(z.array(z.string()))])),
     /** qemu: the output of a bootable raw/qcow2 artifact the VM boots from (imgc's own disk), instead of a downloaded cloud image. */
     disk: z.string().min(1).optional(),
   })
   .strict();
 export type CloudImageStep = z.infer<typeof schema>;
+/** One builder setting's value. */
+export type CloudImageSetting = CloudImageStep['settings'][string];
 
 /** What the Packer output says when the definition has none of these: it provisions an existing host instead. */
 export const noCloudImage = 'The definition has no cloudImage step, so Packer provisions an existing host:';
@@ -28,7 +31,7 @@ export const isCloudImage = (s: { readonly kind: string }): s is CloudImageStep 
 export const cloudImage = {
   kind: 'cloudImage',
   schema,
-  make: (builder: CloudImageStep['builder'], name: string, settings: Record<string, string | number | boolean> = {}, opts: { disk?: string } = {}): StepInput<CloudImageStep> => ({
+  make: (builder: CloudImageStep['builder'], name: string, settings: Record<string, CloudImageSetting> = {}, opts: { disk?: string } = {}): StepInput<CloudImageStep> => ({
     kind: 'cloudImage',
     builder,
     name,

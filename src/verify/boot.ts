@@ -140,7 +140,7 @@ export interface BootResult extends VerifyResult {
 const OVMF_CODE = ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'];
 
 /** Whether a guest under KVM runs here: /dev/kvm usable, unless IMGC_QEMU_ACCEL says which. */
-const chooseAccel = (env: NodeJS.ProcessEnv): { accel: 'kvm' | 'tcg'; probe: boolean } => {
+export const chooseAccel = (env: NodeJS.ProcessEnv): { accel: 'kvm' | 'tcg'; probe: boolean } => {
   const want = env['IMGC_QEMU_ACCEL'];
   if (want === 'kvm' || want === 'tcg') return { accel: want, probe: false };
   if (want) throw new Error(`IMGC_QEMU_ACCEL must be kvm or tcg (got '${want}')`);

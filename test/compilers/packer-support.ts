@@ -2,6 +2,7 @@
 // ~ or the network, writing compiled output, and reading templates back.
 import { parse } from '@cdktf/hcl2json';
 import { execa } from 'execa';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -40,11 +41,22 @@ export type Parsed = Record<string, any>; // eslint-disable-line @typescript-esl
 /** The template as HashiCorp's HCL parser (hcl2json) reads it. */
 export const parseHcl = async (text: string): Promise<Parsed> => (await parse('template.pkr.hcl', text)) as Parsed;
 
-/** `-var` arguments for the variables without a default, with values packer validate accepts. */
+let key: string | undefined;
+/** A key pair made for the test file (as a user makes one per build): the private key's path; the public key is beside it, `.pub`. */
+export const buildKey = (): string => {
+  if (!key) {
+    const file = path.join(tempDir('packer-key'), 'build_key');
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'imgc-test-build', '-f', file]);
+    key = file;
+  }
+  return key;
+};
+
+/** `-var` arguments for the variables without a default, with values packer validate accepts (it reads the seed's key file). */
 export const requiredVars = (parsed: Parsed): string[] =>
   Object.entries((parsed['variable'] ?? {}) as Record<string, Parsed[]>)
     .filter(([, [v]]) => v && !('default' in v))
-    .flatMap(([name]) => ['-var', `${name}=${name.endsWith('_checksum') ? `sha512:${'a'.repeat(128)}` : 'example'}`]);
+    .flatMap(([name]) => ['-var', `${name}=${name.endsWith('_checksum') ? `sha512:${'a'.repeat(128)}` : name.endsWith('_ssh_private_key_file') ? buildKey() : 'example'}`]);
 
 /** packer validate (full, not -syntax-only) must pass. */
 export const expectValid = async (dir: string, target: string, vars: string[]): Promise<void> => {

@@ -8,7 +8,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packerCompiler } from '../../src/compilers/packer/index.js';
-import { jsonTemplateText } from '../../src/compilers/packer/quote.js';
+import { BUILD_TIME, jsonTemplateText } from '../../src/compilers/packer/quote.js';
 import type { CompiledFiles, CompileOptions } from '../../src/compilers/types.js';
 import type { Image, Phase, StepOf } from '../../src/ir/schema.js';
 import { goodExamples, irOf } from '../helpers/cli.js';
@@ -34,7 +34,11 @@ const hookTypes = (hooks: readonly StepOf<'hook'>[]): string[] =>
 const expectedProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] => {
   const list = phaseProvisioners(ir, provisioner);
   // The ansible provisioners read the variables from a file a shell-local step writes before them and removes after.
-  return provisioner === 'ansible' && ir.variables?.length && list.length ? ['shell-local', ...list, 'shell-local'] : list;
+  const phases = provisioner === 'ansible' && ir.variables?.length && list.length ? ['shell-local', ...list, 'shell-local'] : list;
+  // The phase scripts' directory is made first and removed last; a VM the seed let in is cleaned last.
+  const buildDir = list.includes('file');
+  const seeded = cloudSteps(ir).some((s) => s.builder === 'qemu' && s.settings['cd_files'] === undefined && s.settings['ssh_username'] === undefined);
+  return [...(buildDir ? ['shell'] : []), ...phases, ...(buildDir ? ['shell'] : []), ...(seeded ? ['shell'] : [])];
 };
 
 const phaseProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] => {
@@ -135,7 +139,8 @@ describe.each(goodExamples())('packer backend: %s', (file) => {
       const theirs = compilers[provisioner]?.compile(ir, opts) ?? {};
       for (const [f, content] of Object.entries(theirs)) expect(files[`${provisioner}/${f}`], f).toBe(content);
       const extra = Object.keys(files).filter((f) => !(f in own(files)) && !f.startsWith(`${provisioner}/`));
-      expect(extra.every((f) => /^hooks\/.+\.\d+\.sh$/.test(f)), extra.join(', ')).toBe(true);
+      // Besides: parts of hook lists, and the NoCloud seed of a qemu source (docs/packer.md).
+      expect(extra.every((f) => /^hooks\/.+\.\d+\.sh$|^seed\/(user-data|meta-data)$/.test(f)), extra.join(', ')).toBe(true);
     });
 
     const packer16 = opts.packerVersion === '1.6';
@@ -185,11 +190,16 @@ describe.each(goodExamples())('packer backend: %s', (file) => {
       expect(build['sources']).toEqual(steps.map((s, i) => `source.${s.builder}.${labels[i]}`));
       steps.forEach((s, i) => {
         const body = (parsed['source'] as Parsed)[s.builder][labels[i] as string][0] as Parsed;
-        for (const [k, v] of Object.entries(s.settings)) expect(body[k], `${s.id} ${k}`).toEqual(typeof v === 'string' ? jsonTemplateText(v) : v);
+        // An AMI's name is unique per build: the build's time follows the given one.
+        for (const [k, v] of Object.entries(s.settings)) expect(body[k], `${s.id} ${k}`).toEqual(typeof v === 'string' ? `${jsonTemplateText(v)}${k === 'ami_name' ? `-\${${BUILD_TIME}}` : ''}` : v);
         if (s.builder === 'qemu') {
           expect(body['disk_image']).toBe(true);
           expect(body['iso_checksum']).toMatch(/^\$\{var\.\w+\}$/);
           expect(body['communicator']).toBe('ssh');
+          // The way in: imgc's NoCloud seed and the build's own key, the firmware imgc's disks need.
+          if (s.settings['cd_files'] === undefined) expect(body).toMatchObject({ cd_label: 'cidata', ssh_username: 'imgc-build', ssh_private_key_file: expect.stringMatching(/^\$\{var\.\w+_ssh_private_key_file\}$/) });
+          expect(body).not.toHaveProperty('ssh_password');
+          if (s.settings['qemuargs'] === undefined) expect(body['qemuargs']).toEqual([['-bios', expect.stringMatching(/^\$\{var\.\w+_firmware\}$/)]]);
         }
         if (s.builder === 'amazon-ebs') {
           expect(body['ssh_username']).toBe('admin');
@@ -325,7 +335,8 @@ describe('packer backend: hooks on both sides in one list', () => {
     await expectValid(dir, '.', vars);
     const { provisioners } = await inspectProvisioners(dir, '.', vars);
     expect(provisioners).toEqual(expectedProvisioners(ir, 'shell'));
-    expect(provisioners.slice(0, 5)).toEqual(['shell-local', 'shell', 'shell-local', 'file', 'shell']);
+    // After the provisioner making the build directory: where packer runs, in the target, where packer runs; then helpers.sh and the phase.
+    expect(provisioners.slice(0, 6)).toEqual(['shell', 'shell-local', 'shell', 'shell-local', 'file', 'shell']);
   });
 });
 
@@ -376,10 +387,15 @@ describe('packer backend: settings newer than packer 1.6.6', () => {
 
 describe("packer backend: a qemu source that boots imgc's own disk", () => {
   /** node-image with its qemu source booting the definition's bootable disk.qcow2 (or `disk`), not a cloud image. */
-  const fromDisk = async (disk = 'disk.qcow2', builder: StepOf<'cloudImage'>['builder'] = 'qemu'): Promise<Image> => {
+  const fromDisk = async (disk = 'disk.qcow2', builder: StepOf<'cloudImage'>['builder'] = 'qemu', wayIn = true): Promise<Image> => {
     const ir = structuredClone(await irOf('examples/node-image.ts'));
     const qemu = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage' && s.builder === 'qemu')!;
     Object.assign(qemu, { disk, builder, settings: { headless: true } });
+    // The way in needs cloud-init on the disk besides sshd (sshHardening's): as if the definition used cloudInit().
+    if (wayIn) {
+      const ssh = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'packages'> => s.kind === 'packages' && s.provides.some((f) => f.key === 'openssh-server'))!;
+      Object.assign(ssh, { names: [...ssh.names, 'cloud-init'], provides: [...ssh.provides, { kind: 'package', key: 'cloud-init' }] });
+    }
     return ir;
   };
   const diagnosticsOf = (ir: Image): { code: string; message: string }[] => {
@@ -399,15 +415,16 @@ describe("packer backend: a qemu source that boots imgc's own disk", () => {
     const vars = modern['variable'] as Record<string, Parsed[]>;
     expect(vars['qemu_iso_url']![0]!['default']).toBe('../build/disk.qcow2');
     expect(vars['qemu_firmware']![0]!['default']).toBe('/usr/share/ovmf/OVMF.fd');
-    // No cloud image, and no cloud image's user: the checksum and the login are the user's to give.
+    // No cloud image: the checksum is the user's to give, and the build's key pair.
     expect(vars['qemu_iso_checksum']![0]).not.toHaveProperty('default');
-    expect(vars['qemu_ssh_username']![0]).not.toHaveProperty('default');
+    expect(vars['qemu_ssh_private_key_file']![0]).not.toHaveProperty('default');
+    expect(vars).not.toHaveProperty('qemu_ssh_password');
     expect(JSON.stringify(modern)).not.toContain('cloud.debian.org');
 
     const files = packerCompiler.compile(ir, { json: true, packerVersion: '1.6' });
     const dir = writeOut(files, 'packer-from-disk');
     const required = requiredVars(await parseHcl(files[`${ir.name}.pkr.hcl`]!));
-    expect(required.filter((a) => a !== '-var').map((a) => a.split('=')[0])).toEqual(expect.arrayContaining(['qemu_iso_checksum', 'qemu_ssh_username', 'qemu_ssh_password']));
+    expect(required.filter((a) => a !== '-var').map((a) => a.split('=')[0])).toEqual(expect.arrayContaining(['qemu_iso_checksum', 'qemu_ssh_private_key_file']));
     await expectValid(dir, `${ir.name}.pkr.hcl`, required);
     await expectValid(dir, `${ir.name}.pkr.json`, required);
   });
@@ -422,6 +439,7 @@ describe("packer backend: a qemu source that boots imgc's own disk", () => {
       [await fromDisk('rootfs.tar.zst'), "'rootfs.tar.zst' (artifact.2.artifact) is not a bootable disk: it is a tar"],
       [await fromDisk('nowhere.qcow2'), "no artifact of this phase writes 'nowhere.qcow2'"],
       [await fromDisk('disk.qcow2', 'null'), 'only the qemu builder boots a disk imgc built'],
+      [await fromDisk('disk.qcow2', 'qemu', false), "Packer gets into 'disk.qcow2' through a NoCloud seed, which needs package 'cloud-init' on the disk, and no step installs it"],
     ] as const) {
       const ds = diagnosticsOf(ir);
       expect(ds.map((d) => d.code), message).toEqual(['IMGC2002']);

@@ -181,8 +181,8 @@ describe('reboot: packer (the shell provisioner runs the phase in parts)', () =>
     await expectValid(dir, 'reboot-node.pkr.hcl', vars);
     await expectValid(dir, 'reboot-node.pkr.json', vars);
     const { provisioners } = await inspectProvisioners(dir, 'reboot-node.pkr.hcl', vars);
-    // helpers.sh; customize: part 1, reboot, wait; provision: part 1, reboot, wait, part 2.
-    expect(provisioners).toEqual(['file', 'shell', 'shell', 'shell', 'shell', 'shell', 'shell', 'shell']);
+    // The build directory (docs/packer.md); helpers.sh; customize: part 1, reboot, wait; provision: part 1, reboot, wait, part 2; the build directory removed.
+    expect(provisioners).toEqual(['shell', 'file', 'shell', 'shell', 'shell', 'shell', 'shell', 'shell', 'shell', 'shell']);
     const fmt = await packer(['fmt', '-check', '-diff', 'reboot-node.pkr.hcl'], dir);
     expect(fmt.code, fmt.out).toBe(0);
   });

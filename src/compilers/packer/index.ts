@@ -16,7 +16,8 @@ import { isCloudImage, type CloudImageStep } from '../../steps/cloud-image.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
-import { sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
+import { seedsWayIn, sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
+import { BUILD_DIR, BUILD_USER, metaData, SEED_DIR, seedCleanup, userData, WAY_IN_PACKAGES } from './way-in.js';
 import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
 import { imageView } from '../../ir/phases.js';
 import { cut } from '../parts.js';
@@ -52,6 +53,13 @@ const diskProblem = (step: CloudImageStep, phaseSteps: readonly Step[]): string 
   return undefined;
 };
 
+/** What imgc's seed needs on a disk the definition builds itself (way-in.ts), unless the step brings its own way in: the packages no step provides. */
+const wayInMissing = (ir: Image, step: CloudImageStep): string[] => {
+  if (step.settings['cd_files'] !== undefined || step.settings['ssh_username'] !== undefined) return [];
+  const installed = new Set(ir.phases.flatMap((p) => p.steps.flatMap((s) => s.provides.filter((f) => f.kind === 'package').map((f) => f.key))));
+  return WAY_IN_PACKAGES.filter((p) => !installed.has(p));
+};
+
 /** Strings the template carries must survive HCL exactly; the rest is the other backends' business. */
 const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
   const out: Diagnostic[] = [];
@@ -61,6 +69,15 @@ const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
       if (step.disk !== undefined) {
         const problem = diskProblem(step, phase.steps);
         if (problem) out.push(diagnostic('IMGC2002', `${step.id}.disk: ${problem}`, { loc: step.loc, stepId: step.id, hint: "give the output of a raw or qcow2 artifact made with { bootable: true } in the artifact phase, e.g. a.qcow2('disk.qcow2', { bootable: true })" }));
+        const missing = wayInMissing(ir, step);
+        if (!problem && missing.length)
+          out.push(
+            diagnostic('IMGC2002', `${step.id}.disk: Packer gets into '${step.disk}' through a NoCloud seed, which needs ${missing.map((m) => `package '${m}'`).join(' and ')} on the disk, and no step installs ${missing.length > 1 ? 'them' : 'it'}`, {
+              loc: step.loc,
+              stepId: step.id,
+              hint: "use(cloudInit()) from the stdlib and packages(['openssh-server']) in a phase before the artifact, or give cd_files and ssh_username of your own in the step's settings",
+            }),
+          );
       }
       for (const [key, value] of Object.entries(step.settings)) {
         if (legacy && newerThan16[step.builder]?.includes(key)) {
@@ -191,8 +208,50 @@ const ownProvisioner = (p: PackerShell, lines: readonly string[]): Item =>
     lines,
   );
 
-/** Where the phase scripts and their helpers.sh go in the target. */
-const REMOTE_FOLDER = '/tmp';
+/** Whether a provisioner puts files in the build directory (a phase script, helpers.sh). */
+const uploadsToBuildDir = (p: Item): boolean =>
+  p.kind === 'block' && p.body.some((i) => i.kind === 'attr' && ((i.name === 'remote_folder' || i.name === 'destination') && i.value.kind === 'string' && i.value.value.startsWith(BUILD_DIR)));
+
+/** Where the phase scripts and their helpers.sh go in the target: a directory that survives sysprep() and reboots (way-in.ts). */
+const REMOTE_FOLDER = BUILD_DIR;
+
+/** Fixed text run as root whoever Packer logs in as (root on an existing host, a user with sudo elsewhere). */
+const asRoot = (command: string): string => `if [ "$(id -u)" -eq 0 ]; then ${command}; else sudo ${command}; fi`;
+
+/** The first provisioner: the directory the phase scripts are uploaded to, owned by the user Packer uploads them as. */
+const makeBuildDir = (): Item =>
+  block('provisioner', ['shell'], [attr('inline', list([str(asRoot(`install -d -m 0700 -o "$(id -un)" ${BUILD_DIR}`))]))], [
+    `The phase scripts and their helpers go to ${BUILD_DIR}, not /tmp: sysprep() empties /tmp, and a`,
+    'reboot may, while a later phase still sources helpers.sh. The last provisioner removes it.',
+  ]);
+
+/**
+ * The last provisioners: the build directory, and on a VM the seed let in
+ * (a qemu source that takes imgc's seed), cloud-init's state and logs; its
+ * shutdown command removes the build user (way-in.ts).
+ */
+const finish = (sources: readonly SourceSpec[], usesBuildDir: boolean): Item[] => {
+  const seeded = sources.filter(seedsWayIn);
+  return [
+    ...(usesBuildDir
+      ? [block('provisioner', ['shell'], [attr('inline', list([str(`rm -rf ${BUILD_DIR}`)])), attr('execute_command', str(EXECUTE_AS_ROOT))], [`Last: the phase scripts and helpers in ${BUILD_DIR}.`])]
+      : []),
+    ...(seeded.length
+      ? [
+          block(
+            'provisioner',
+            ['shell'],
+            [
+              attr('inline', list(seedCleanup.map(str))),
+              attr('execute_command', str(EXECUTE_AS_ROOT)),
+              ...(seeded.length < sources.length ? [attr('only', list(seeded.map((s) => str(`${s.builder}.${s.label}`))))] : []),
+            ],
+            [`Last: what the NoCloud seed left (cloud-init's per-instance state and logs). The shutdown command then removes ${BUILD_USER}.`],
+          ),
+        ]
+      : []),
+  ];
+};
 
 interface ShellPlan {
   readonly provisioners: Item[];
@@ -396,11 +455,14 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
   ];
 };
 
-const template = (ir: Image, provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: Parts, legacy: boolean): Item[] => {
+const sourcesOf = (ir: Image): SourceSpec[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
   const cloudSteps = (artifactPhase?.steps ?? []).filter(isCloudImage);
   const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
-  const sources = sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
+  return sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
+};
+
+const template = (ir: Image, sources: readonly SourceSpec[], provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: Parts, legacy: boolean): Item[] => {
   const own = irVariables(ir, legacy);
   const variables = [...own, ...uniqueVariables(sources).filter((v) => !own.some((o) => o.name === v.name))];
   const required = variables.filter((v) => v.default === undefined);
@@ -469,12 +531,15 @@ export const packerCompiler: Compiler = {
       embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
       provisioners = ansibleProvisioners(ir);
     }
-    provisioners = withVariables(ir, provisioners, embedded);
+    const sources = sourcesOf(ir);
+    const usesBuildDir = provisioners.some(uploadsToBuildDir);
+    provisioners = [...(usesBuildDir ? [makeBuildDir()] : []), ...withVariables(ir, provisioners, embedded), ...finish(sources, usesBuildDir)];
+    if (sources.some(seedsWayIn)) Object.assign(embedded, { [`${SEED_DIR}/user-data`]: userData(), [`${SEED_DIR}/meta-data`]: metaData(ir.name) });
     const hclFile = `${ir.name}.pkr.hcl`;
     const jsonFile = `${ir.name}.pkr.json`;
     const legacy = opts.packerVersion === '1.6';
-    const files: CompiledFiles = { [hclFile]: writeHcl(template(ir, provisioner, opts.json ?? false, hclFile, provisioners, parts, legacy)) };
-    if (opts.json) files[jsonFile] = writeJson(template(ir, provisioner, true, jsonFile, provisioners, parts, legacy));
+    const files: CompiledFiles = { [hclFile]: writeHcl(template(ir, sources, provisioner, opts.json ?? false, hclFile, provisioners, parts, legacy)) };
+    if (opts.json) files[jsonFile] = writeJson(template(ir, sources, provisioner, true, jsonFile, provisioners, parts, legacy));
     return { ...files, ...embedded };
   },
 };

@@ -106,7 +106,7 @@ export const hclString = (s: string): string => {
  * A string with variable references (src/core/variables.ts) as template parts:
  * each reference is `${var.NAME}`, the variable block of the same name.
  */
-const variableParts = (s: string): TemplatePart[] => splitMarkers(s).map((p) => (typeof p === 'string' ? p : { expr: `var.${p.variable}` }));
+export const variableParts = (s: string): TemplatePart[] => splitMarkers(s).map((p) => (typeof p === 'string' ? p : { expr: `var.${p.variable}` }));
 
 /** A part of a template: literal text, or an expression interpolated with `${…}`. */
 export type TemplatePart = string | { readonly expr: string };
@@ -123,8 +123,10 @@ const assignment = '[a-z][a-z0-9_]* = var\\.[a-z][a-z0-9_]*';
 const json = `jsonencode\\(\\{ ${assignment}(, ${assignment})* \\}\\)`;
 // A string literal without quote, backslash, control character or template sequence (`${`, `%{`).
 const plain = '(?:[^"\\\\$%\\x00-\\x1f]|[$%](?!\\{))*';
+/** The build's start, UTC, as YYYYMMDDhhmmss: the suffix of names that must be unique per build (an AMI's). */
+export const BUILD_TIME = 'formatdate("YYYYMMDDhhmmss", timestamp())';
 const safeCall = new RegExp(
-  `^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|join\\(" ", var\\.[a-z][a-z0-9_]*\\)|path\\.root|${json})\\)$` +
+  `^${BUILD_TIME.replace(/[()]/g, '\\$&')}$|^${json}$|^base64encode\\((var\\.[a-z][a-z0-9_]*|join\\(" ", var\\.[a-z][a-z0-9_]*\\)|path\\.root|${json})\\)$` +
     `|^length\\(\\[for p in var\\.(?<list>[a-z][a-z0-9_]*) : p if can\\(regex\\("${plain}", p\\)\\)\\]\\) == length\\(var\\.\\k<list>\\)$` +
     `|^contains\\(\\["${plain}"(, "${plain}")*\\], var\\.[a-z][a-z0-9_]*\\)$`,
 );

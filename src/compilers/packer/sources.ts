@@ -3,8 +3,10 @@
 // Each builder gets what it needs to pass `packer validate`; the step's
 // settings (builder-native keys) are written as given and win over these.
 import type { Base, StepOf } from '../../ir/schema.js';
-import { noCloudImage, type CloudImageStep } from '../../steps/cloud-image.js';
-import { attr, block, bool, list, map, num, ref, str, type Item, type Value } from './hcl.js';
+import { noCloudImage, type CloudImageSetting, type CloudImageStep } from '../../steps/cloud-image.js';
+import { attr, block, bool, list, map, num, ref, str, tmpl, type Item, type Value } from './hcl.js';
+import { BUILD_TIME, variableParts, type TemplatePart } from './quote.js';
+import { BUILD_USER, SEED_DIR, seedShutdown } from './way-in.js';
 
 export interface VariableSpec {
   readonly name: string;
@@ -27,12 +29,13 @@ export interface SourceSpec {
   readonly variables: readonly VariableSpec[];
   /** Whether Packer's artifact has files (the checksum post-processor needs files). */
   readonly producesFiles: boolean;
+  /** Whether Packer gets in through imgc's NoCloud seed (way-in.ts): the definition left cd_files and ssh_username to imgc. */
+  readonly seeded?: boolean;
 }
 
 /** Where each base comes from as a VM disk image or an AMI. */
 interface CloudBase {
   readonly diskImageUrl: string;
-  readonly diskImageUser: string;
   readonly amiName: string;
   readonly amiOwner: string;
   readonly amiOwnerName: string;
@@ -42,7 +45,6 @@ interface CloudBase {
 const cloudBases: Readonly<Record<string, CloudBase>> = {
   'debian-12': {
     diskImageUrl: 'https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2',
-    diskImageUser: 'debian',
     amiName: 'debian-12-amd64-*',
     amiOwner: '136693071363',
     amiOwnerName: 'Debian',
@@ -50,7 +52,6 @@ const cloudBases: Readonly<Record<string, CloudBase>> = {
   },
   'ubuntu-22.04': {
     diskImageUrl: 'https://cloud-images.ubuntu.com/jammy/current/jammy-server-cloudimg-amd64.img',
-    diskImageUser: 'ubuntu',
     amiName: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*',
     amiOwner: '099720109477',
     amiOwnerName: 'Canonical',
@@ -58,7 +59,6 @@ const cloudBases: Readonly<Record<string, CloudBase>> = {
   },
   'ubuntu-24.04': {
     diskImageUrl: 'https://cloud-images.ubuntu.com/noble/current/noble-server-cloudimg-amd64.img',
-    diskImageUser: 'ubuntu',
     amiName: 'ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*',
     amiOwner: '099720109477',
     amiOwnerName: 'Canonical',
@@ -71,8 +71,8 @@ type Field = readonly [name: string, value: Value | VariableSpec];
 
 const isVariable = (v: Value | VariableSpec): v is VariableSpec => 'description' in v;
 
-const settingValue = (v: string | number | boolean): Value =>
-  typeof v === 'string' ? str(v) : typeof v === 'number' ? num(v) : bool(v);
+const settingValue = (v: CloudImageSetting): Value =>
+  typeof v === 'string' ? str(v) : typeof v === 'number' ? num(v) : typeof v === 'boolean' ? bool(v) : list((v as readonly (string | readonly string[])[]).map((i) => (typeof i === 'string' ? str(i) : list(i.map(str)))));
 
 const locText = (step: { id: string; loc?: { file: string; line: number } | undefined }): string =>
   step.loc ? `${step.id} (${step.loc.file}:${step.loc.line})` : step.id;
@@ -83,24 +83,27 @@ const locText = (step: { id: string; loc?: { file: string; line: number } | unde
  */
 const assemble = (
   fields: readonly Field[],
-  settings: Readonly<Record<string, string | number | boolean>>,
+  settings: Readonly<Record<string, CloudImageSetting>>,
   blocks: readonly Item[],
+  /** Fields whose given value gets a suffix (a name unique per build). */
+  suffixed: Readonly<Record<string, readonly TemplatePart[]>> = {},
 ): { body: Item[]; variables: VariableSpec[] } => {
   const variables: VariableSpec[] = [];
   const body: Item[] = [];
   for (const [name, v] of fields) {
     const given = settings[name];
-    if (given !== undefined) body.push(attr(name, settingValue(given)));
+    const suffix = suffixed[name];
+    if (given !== undefined) body.push(attr(name, suffix && typeof given === 'string' ? tmpl(...variableParts(given), ...suffix) : settingValue(given)));
     else if (isVariable(v)) {
       variables.push(v);
-      body.push(attr(name, ref(`var.${v.name}`)));
+      body.push(attr(name, suffix ? tmpl({ expr: `var.${v.name}` }, ...suffix) : ref(`var.${v.name}`)));
     } else body.push(attr(name, v));
   }
   const own = new Set(fields.map(([n]) => n));
   const rest = Object.keys(settings).filter((k) => !own.has(k));
   if (rest.length) {
     body.push({ kind: 'blank' }, { kind: 'comment', lines: ['Settings from the definition.'] });
-    for (const k of rest) body.push(attr(k, settingValue(settings[k] as string | number | boolean)));
+    for (const k of rest) body.push(attr(k, settingValue(settings[k] as CloudImageSetting)));
   }
   if (blocks.length) body.push({ kind: 'blank' }, ...blocks);
   return { body, variables };
@@ -110,14 +113,20 @@ const assemble = (
 const OVMF = '/usr/share/ovmf/OVMF.fd';
 
 const qemu = (step: CloudImageStep, label: string, prefix: string, imageName: string, base: Base, disk: StepOf<'artifact'> | undefined): SourceSpec => {
-  // Booting imgc's own disk: no cloud image, so no cloud image's user either.
+  // Booting imgc's own disk: no cloud image to download by default.
   const cloud = disk ? undefined : cloudBases[base.name];
-  const format = typeof step.settings['format'] === 'string' ? step.settings['format'] : (disk?.format ?? 'qcow2');
+  const given = step.settings['format'];
+  const format = typeof given === 'string' ? given : (disk?.format ?? 'qcow2');
   const firmware: VariableSpec = {
     name: `${prefix}_firmware`,
     type: 'string',
-    description: `UEFI firmware QEMU boots ${disk?.output} with (-bios): imgc's bootable disks are UEFI only. Debian's ovmf package has this one.`,
+    description: "UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ovmf package has this one.",
     default: OVMF,
+  };
+  const key: VariableSpec = {
+    name: `${prefix}_ssh_private_key_file`,
+    type: 'string',
+    description: `A key pair made for this build only, e.g. ssh-keygen -t ed25519 -N '' -f build_key: Packer logs in as ${BUILD_USER} with this file, and the NoCloud seed authorizes this file's .pub (beside it). Delete both after the build.`,
   };
   const fields: Field[] = [
     ['disk_image', bool(true)],
@@ -127,8 +136,8 @@ const qemu = (step: CloudImageStep, label: string, prefix: string, imageName: st
         name: `${prefix}_iso_url`,
         type: 'string',
         description: disk
-          ? `The disk the ${label} VM boots: ${disk.output}, which imgc build writes (by default to out/${imageName}/build, beside this directory's out/${imageName}/packer).`
-          : `Disk image the ${label} VM boots from${cloud ? ` (${base.name}'s generic cloud image by default)` : ''}.`,
+          ? `The disk the ${label} VM boots: ${disk.output}, which imgc build writes (by default to out/${imageName}/build, beside this directory's out/${imageName}/packer), or any disk image with cloud-init and sshd.`
+          : `Disk image the ${label} VM boots from, with cloud-init and sshd${cloud ? ` (${base.name}'s generic cloud image by default)` : ''}.`,
         ...(disk ? { default: `../build/${disk.output}` } : cloud ? { default: cloud.diskImageUrl } : {}),
       },
     ],
@@ -145,52 +154,48 @@ const qemu = (step: CloudImageStep, label: string, prefix: string, imageName: st
     ['output_directory', str(`output-${label}`)],
     ['vm_name', str(`${imageName}.${format}`)],
     ...(disk ? ([['format', str(disk.format)]] as Field[]) : []),
+    [
+      'accelerator',
+      {
+        name: `${prefix}_accelerator`,
+        type: 'string',
+        description: 'QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg.',
+        default: '',
+      },
+    ],
+    ['cd_files', list([rootFile(`${SEED_DIR}/user-data`), rootFile(`${SEED_DIR}/meta-data`), tmpl({ expr: `var.${key.name}` }, '.pub')])],
+    ['cd_label', str('cidata')],
     ['communicator', str('ssh')],
-    [
-      'ssh_username',
-      {
-        name: `${prefix}_ssh_username`,
-        type: 'string',
-        description: disk ? `User Packer logs in as on ${disk.output}: the definition creates it (with passwordless sudo) and installs openssh-server.` : 'User Packer logs in as; it needs passwordless sudo.',
-        ...(cloud ? { default: cloud.diskImageUser } : {}),
-      },
-    ],
-    [
-      'ssh_password',
-      {
-        name: `${prefix}_ssh_password`,
-        type: 'string',
-        description: disk
-          ? `Password of ${prefix}_ssh_username on ${disk.output}.`
-          : `Password of ${prefix}_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = "cidata" in the step's settings).`,
-        sensitive: true,
-      },
-    ],
+    ['ssh_username', str(BUILD_USER)],
+    ['ssh_private_key_file', key],
     ['ssh_timeout', str('20m')],
-    ['shutdown_command', str('sudo shutdown -P now')],
+    ['shutdown_command', str(seedShutdown)],
     // qemuargs rather than `firmware`: packer 1.6.6's qemu builder has no `firmware`.
-    ...(disk ? ([['qemuargs', list([list([str('-bios'), ref(`var.${firmware.name}`)])])]] as Field[]) : []),
+    ['qemuargs', list([list([str('-bios'), ref(`var.${firmware.name}`)])])],
   ];
   const { body, variables } = assemble(fields, step.settings, []);
   return {
     builder: 'qemu',
     label,
-    comment: disk
-      ? [
-          `${locText(step)}: a VM disk image built with QEMU, starting from imgc's own bootable disk`,
-          `${disk.output} (${disk.id}): run imgc build first, then packer build here.`,
-        ]
-      : [
-          `${locText(step)}: a VM disk image built with QEMU.`,
-          'A cloud image lets Packer in only once cloud-init has set a password or key: give it a',
-          'NoCloud seed (cd_files and cd_label = "cidata" in the step\'s settings), or boot an image',
-          `that already accepts ${prefix}_ssh_username and ${prefix}_ssh_password.`,
-        ],
+    comment: [
+      disk
+        ? `${locText(step)}: a VM disk image built with QEMU, starting from imgc's own bootable disk ${disk.output} (${disk.id}): run imgc build first, then packer build here.`
+        : `${locText(step)}: a VM disk image built with QEMU, starting from a cloud image.`,
+      `The way in: a NoCloud seed (cd_files, label cidata; the files in ${SEED_DIR}/) makes the temporary user ${BUILD_USER},`,
+      `authorized for ${prefix}_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.`,
+    ],
     body,
-    variables: disk && step.settings['qemuargs'] === undefined ? [...variables, firmware] : variables,
+    variables: step.settings['qemuargs'] === undefined ? [...variables, firmware] : variables,
     producesFiles: true,
+    seeded: step.settings['cd_files'] === undefined && step.settings['ssh_username'] === undefined,
   };
 };
+
+/** Whether a source boots with imgc's NoCloud seed, so the last provisioners clean up after it. */
+export const seedsWayIn = (s: SourceSpec): boolean => s.seeded === true;
+
+/** A file beside the template. */
+const rootFile = (file: string): Value => tmpl({ expr: 'path.root' }, `/${file}`);
 
 const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
   const cloud = cloudBases[base.name];
@@ -203,7 +208,7 @@ const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageNam
       {
         name: `${prefix}_ami_name`,
         type: 'string',
-        description: 'Name of the AMI; AMI names are unique per account and region.',
+        description: 'Name of the AMI; AMI names are unique per account and region, so the build adds -YYYYMMDDhhmmss (its start, UTC).',
         default: imageName,
       },
     ],
@@ -233,7 +238,7 @@ const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageNam
   }
   fields.push(['communicator', str('ssh')]);
   fields.push(['ssh_username', cloud ? str(cloud.amiUser) : { name: `${prefix}_ssh_username`, type: 'string', description: 'User the AMI lets in over ssh.' }]);
-  const { body, variables } = assemble(fields, s, blocks);
+  const { body, variables } = assemble(fields, s, blocks, { ami_name: ['-', { expr: BUILD_TIME }] });
   return {
     builder: 'amazon-ebs',
     label,
@@ -244,7 +249,7 @@ const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageNam
   };
 };
 
-const nullHost = (settings: Readonly<Record<string, string | number | boolean>>, label: string, prefix: string, comment: readonly string[]): SourceSpec => {
+const nullHost = (settings: Readonly<Record<string, CloudImageSetting>>, label: string, prefix: string, comment: readonly string[]): SourceSpec => {
   const fields: Field[] = [
     ['communicator', str('ssh')],
     ['ssh_host', { name: `${prefix}_ssh_host`, type: 'string', description: 'Address of the existing host to provision.' }],

@@ -6,9 +6,9 @@
 # For Packer 1.10 or later: `packer init` installs the plugins the packer block pins.
 # From this directory (name the file: the .pkr.hcl and .pkr.json are the same template, and `.` would load both):
 #   packer init image-builder-node.pkr.hcl
-#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… image-builder-node.pkr.hcl
-#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… image-builder-node.pkr.hcl
-# Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
+#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… image-builder-node.pkr.hcl
+#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… image-builder-node.pkr.hcl
+# Required variables: qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
 #   artifact.1.artifact (image-builder-node.ts:191): tar rootfs.tar.zst
@@ -129,7 +129,7 @@ variable "kubectl_sha256" {
 
 variable "qemu_iso_url" {
   type        = string
-  description = "Disk image the qemu VM boots from (debian-12's generic cloud image by default)."
+  description = "Disk image the qemu VM boots from, with cloud-init and sshd (debian-12's generic cloud image by default)."
   default     = "https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2"
 }
 
@@ -138,33 +138,45 @@ variable "qemu_iso_checksum" {
   description = "Checksum of qemu_iso_url, e.g. \"sha512:…\" from the SHA512SUMS beside it. A \"file:\" URL works for packer build but makes packer validate download it."
 }
 
-variable "qemu_ssh_username" {
+variable "qemu_accelerator" {
   type        = string
-  description = "User Packer logs in as; it needs passwordless sudo."
-  default     = "debian"
+  description = "QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg."
+  default     = ""
 }
 
-variable "qemu_ssh_password" {
+variable "qemu_ssh_private_key_file" {
   type        = string
-  description = "Password of qemu_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = \"cidata\" in the step's settings)."
-  sensitive   = true
+  description = "A key pair made for this build only, e.g. ssh-keygen -t ed25519 -N '' -f build_key: Packer logs in as imgc-build with this file, and the NoCloud seed authorizes this file's .pub (beside it). Delete both after the build."
 }
 
-# artifact.3.cloudImage (image-builder-node.ts:191): a VM disk image built with QEMU.
-# A cloud image lets Packer in only once cloud-init has set a password or key: give it a
-# NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
-# that already accepts qemu_ssh_username and qemu_ssh_password.
+variable "qemu_firmware" {
+  type        = string
+  description = "UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ovmf package has this one."
+  default     = "/usr/share/ovmf/OVMF.fd"
+}
+
+# artifact.3.cloudImage (image-builder-node.ts:191): a VM disk image built with QEMU, starting from a cloud image.
+# The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
+# authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
   disk_image       = true
   iso_url          = var.qemu_iso_url
   iso_checksum     = var.qemu_iso_checksum
   output_directory = "output-qemu"
   vm_name          = "image-builder-node.qcow2"
-  communicator     = "ssh"
-  ssh_username     = var.qemu_ssh_username
-  ssh_password     = var.qemu_ssh_password
-  ssh_timeout      = "20m"
-  shutdown_command = "sudo shutdown -P now"
+  accelerator      = var.qemu_accelerator
+  cd_files = [
+    "${path.root}/seed/user-data",
+    "${path.root}/seed/meta-data",
+    "${var.qemu_ssh_private_key_file}.pub",
+  ]
+  cd_label             = "cidata"
+  communicator         = "ssh"
+  ssh_username         = "imgc-build"
+  ssh_private_key_file = var.qemu_ssh_private_key_file
+  ssh_timeout          = "20m"
+  shutdown_command     = "sudo sh -c 'userdel -f -r imgc-build; rm -f /etc/sudoers.d/90-cloud-init-users; shutdown -P now'"
+  qemuargs             = [["-bios", var.qemu_firmware]]
 
   # Settings from the definition.
   disk_size = "20G"
@@ -175,10 +187,18 @@ source "qemu" "qemu" {
 build {
   sources = ["source.qemu.qemu"]
 
+  # The phase scripts and their helpers go to /var/lib/imgc-build, not /tmp: sysprep() empties /tmp, and a
+  # reboot may, while a later phase still sources helpers.sh. The last provisioner removes it.
+  provisioner "shell" {
+    inline = [
+      "if [ \"$(id -u)\" -eq 0 ]; then install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; else sudo install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; fi",
+    ]
+  }
+
   # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
   provisioner "file" {
     source      = "${path.root}/shell/phases/helpers.sh"
-    destination = "/tmp/helpers.sh"
+    destination = "/var/lib/imgc-build/helpers.sh"
   }
 
   # customize: in the target, as root:
@@ -199,7 +219,7 @@ build {
       "IMGC_VAR_EXTRA_DEBS=${base64encode(join(" ", var.extra_debs))}",
     ]
     use_env_var_file = true
-    remote_folder    = "/tmp"
+    remote_folder    = "/var/lib/imgc-build"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_APT_PROXY IMGC_VAR_EXTRA_DEBS; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_APT_PROXY IMGC_VAR_EXTRA_DEBS; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 
@@ -297,7 +317,7 @@ build {
       "IMGC_VAR_KUBECTL_SHA256=${base64encode(var.kubectl_sha256)}",
     ]
     use_env_var_file = true
-    remote_folder    = "/tmp"
+    remote_folder    = "/var/lib/imgc-build"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_IMAGE_BUILDER_VERSION IMGC_VAR_KUBERNETES_VERSION IMGC_VAR_CONTAINERD_URL IMGC_VAR_CONTAINERD_SHA256 IMGC_VAR_RUNC_URL IMGC_VAR_RUNC_SHA256 IMGC_VAR_CRICTL_URL IMGC_VAR_CRICTL_SHA256 IMGC_VAR_CNI_URL IMGC_VAR_CNI_SHA256 IMGC_VAR_KUBERNETES_HTTP_SOURCE IMGC_VAR_KUBEADM_SHA256 IMGC_VAR_KUBELET_SHA256 IMGC_VAR_KUBECTL_SHA256; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_IMAGE_BUILDER_VERSION IMGC_VAR_KUBERNETES_VERSION IMGC_VAR_CONTAINERD_URL IMGC_VAR_CONTAINERD_SHA256 IMGC_VAR_RUNC_URL IMGC_VAR_RUNC_SHA256 IMGC_VAR_CRICTL_URL IMGC_VAR_CRICTL_SHA256 IMGC_VAR_CNI_URL IMGC_VAR_CNI_SHA256 IMGC_VAR_KUBERNETES_HTTP_SOURCE IMGC_VAR_KUBEADM_SHA256 IMGC_VAR_KUBELET_SHA256 IMGC_VAR_KUBECTL_SHA256; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
   }
 
@@ -313,7 +333,19 @@ build {
   #   sysprep.9.file (image-builder-node.ts:184): file /etc/default/grub.d/50-cloudimg-settings.cfg
   provisioner "shell" {
     script          = "${path.root}/shell/phases/03-sysprep.sh"
-    remote_folder   = "/tmp"
+    remote_folder   = "/var/lib/imgc-build"
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
+  # Last: the phase scripts and helpers in /var/lib/imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/imgc-build"]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
+  # Last: what the NoCloud seed left (cloud-init's per-instance state and logs). The shutdown command then removes imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log"]
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -6,9 +6,9 @@
 # For Packer 1.10 or later: `packer init` installs the plugins the packer block pins.
 # From this directory (name the file: the .pkr.hcl and .pkr.json are the same template, and `.` would load both):
 #   packer init k8s-node-debian.pkr.hcl
-#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node-debian.pkr.hcl
-#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node-debian.pkr.hcl
-# Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
+#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… k8s-node-debian.pkr.hcl
+#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… k8s-node-debian.pkr.hcl
+# Required variables: qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
 #   artifact.1.artifact (node-image.ts:50): dir rootfs
@@ -36,7 +36,7 @@ packer {
 
 variable "qemu_iso_url" {
   type        = string
-  description = "Disk image the qemu VM boots from (debian-12's generic cloud image by default)."
+  description = "Disk image the qemu VM boots from, with cloud-init and sshd (debian-12's generic cloud image by default)."
   default     = "https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2"
 }
 
@@ -45,33 +45,45 @@ variable "qemu_iso_checksum" {
   description = "Checksum of qemu_iso_url, e.g. \"sha512:…\" from the SHA512SUMS beside it. A \"file:\" URL works for packer build but makes packer validate download it."
 }
 
-variable "qemu_ssh_username" {
+variable "qemu_accelerator" {
   type        = string
-  description = "User Packer logs in as; it needs passwordless sudo."
-  default     = "debian"
+  description = "QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg."
+  default     = ""
 }
 
-variable "qemu_ssh_password" {
+variable "qemu_ssh_private_key_file" {
   type        = string
-  description = "Password of qemu_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = \"cidata\" in the step's settings)."
-  sensitive   = true
+  description = "A key pair made for this build only, e.g. ssh-keygen -t ed25519 -N '' -f build_key: Packer logs in as imgc-build with this file, and the NoCloud seed authorizes this file's .pub (beside it). Delete both after the build."
 }
 
-# artifact.5.cloudImage (node-image.ts:55): a VM disk image built with QEMU.
-# A cloud image lets Packer in only once cloud-init has set a password or key: give it a
-# NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
-# that already accepts qemu_ssh_username and qemu_ssh_password.
+variable "qemu_firmware" {
+  type        = string
+  description = "UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ovmf package has this one."
+  default     = "/usr/share/ovmf/OVMF.fd"
+}
+
+# artifact.5.cloudImage (node-image.ts:55): a VM disk image built with QEMU, starting from a cloud image.
+# The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
+# authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
   disk_image       = true
   iso_url          = var.qemu_iso_url
   iso_checksum     = var.qemu_iso_checksum
   output_directory = "output-qemu"
   vm_name          = "k8s-node-debian.qcow2"
-  communicator     = "ssh"
-  ssh_username     = var.qemu_ssh_username
-  ssh_password     = var.qemu_ssh_password
-  ssh_timeout      = "20m"
-  shutdown_command = "sudo shutdown -P now"
+  accelerator      = var.qemu_accelerator
+  cd_files = [
+    "${path.root}/seed/user-data",
+    "${path.root}/seed/meta-data",
+    "${var.qemu_ssh_private_key_file}.pub",
+  ]
+  cd_label             = "cidata"
+  communicator         = "ssh"
+  ssh_username         = "imgc-build"
+  ssh_private_key_file = var.qemu_ssh_private_key_file
+  ssh_timeout          = "20m"
+  shutdown_command     = "sudo sh -c 'userdel -f -r imgc-build; rm -f /etc/sudoers.d/90-cloud-init-users; shutdown -P now'"
+  qemuargs             = [["-bios", var.qemu_firmware]]
 
   # Settings from the definition.
   disk_size = "8G"
@@ -83,7 +95,7 @@ source "qemu" "qemu" {
 source "amazon-ebs" "aws" {
   region        = "eu-west-1"
   instance_type = "t3.large"
-  ami_name      = "k8s-node-debian-12"
+  ami_name      = "k8s-node-debian-12-${formatdate("YYYYMMDDhhmmss", timestamp())}"
   communicator  = "ssh"
   ssh_username  = "admin"
 
@@ -102,6 +114,14 @@ source "amazon-ebs" "aws" {
 build {
   sources = ["source.qemu.qemu", "source.amazon-ebs.aws"]
 
+  # The phase scripts and their helpers go to /var/lib/imgc-build, not /tmp: sysprep() empties /tmp, and a
+  # reboot may, while a later phase still sources helpers.sh. The last provisioner removes it.
+  provisioner "shell" {
+    inline = [
+      "if [ \"$(id -u)\" -eq 0 ]; then install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; else sudo install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; fi",
+    ]
+  }
+
   # customize: pre hooks, where packer runs:
   #   customize.pre1.hook (node-image.ts:22): event to stdout
   provisioner "shell-local" {
@@ -112,7 +132,7 @@ build {
   # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
   provisioner "file" {
     source      = "${path.root}/shell/phases/helpers.sh"
-    destination = "/tmp/helpers.sh"
+    destination = "/var/lib/imgc-build/helpers.sh"
   }
 
   # customize: in the target, as root:
@@ -128,7 +148,7 @@ build {
   #   customize.10.file (node-image.ts:34): file /etc/systemd/journald.conf.d/50-imgc.conf
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
-    remote_folder   = "/tmp"
+    remote_folder   = "/var/lib/imgc-build"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
@@ -164,7 +184,7 @@ build {
   #   provision.15.file (node-image.ts:45): file /etc/fstab
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
-    remote_folder   = "/tmp"
+    remote_folder   = "/var/lib/imgc-build"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
@@ -173,6 +193,19 @@ build {
   provisioner "shell-local" {
     script          = "${path.root}/shell/hooks/02-provision-post.sh"
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
+  }
+
+  # Last: the phase scripts and helpers in /var/lib/imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/imgc-build"]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
+  # Last: what the NoCloud seed left (cloud-init's per-instance state and logs). The shutdown command then removes imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log"]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+    only            = ["qemu.qemu"]
   }
 
   # What each source built, for imgc verify and for people.

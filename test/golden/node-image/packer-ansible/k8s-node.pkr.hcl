@@ -6,9 +6,9 @@
 # For Packer 1.10 or later: `packer init` installs the plugins the packer block pins.
 # From this directory (name the file: the .pkr.hcl and .pkr.json are the same template, and `.` would load both):
 #   packer init k8s-node.pkr.hcl
-#   packer validate -var join_token=… -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node.pkr.hcl
-#   packer build -var join_token=… -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… k8s-node.pkr.hcl
-# Required variables: join_token, qemu_iso_checksum, qemu_ssh_password; the others have defaults.
+#   packer validate -var join_token=… -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… k8s-node.pkr.hcl
+#   packer build -var join_token=… -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… k8s-node.pkr.hcl
+# Required variables: join_token, qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
 #   artifact.1.artifact (node-image.ts:50): dir rootfs
@@ -52,7 +52,7 @@ variable "join_token" {
 
 variable "qemu_iso_url" {
   type        = string
-  description = "Disk image the qemu VM boots from (debian-12's generic cloud image by default)."
+  description = "Disk image the qemu VM boots from, with cloud-init and sshd (debian-12's generic cloud image by default)."
   default     = "https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2"
 }
 
@@ -61,33 +61,45 @@ variable "qemu_iso_checksum" {
   description = "Checksum of qemu_iso_url, e.g. \"sha512:…\" from the SHA512SUMS beside it. A \"file:\" URL works for packer build but makes packer validate download it."
 }
 
-variable "qemu_ssh_username" {
+variable "qemu_accelerator" {
   type        = string
-  description = "User Packer logs in as; it needs passwordless sudo."
-  default     = "debian"
+  description = "QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg."
+  default     = ""
 }
 
-variable "qemu_ssh_password" {
+variable "qemu_ssh_private_key_file" {
   type        = string
-  description = "Password of qemu_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = \"cidata\" in the step's settings)."
-  sensitive   = true
+  description = "A key pair made for this build only, e.g. ssh-keygen -t ed25519 -N '' -f build_key: Packer logs in as imgc-build with this file, and the NoCloud seed authorizes this file's .pub (beside it). Delete both after the build."
 }
 
-# artifact.5.cloudImage (node-image.ts:55): a VM disk image built with QEMU.
-# A cloud image lets Packer in only once cloud-init has set a password or key: give it a
-# NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
-# that already accepts qemu_ssh_username and qemu_ssh_password.
+variable "qemu_firmware" {
+  type        = string
+  description = "UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ovmf package has this one."
+  default     = "/usr/share/ovmf/OVMF.fd"
+}
+
+# artifact.5.cloudImage (node-image.ts:55): a VM disk image built with QEMU, starting from a cloud image.
+# The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
+# authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
   disk_image       = true
   iso_url          = var.qemu_iso_url
   iso_checksum     = var.qemu_iso_checksum
   output_directory = "output-qemu"
   vm_name          = "k8s-node.qcow2"
-  communicator     = "ssh"
-  ssh_username     = var.qemu_ssh_username
-  ssh_password     = var.qemu_ssh_password
-  ssh_timeout      = "20m"
-  shutdown_command = "sudo shutdown -P now"
+  accelerator      = var.qemu_accelerator
+  cd_files = [
+    "${path.root}/seed/user-data",
+    "${path.root}/seed/meta-data",
+    "${var.qemu_ssh_private_key_file}.pub",
+  ]
+  cd_label             = "cidata"
+  communicator         = "ssh"
+  ssh_username         = "imgc-build"
+  ssh_private_key_file = var.qemu_ssh_private_key_file
+  ssh_timeout          = "20m"
+  shutdown_command     = "sudo sh -c 'userdel -f -r imgc-build; rm -f /etc/sudoers.d/90-cloud-init-users; shutdown -P now'"
+  qemuargs             = [["-bios", var.qemu_firmware]]
 
   # Settings from the definition.
   disk_size = "8G"
@@ -99,7 +111,7 @@ source "qemu" "qemu" {
 source "amazon-ebs" "aws" {
   region        = "eu-west-1"
   instance_type = "t3.large"
-  ami_name      = "k8s-node-debian-12"
+  ami_name      = "k8s-node-debian-12-${formatdate("YYYYMMDDhhmmss", timestamp())}"
   communicator  = "ssh"
   ssh_username  = "admin"
 
@@ -205,6 +217,13 @@ build {
       "rm -f \"$f\"",
     ]
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]
+  }
+
+  # Last: what the NoCloud seed left (cloud-init's per-instance state and logs). The shutdown command then removes imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log"]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+    only            = ["qemu.qemu"]
   }
 
   # What each source built, for imgc verify and for people.

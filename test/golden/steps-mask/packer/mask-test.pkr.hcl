@@ -53,10 +53,18 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts and their helpers go to /var/lib/imgc-build, not /tmp: sysprep() empties /tmp, and a
+  # reboot may, while a later phase still sources helpers.sh. The last provisioner removes it.
+  provisioner "shell" {
+    inline = [
+      "if [ \"$(id -u)\" -eq 0 ]; then install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; else sudo install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; fi",
+    ]
+  }
+
   # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
   provisioner "file" {
     source      = "${path.root}/shell/phases/helpers.sh"
-    destination = "/tmp/helpers.sh"
+    destination = "/var/lib/imgc-build/helpers.sh"
   }
 
   # provision: in the target, as root:
@@ -66,7 +74,13 @@ build {
   #   provision.4.mask (test/steps/mask.test.ts:36): unmask systemd-networkd.service
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-provision.sh"
-    remote_folder   = "/tmp"
+    remote_folder   = "/var/lib/imgc-build"
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
+  # Last: the phase scripts and helpers in /var/lib/imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/imgc-build"]
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

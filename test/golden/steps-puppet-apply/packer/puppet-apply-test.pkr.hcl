@@ -5,13 +5,13 @@
 #
 # For Debian's packer 1.6.6, which has these builders and provisioners built in: no `packer init`.
 # From this directory:
-#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… .
-#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_password=… .
-# Required variables: qemu_iso_checksum, qemu_ssh_password; the others have defaults.
+#   packer validate -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… .
+#   packer build -var qemu_iso_checksum=sha512:… -var qemu_ssh_private_key_file=… .
+# Required variables: qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 
 variable "qemu_iso_url" {
   type        = string
-  description = "Disk image the qemu VM boots from (debian-12's generic cloud image by default)."
+  description = "Disk image the qemu VM boots from, with cloud-init and sshd (debian-12's generic cloud image by default)."
   default     = "https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2"
 }
 
@@ -20,33 +20,45 @@ variable "qemu_iso_checksum" {
   description = "Checksum of qemu_iso_url, e.g. \"sha512:…\" from the SHA512SUMS beside it. A \"file:\" URL works for packer build but makes packer validate download it."
 }
 
-variable "qemu_ssh_username" {
+variable "qemu_accelerator" {
   type        = string
-  description = "User Packer logs in as; it needs passwordless sudo."
-  default     = "debian"
+  description = "QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg."
+  default     = ""
 }
 
-variable "qemu_ssh_password" {
+variable "qemu_ssh_private_key_file" {
   type        = string
-  description = "Password of qemu_ssh_username. A cloud image accepts one only when a cloud-init seed sets it (e.g. cd_files with cd_label = \"cidata\" in the step's settings)."
-  sensitive   = true
+  description = "A key pair made for this build only, e.g. ssh-keygen -t ed25519 -N '' -f build_key: Packer logs in as imgc-build with this file, and the NoCloud seed authorizes this file's .pub (beside it). Delete both after the build."
 }
 
-# artifact.1.cloudImage (test/steps/puppet-apply.test.ts:53): a VM disk image built with QEMU.
-# A cloud image lets Packer in only once cloud-init has set a password or key: give it a
-# NoCloud seed (cd_files and cd_label = "cidata" in the step's settings), or boot an image
-# that already accepts qemu_ssh_username and qemu_ssh_password.
+variable "qemu_firmware" {
+  type        = string
+  description = "UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ovmf package has this one."
+  default     = "/usr/share/ovmf/OVMF.fd"
+}
+
+# artifact.1.cloudImage (test/steps/puppet-apply.test.ts:53): a VM disk image built with QEMU, starting from a cloud image.
+# The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
+# authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
   disk_image       = true
   iso_url          = var.qemu_iso_url
   iso_checksum     = var.qemu_iso_checksum
   output_directory = "output-qemu"
   vm_name          = "puppet-apply-test.qcow2"
-  communicator     = "ssh"
-  ssh_username     = var.qemu_ssh_username
-  ssh_password     = var.qemu_ssh_password
-  ssh_timeout      = "20m"
-  shutdown_command = "sudo shutdown -P now"
+  accelerator      = var.qemu_accelerator
+  cd_files = [
+    "${path.root}/seed/user-data",
+    "${path.root}/seed/meta-data",
+    "${var.qemu_ssh_private_key_file}.pub",
+  ]
+  cd_label             = "cidata"
+  communicator         = "ssh"
+  ssh_username         = "imgc-build"
+  ssh_private_key_file = var.qemu_ssh_private_key_file
+  ssh_timeout          = "20m"
+  shutdown_command     = "sudo sh -c 'userdel -f -r imgc-build; rm -f /etc/sudoers.d/90-cloud-init-users; shutdown -P now'"
+  qemuargs             = [["-bios", var.qemu_firmware]]
 
   # Settings from the definition.
   disk_size = "8G"
@@ -57,10 +69,18 @@ source "qemu" "qemu" {
 build {
   sources = ["source.qemu.qemu"]
 
+  # The phase scripts and their helpers go to /var/lib/imgc-build, not /tmp: sysprep() empties /tmp, and a
+  # reboot may, while a later phase still sources helpers.sh. The last provisioner removes it.
+  provisioner "shell" {
+    inline = [
+      "if [ \"$(id -u)\" -eq 0 ]; then install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; else sudo install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; fi",
+    ]
+  }
+
   # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
   provisioner "file" {
     source      = "${path.root}/shell/phases/helpers.sh"
-    destination = "/tmp/helpers.sh"
+    destination = "/var/lib/imgc-build/helpers.sh"
   }
 
   # customize: in the target, as root:
@@ -69,7 +89,7 @@ build {
   #   customize.3.file (test/steps/puppet-apply.test.ts:45): file /etc/deploy-owned
   provisioner "shell" {
     script          = "${path.root}/shell/phases/01-customize.sh"
-    remote_folder   = "/tmp"
+    remote_folder   = "/var/lib/imgc-build"
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
@@ -77,7 +97,19 @@ build {
   #   provision.1.puppetApply (test/steps/puppet-apply.test.ts:49): puppet apply ../fixtures/puppet/site.pp
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
-    remote_folder   = "/tmp"
+    remote_folder   = "/var/lib/imgc-build"
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
+  # Last: the phase scripts and helpers in /var/lib/imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/imgc-build"]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
+  # Last: what the NoCloud seed left (cloud-init's per-instance state and logs). The shutdown command then removes imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log"]
     execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 

@@ -1,0 +1,70 @@
+// How `packer build` gets into a qemu source's VM and what it leaves behind
+// (docs/packer.md): a NoCloud seed (cd_files, label cidata) whose user-data
+// makes a temporary user with passwordless sudo and no password, authorized
+// for the public half of a key pair made for this build only; the template's
+// last provisioner and shutdown command remove it all again.
+
+/** The temporary user Packer logs in as. */
+export const BUILD_USER = 'imgc-build';
+
+/**
+ * Where the phase scripts and their helpers go in the target: not /tmp, which
+ * the stdlib's sysprep() empties and a reboot may, while later phases still
+ * source helpers.sh from there. Removed by the template's last provisioner.
+ */
+export const BUILD_DIR = '/var/lib/imgc-build';
+
+/** What the seed needs on the disk it boots: cloud-init reads it, sshd lets Packer in. */
+export const WAY_IN_PACKAGES = ['cloud-init', 'openssh-server'] as const;
+
+/** The seed's files, under seed/ beside the template. */
+export const SEED_DIR = 'seed';
+
+/** The sudoers drop-in cloud-init writes for a user with `sudo`. */
+const CLOUD_INIT_SUDOERS = '/etc/sudoers.d/90-cloud-init-users';
+
+/**
+ * The seed's user-data. The public key is no part of it (the template is the
+ * same for every build): cd_files puts the key file given with -var on the
+ * same disc, and runcmd reads it from there.
+ */
+export const userData = (): string =>
+  [
+    '#cloud-config',
+    '# imgc: the way in for packer build. A temporary user with passwordless sudo and no',
+    "# password; its authorized key is the .pub file on this disc (the build's own key pair).",
+    '# The template removes the user, its home and sudoers entry, and cloud-init\'s state and logs.',
+    'users:',
+    `  - name: ${BUILD_USER}`,
+    '    gecos: imgc packer build (removed at the end of the build)',
+    '    lock_passwd: true',
+    '    shell: /bin/sh',
+    "    sudo: 'ALL=(ALL) NOPASSWD:ALL'",
+    'ssh_pwauth: false',
+    'runcmd:',
+    '  - - sh',
+    '    - -c',
+    '    - |',
+    '      set -eu',
+    '      disc=$(mktemp -d)',
+    '      mount -o ro LABEL=cidata "$disc"',
+    `      install -d -m 0700 -o ${BUILD_USER} -g ${BUILD_USER} ~${BUILD_USER}/.ssh`,
+    `      cat "$disc"/*.pub > ~${BUILD_USER}/.ssh/authorized_keys`,
+    '      umount "$disc"',
+    '      rmdir "$disc"',
+    `      chown ${BUILD_USER}:${BUILD_USER} ~${BUILD_USER}/.ssh/authorized_keys`,
+    `      chmod 0600 ~${BUILD_USER}/.ssh/authorized_keys`,
+    '',
+  ].join('\n');
+
+export const metaData = (imageName: string): string => `instance-id: imgc-build-${imageName}\n`;
+
+/** Run as root by the last provisioner of a VM the seed let in: cloud-init's state (the seed it read, the instance it made) and logs. */
+export const seedCleanup: readonly string[] = ['rm -rf /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log'];
+
+/**
+ * The shutdown command of a VM the seed let in: the build user's own session
+ * runs it, so the user goes only now (userdel -f: its session is still open),
+ * with its home, key and sudoers entry, then the machine powers off.
+ */
+export const seedShutdown = `sudo sh -c 'userdel -f -r ${BUILD_USER}; rm -f ${CLOUD_INIT_SUDOERS}; shutdown -P now'`;
