@@ -191,6 +191,7 @@ describe('ansible backend on every step kind', () => {
     expect(modules).toEqual([
       'ansible.builtin.shell', // script hook
       'ansible.builtin.command', // webhook (Runtime SDK client)
+      'ansible.builtin.debug', // the waits the controller asked for
       'ansible.builtin.debug', // its warning
       'ansible.builtin.group',
       'ansible.builtin.user', // primary group given: no own group
@@ -209,6 +210,7 @@ describe('ansible backend on every step kind', () => {
       'ansible.builtin.shell',
       'ansible.builtin.shell',
       'ansible.builtin.command', // webhook
+      'ansible.builtin.debug', // the waits the controller asked for
       'ansible.builtin.fail', // stops on its answer
       'ansible.builtin.lineinfile', // event to a file
     ]);
@@ -230,16 +232,17 @@ describe('ansible backend on every step kind', () => {
     expect(by('customize.13.command')[0]).toMatchObject({ 'ansible.builtin.shell': { creates: '/srv/app/home', executable: '/bin/sh' } });
     expect(by('customize.13.command')[0]!['changed_when']).toBeUndefined();
     expect(by('customize.14.command')[0]!['changed_when']).toBe(false);
-    const [warn, warned] = by('customize.pre2.hook');
+    const [warn, waits, warned] = by('customize.pre2.hook');
+    expect(waits).toMatchObject({ 'ansible.builtin.debug': { msg: '{{ item }}' }, run_once: true });
     expect(warn).toMatchObject({ delegate_to: 'localhost', run_once: true, register: 'imgc_webhook', failed_when: false });
     // URL, timeout (rounded up), retries, and the helper always fails: the next task decides.
     expect((warn!['ansible.builtin.command'] as { argv: string[] }).argv.slice(3)).toEqual(['sh', 'https://ci.example.com/hook?x={{y}}', '3', '3', 'fail']);
     expect(warned).toMatchObject({ 'ansible.builtin.debug': {}, when: '(imgc_webhook.rc | default(0)) != 0' });
-    const [, stop] = by('customize.post1.hook');
+    const [, , stop] = by('customize.post1.hook');
     expect(stop).toMatchObject({ 'ansible.builtin.fail': { msg: '{{ imgc_webhook.stderr }}' }, when: '(imgc_webhook.rc | default(0)) != 0' });
     // The only templates are the backend's own (a phase with post hooks: its rescue's, naming what failed).
     const failedAt = "ansible_failed_task\\.name ~ ': ' ~ \\(ansible_failed_result\\.msg \\| default\\('failed'\\)\\)";
-    const own = new RegExp(`^(imgc_image|imgc_event|imgc_event \\| to_json|imgc_webhook_sh|imgc_webhook\\.stderr|'imgc: warning: ' ~ imgc_webhook\\.stderr ~ '; going on'|now\\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\\)|${failedAt}|'imgc: phase [a-z0-9-]+ failed at ' ~ ${failedAt})$`);
+    const own = new RegExp(`^(imgc_image|imgc_event|imgc_event \\| to_json|imgc_webhook_sh|imgc_webhook\\.stderr|item|imgc_webhook\\.stderr_lines \\| default\\(\\[\\]\\) \\| select\\('search', ' asks to retry after '\\) \\| list|'imgc: warning: ' ~ imgc_webhook\\.stderr ~ '; going on'|now\\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\\)|${failedAt}|'imgc: phase [a-z0-9-]+ failed at ' ~ ${failedAt})$`);
     for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(own);
   });
 
