@@ -23,6 +23,8 @@ export const aptCatalog = {
   'containernetworking-plugins': { paths: ['/usr/lib/cni'] },
   'cri-tools': { commands: ['crictl'], repo: 'kubernetes' },
   curl: { commands: ['curl'] },
+  dbus: { services: ['dbus'], commands: ['dbus-daemon'] },
+  e2fsprogs: { commands: ['e2fsck', 'fsck.ext4'] },
   ebtables: { commands: ['ebtables'] },
   ethtool: { commands: ['ethtool'] },
   gnupg: { commands: ['gpg'] },
@@ -48,7 +50,7 @@ export const aptCatalog = {
   systemd: {
     services: ['systemd-journald', 'systemd-networkd'],
     commands: ['systemctl', 'journalctl'],
-    paths: ['/etc/systemd', '/etc/systemd/system'],
+    paths: ['/etc/systemd', '/etc/systemd/system', '/etc/systemd/network'],
     groups: ['systemd-journal'],
   },
   'systemd-sysv': { commands: ['init'] },
