@@ -23,8 +23,6 @@ export const aptCatalog = {
   'containernetworking-plugins': { paths: ['/usr/lib/cni'] },
   'cri-tools': { commands: ['crictl'], repo: 'kubernetes' },
   curl: { commands: ['curl'] },
-  dbus: { services: ['dbus'], commands: ['dbus-daemon'] },
-  e2fsprogs: { commands: ['e2fsck', 'fsck.ext4'] },
   ebtables: { commands: ['ebtables'] },
   ethtool: { commands: ['ethtool'] },
   gnupg: { commands: ['gpg'] },

@@ -354,7 +354,7 @@ export const kubernetes = <const K extends KubernetesSource>(k8s: K): EitherModu
   (k8s.source === 'debian' ? kubernetesFromDebian() : k8s.source === 'release' ? kubernetesRelease(k8s as KubernetesFrom<'release'>) : kubernetesFromRepository(k8s as KubernetesFrom<'upstream'>)) as unknown as EitherModule<KubernetesModule<K>>;
 
 /** Where network() has systemd-networkd bring NICs up. */
-export const dhcpNetworkFile = '/etc/systemd/network/80-imgc-dhcp.network';
+const dhcpNetworkFile = '/etc/systemd/network/80-imgc-dhcp.network';
 
 /**
  * The network of a bootable node: systemd-networkd (systemd's own, enabled)
@@ -421,7 +421,7 @@ export const cloudInit = (opts: { datasources?: readonly string[]; after?: reado
  * cloud-init is there (this runs after it and then finds them), this does
  * without cloud-init.
  */
-export const sshHostKeysUnit = [
+const sshHostKeysUnit = [
   '[Unit]',
   'Description=Make the SSH host keys this machine has not got yet (imgc sysprep)',
   'After=cloud-init.service',
@@ -441,8 +441,9 @@ export const sshHostKeysUnit = [
 
 /**
  * What makes one built root a template for many machines, as image-builder's
- * sysprep role does: an uninitialized machine-id (systemd makes one at first
- * boot, and treats that boot as the first), no SSH host keys (made at first
+ * sysprep role does: an empty machine-id (systemd makes the machine's own
+ * at its first boot; "uninitialized" would also make it a first boot, whose
+ * systemd-firstboot prompts on the console and waits), no SSH host keys (made at first
  * boot: by cloud-init when it is there, else by sshHostKeysUnit; pass
  * `keepSshHostKeys` to keep the build's), no authorized keys, apt lists or
  * caches, no cloud-init state, empty logs, no rotated logs, temporary files or
@@ -451,8 +452,7 @@ export const sshHostKeysUnit = [
 export const sysprep = (opts: { keepSshHostKeys?: boolean } = {}) =>
   defineModule((p) => {
     const cleaned = p
-      .file('/etc/machine-id', { mode: '0444', content: 'uninitialized\n' })
-      .truncate(['/etc/hostname'])
+      .truncate(['/etc/machine-id', '/etc/hostname'])
       .remove([
         '/var/lib/dbus/machine-id',
         ...(opts.keepSshHostKeys ? [] : (['/etc/ssh/ssh_host_*'] as const)),
@@ -505,7 +505,7 @@ export const journald = (opts: { systemMaxUse?: string } = {}) =>
  * (/etc/kernel/postinst.d) and update-initramfs (/etc/initramfs/post-update.d)
  * run it with the kernel's version; only the newest installed kernel is copied.
  */
-export const espKernelHook = [
+const espKernelHook = [
   '#!/bin/sh',
   '# imgc bootable(): the node boots the kernel and initramfs on its EFI system partition.',
   'set -eu',
@@ -523,8 +523,9 @@ export const espKernelHook = [
   "options=$(sed -n 's/^options //p' \"$entry\")",
   `cp "$kernel" "$esp${espFiles.kernel}.new"`,
   `cp "$initrd" "$esp${espFiles.initrd}.new"`,
-  'cat >"$entry.new" <<EOF',
-  loaderEntry({ title: '$title', version: '$version', options: '$options' }) + 'EOF',
+  // The entry's shape has no quote, dollar or backslash of its own: the values expand in double quotes.
+  `text="${loaderEntry({ title: '$title', version: '$version', options: '$options' })}"`,
+  'printf %s "$text" >"$entry.new"',
   'sync',
   `mv -f "$esp${espFiles.kernel}.new" "$esp${espFiles.kernel}"`,
   `mv -f "$esp${espFiles.initrd}.new" "$esp${espFiles.initrd}"`,

@@ -208,11 +208,13 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     const w = await run('debugfs', ['-w', '-f', '-', `${raw}?offset=${offset}`], { input: cmds, check: false });
     if (w.exitCode !== 0 || /Filesystem not open|Bad magic|Allocate inode/i.test(w.output)) throw new Error(`could not write the check into ${disk}'s root: ${w.output.trim()}`);
     copyFileSync(vars, path.join(tmp, 'vars.fd'));
+    // A node with cloud-init finds no datasource in QEMU and would stay without it: an empty NoCloud seed lets it run as on a cloud.
+    const seed = opts.seed ?? (checks.some((c) => c.subject === 'service:cloud-init') ? await emptySeed(tmp) : undefined);
     const results = path.join(tmp, 'results.txt');
     mkdirSync(path.dirname(opts.consoleLog), { recursive: true });
 
     const started = Date.now();
-    const qemu = { tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], ...(opts.seed ? { seed: opts.seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+    const qemu = { tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
     let outcome = await runQemu({ ...qemu, accel, probeSeconds: probe ? KVM_PROBE_SECONDS : 0 });
     if (typeof outcome === 'object') {
       opts.onInfo?.(`${outcome.kvmFailed}: booting with TCG instead`);
@@ -227,6 +229,17 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+};
+
+/** A NoCloud seed with no configuration: a FAT image labelled CIDATA (mkfs.fat and mtools, as the ESP is made). */
+const emptySeed = async (dir: string): Promise<string> => {
+  const seed = path.join(dir, 'seed.img');
+  const env = { MTOOLS_SKIP_CHECK: '1' };
+  writeFileSync(path.join(dir, 'user-data'), '#cloud-config\n');
+  writeFileSync(path.join(dir, 'meta-data'), 'instance-id: imgc-verify-boot\n');
+  await run('mkfs.fat', ['-C', '-n', 'CIDATA', seed, '1024'], { env });
+  await run('mcopy', ['-i', seed, path.join(dir, 'user-data'), path.join(dir, 'meta-data'), '::/'], { env });
+  return seed;
 };
 
 /** How QEMU ended; `kvmFailed`: KVM, being probed, is unusable here (why), so TCG is tried. */
