@@ -3,6 +3,7 @@ export { aptCatalog, type AptCatalog } from './catalog.js';
 export {
   bootable,
   cloudInit,
+  consolePassword,
   containerd,
   containerdConfig,
   containerdDropIns,

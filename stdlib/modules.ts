@@ -487,6 +487,16 @@ export const sshHardening = () =>
       .enableService('ssh'),
   );
 
+/**
+ * Break-glass console login: root's password from a sensitive variable
+ * holding its crypt(3) hash (`mkpasswd -m sha-512`, `openssl passwd -6`), for
+ * the serial or VGA console only (sshHardening() keeps root and passwords off
+ * SSH). Off unless a definition uses it; the hash is given when the image is
+ * built (`--var`, `IMGC_VAR_*`) and never written into an output or the cache.
+ */
+export const consolePassword = (hash: Variable<string>) =>
+  defineModule((p) => p.command(`printf 'root:%s\\n' "${hash}" | chpasswd -e`, { description: "set root's console password (break-glass)" }));
+
 /** A journald drop-in capping the journal's disk use. */
 export const journald = (opts: { systemMaxUse?: string } = {}) =>
   defineModule((p) =>
