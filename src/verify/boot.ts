@@ -242,6 +242,14 @@ const emptySeed = async (dir: string): Promise<string> => {
   return seed;
 };
 
+/**
+ * The command QEMU's guestfwd runs for each connection the guest opens,
+ * joining it to a port on the host's 127.0.0.1 (a chardev would be one
+ * connection for the life of the VM).
+ */
+const loopbackBridge = (port: number): string =>
+  `${process.execPath} -e "const s = require('net').connect(${port}, '127.0.0.1'); process.stdin.pipe(s).pipe(process.stdout)"`;
+
 /** How QEMU ended; `kvmFailed`: KVM, being probed, is unusable here (why), so TCG is tried. */
 type QemuOutcome = 'exited' | 'timeout' | { kvmFailed: string };
 
@@ -276,7 +284,7 @@ const runQemu = async (o: {
     '-display', 'none',
     '-no-reboot',
     // restrict=on: QEMU's DHCP and nothing beyond the guest, but the forwards to the host's loopback.
-    '-nic', ['user', 'model=virtio-net-pci', 'restrict=on', ...o.forwards.map((f) => `guestfwd=tcp:${f.guest}-tcp:127.0.0.1:${f.port}`)].join(','),
+    '-nic', ['user', 'model=virtio-net-pci', 'restrict=on', ...o.forwards.map((f) => `guestfwd=tcp:${f.guest}-cmd:${loopbackBridge(f.port).replace(/,/g, ',,')}`)].join(','),
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${o.firmware}`,
     '-drive', `if=pflash,format=raw,unit=1,file=${path.join(o.tmp, 'vars.fd')}`,
     '-drive', `if=virtio,format=raw,file=${o.raw}`,
