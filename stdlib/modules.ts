@@ -546,7 +546,7 @@ const espKernelHook = [
 
 /**
  * What a bootable disk needs in its root: Debian's kernel with an initramfs
- * (fsck for ext4 in it: e2fsprogs), systemd-boot's EFI binary (imgc makes the
+ * (fsck.ext4 in it: e2fsprogs, and FSTYPE=ext4 for initramfs-tools' fsck hook), systemd-boot's EFI binary (imgc makes the
  * EFI system partition from them; nothing is installed to a boot partition
  * inside the chroot), dbus (hostnamectl, logind), an fstab that mounts the root
  * by its label and the ESP on /boot/efi by its, and espKernelHook, so a kernel
@@ -555,6 +555,11 @@ const espKernelHook = [
 export const bootable = () =>
   defineModule((p) =>
     p
+      // Before the kernel's install makes the initramfs: initramfs-tools' fsck hook finds the root's type by its
+      // device, which a chroot has not got, and leaves fsck out unless FSTYPE names it.
+      .directory('/etc/initramfs-tools', { mode: '0755' })
+      .directory('/etc/initramfs-tools/conf.d', { mode: '0755' })
+      .file('/etc/initramfs-tools/conf.d/imgc-root-fstype', { mode: '0644', content: '# imgc bootable(): the root is ext4 (fsck.ext4 goes into the initramfs).\nFSTYPE=ext4\n' })
       .packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi', 'e2fsprogs', 'dbus'])
       // The root partition's filesystem is labelled `rootfs` by imgc; the kernel finds it by PARTUUID.
       .file('/etc/fstab', {
