@@ -160,32 +160,35 @@ build {
   #   provision.11.packages (node-image.ts:43): install kubernetes-client
   #   provision.12.directory (node-image.ts:44): directory /etc/cni
   #   provision.13.directory (node-image.ts:45): directory /etc/cni/net.d
-  #   provision.14.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
-  #   provision.15.file (node-image.ts:45): file /etc/fstab
-  #   provision.16.directory (node-image.ts:45): directory /boot/efi
-  #   provision.17.directory (node-image.ts:45): directory /etc/kernel/postinst.d
-  #   provision.18.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
-  #   provision.19.directory (node-image.ts:45): directory /etc/initramfs
-  #   provision.20.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
-  #   provision.21.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
-  #   provision.22.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
-  #   provision.23.service (node-image.ts:48): enable systemd-networkd
-  #   provision.24.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-  #   provision.25.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-  #   provision.26.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
-  #   provision.27.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
-  #   provision.28.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-  #   provision.29.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
-  #   provision.30.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-  #   provision.31.service (node-image.ts:49): enable cloud-init-local
-  #   provision.32.service (node-image.ts:49): enable cloud-init
-  #   provision.33.service (node-image.ts:49): enable cloud-config
-  #   provision.34.service (node-image.ts:49): enable cloud-final
-  #   provision.35.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
-  #   provision.36.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
-  #   provision.37.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
-  #   provision.38.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
-  #   provision.39.service (node-image.ts:50): enable imgc-ssh-host-keys
+  #   provision.14.directory (node-image.ts:45): directory /etc/initramfs-tools
+  #   provision.15.directory (node-image.ts:45): directory /etc/initramfs-tools/conf.d
+  #   provision.16.file (node-image.ts:45): file /etc/initramfs-tools/conf.d/imgc-root-fstype
+  #   provision.17.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
+  #   provision.18.file (node-image.ts:45): file /etc/fstab
+  #   provision.19.directory (node-image.ts:45): directory /boot/efi
+  #   provision.20.directory (node-image.ts:45): directory /etc/kernel/postinst.d
+  #   provision.21.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
+  #   provision.22.directory (node-image.ts:45): directory /etc/initramfs
+  #   provision.23.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
+  #   provision.24.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
+  #   provision.25.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
+  #   provision.26.service (node-image.ts:48): enable systemd-networkd
+  #   provision.27.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.28.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.29.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+  #   provision.30.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.31.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.32.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.33.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.34.service (node-image.ts:49): enable cloud-init-local
+  #   provision.35.service (node-image.ts:49): enable cloud-init
+  #   provision.36.service (node-image.ts:49): enable cloud-config
+  #   provision.37.service (node-image.ts:49): enable cloud-final
+  #   provision.38.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
+  #   provision.39.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   provision.40.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   provision.41.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+  #   provision.42.service (node-image.ts:50): enable imgc-ssh-host-keys
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
     remote_folder   = "/tmp"

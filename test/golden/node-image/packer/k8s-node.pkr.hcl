@@ -177,32 +177,35 @@ build {
   #   provision.16.directory (node-image.ts:45): directory /etc/cni/net.d
   #   provision.17.directory (node-image.ts:81): directory /etc/kubernetes
   #   provision.18.file (node-image.ts:82): file /etc/kubernetes/bootstrap-token
-  #   provision.19.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
-  #   provision.20.file (node-image.ts:45): file /etc/fstab
-  #   provision.21.directory (node-image.ts:45): directory /boot/efi
-  #   provision.22.directory (node-image.ts:45): directory /etc/kernel/postinst.d
-  #   provision.23.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
-  #   provision.24.directory (node-image.ts:45): directory /etc/initramfs
-  #   provision.25.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
-  #   provision.26.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
-  #   provision.27.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
-  #   provision.28.service (node-image.ts:48): enable systemd-networkd
-  #   provision.29.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-  #   provision.30.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-  #   provision.31.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
-  #   provision.32.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
-  #   provision.33.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-  #   provision.34.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
-  #   provision.35.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-  #   provision.36.service (node-image.ts:49): enable cloud-init-local
-  #   provision.37.service (node-image.ts:49): enable cloud-init
-  #   provision.38.service (node-image.ts:49): enable cloud-config
-  #   provision.39.service (node-image.ts:49): enable cloud-final
-  #   provision.40.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
-  #   provision.41.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
-  #   provision.42.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
-  #   provision.43.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
-  #   provision.44.service (node-image.ts:50): enable imgc-ssh-host-keys
+  #   provision.19.directory (node-image.ts:45): directory /etc/initramfs-tools
+  #   provision.20.directory (node-image.ts:45): directory /etc/initramfs-tools/conf.d
+  #   provision.21.file (node-image.ts:45): file /etc/initramfs-tools/conf.d/imgc-root-fstype
+  #   provision.22.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
+  #   provision.23.file (node-image.ts:45): file /etc/fstab
+  #   provision.24.directory (node-image.ts:45): directory /boot/efi
+  #   provision.25.directory (node-image.ts:45): directory /etc/kernel/postinst.d
+  #   provision.26.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
+  #   provision.27.directory (node-image.ts:45): directory /etc/initramfs
+  #   provision.28.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
+  #   provision.29.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
+  #   provision.30.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
+  #   provision.31.service (node-image.ts:48): enable systemd-networkd
+  #   provision.32.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.33.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.34.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+  #   provision.35.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.36.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.37.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.38.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.39.service (node-image.ts:49): enable cloud-init-local
+  #   provision.40.service (node-image.ts:49): enable cloud-init
+  #   provision.41.service (node-image.ts:49): enable cloud-config
+  #   provision.42.service (node-image.ts:49): enable cloud-final
+  #   provision.43.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
+  #   provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   provision.45.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   provision.46.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+  #   provision.47.service (node-image.ts:50): enable imgc-ssh-host-keys
   provisioner "shell" {
     script = "${path.root}/shell/phases/02-provision.sh"
     environment_vars = [
