@@ -87,6 +87,8 @@ export const service = {
           what: `service '${unit}' active`,
           script:
             (waitsForBootstrap.has(unit) ? `st=$(systemctl is-active ${word(unit)}); [ "$st" = activating ] && exit 0\n` : '') +
+            // A unit whose conditions were checked and found nothing to do this boot (sysprep's host keys when cloud-init made them) did as asked.
+            `[ "$(systemctl show -p ConditionResult --value ${word(unit)})" = no ] && [ "$(systemctl show -p ConditionTimestampMonotonic --value ${word(unit)})" != 0 ] && exit 0\n` +
             // The unit's own last lines say why (containerd: "failed to load TOML: …"); systemd's lines
             // about it (-u) are restart noise for a crash loop, the fallback when the unit wrote nothing.
             `st=$(systemctl is-active ${word(unit)}) || { why=$(journalctl -b ${word(`_SYSTEMD_UNIT=${unitName(unit)}`)} -n 3 -o cat --no-pager 2>/dev/null | tr '\\n' ' '); ` +
