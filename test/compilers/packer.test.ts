@@ -391,8 +391,12 @@ describe("packer backend: a qemu source that boots imgc's own disk", () => {
     const ir = structuredClone(await irOf('examples/node-image.ts'));
     const qemu = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'cloudImage'> => s.kind === 'cloudImage' && s.builder === 'qemu')!;
     Object.assign(qemu, { disk, builder, settings: { headless: true } });
-    // The way in needs cloud-init on the disk besides sshd (sshHardening's): as if the definition used cloudInit().
-    if (wayIn) {
+    // The way in needs cloud-init on the disk besides sshd (sshHardening's): node-image.ts installs it (cloudInit());
+    // without the way in, no step installs it.
+    if (!wayIn)
+      for (const s of ir.phases.flatMap((p) => p.steps))
+        if (s.kind === 'packages') Object.assign(s, { names: s.names.filter((n) => n !== 'cloud-init'), provides: s.provides.filter((f) => !(f.kind === 'package' && f.key === 'cloud-init')) });
+    if (wayIn && !ir.phases.some((p) => p.steps.some((s) => s.provides.some((f) => f.kind === 'package' && f.key === 'cloud-init')))) {
       const ssh = ir.phases.flatMap((p) => p.steps).find((s): s is StepOf<'packages'> => s.kind === 'packages' && s.provides.some((f) => f.key === 'openssh-server'))!;
       Object.assign(ssh, { names: [...ssh.names, 'cloud-init'], provides: [...ssh.provides, { kind: 'package', key: 'cloud-init' }] });
     }
