@@ -57,15 +57,23 @@ const expected = (v: string) => ({
   z: 'end',
 });
 
+/** `v` as one path component the IR takes (written as it resolves, at most 255 bytes: IMGC2003): its '/' as '_'. */
+const part = (v: string): string => {
+  let c = v.replace(/\//g, '_');
+  if (c === '' || c === '.' || c === '..') c = `x${c}`;
+  while (Buffer.byteLength(c) > 255) c = [...c].slice(0, -1).join('');
+  return c;
+};
+
 /** An image that puts `v` in file bodies, commands, paths, link targets and descriptions. */
 const imageWith = (v: string): Image =>
   imageOf([
     phase('customize', [
       step({ id: 'customize.1.file', kind: 'file', path: '/etc/motd', content: v, mode: '0644', description: v }),
       step({ id: 'customize.2.directory', kind: 'directory', path: '/srv/d', provides: [fact('path', '/srv/d')] }),
-      step({ id: 'customize.3.file', kind: 'file', path: `/srv/d/${v}`, content: v, requires: [fact('path', '/srv/d')] }),
-      step({ id: 'customize.4.command', kind: 'command', run: v || 'true', creates: `/${v}`, needsMounts: false, description: v }),
-      step({ id: 'customize.5.symlink', kind: 'symlink', path: `/usr/local/bin/${v}`, target: v || '.' }),
+      step({ id: 'customize.3.file', kind: 'file', path: `/srv/d/${part(v)}`, content: v, requires: [fact('path', '/srv/d')] }),
+      step({ id: 'customize.4.command', kind: 'command', run: v || 'true', creates: `/${part(v)}`, needsMounts: false, description: v }),
+      step({ id: 'customize.5.symlink', kind: 'symlink', path: `/usr/local/bin/${part(v)}`, target: v || '.' }),
     ]),
   ]);
 
@@ -81,9 +89,9 @@ const checkParsed = (cfg: Parsed, v: string): void => {
   const calls = cfg.runcmd.slice(1).filter((e) => typeof e !== 'string' || e !== LITERAL_NOTE);
   expect(calls).toEqual([
     ['imgc_dir', '/srv/d', '', '', ''],
-    ['imgc_file', `/srv/d/${v}`, '', '', '', v],
-    ['imgc_creates', `/${v}`, '/bin/sh', '-ec', v || 'true'],
-    ['imgc_symlink', `/usr/local/bin/${v}`, v || '.'],
+    ['imgc_file', `/srv/d/${part(v)}`, '', '', '', v],
+    ['imgc_creates', `/${part(v)}`, '/bin/sh', '-ec', v || 'true'],
+    ['imgc_symlink', `/usr/local/bin/${part(v)}`, v || '.'],
   ]);
 };
 
