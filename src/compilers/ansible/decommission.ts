@@ -145,7 +145,8 @@ export const ansibleDecommission = (ir: Image, opts: CompileOptions = {}): Compi
             name: taskName('Undo: autoremove what only the purged packages needed', step.id, step.loc),
             module,
             args: autoremove,
-            keywords: [when(purged.map((t) => `(${recorded(t)})`).join(' or '))],
+            // The tokens (each checked by recorded() in its undo task above) as a list, one a line: an "or" of each outgrows ansible-lint's line length.
+            keywords: [entry('vars', map({ imgc_purged: seq(purged.map((t) => str(t))) })), when('imgc_purged | intersect(imgc_created) | length > 0')],
           }),
         );
       purged = [];
