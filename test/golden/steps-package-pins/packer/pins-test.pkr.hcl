@@ -59,10 +59,18 @@ source "null" "existing-host" {
 build {
   sources = ["source.null.existing-host"]
 
+  # The phase scripts and their helpers go to /var/lib/imgc-build, not /tmp: sysprep() empties /tmp, and a
+  # reboot may, while a later phase still sources helpers.sh. The last provisioner removes it.
+  provisioner "shell" {
+    inline = [
+      "if [ \"$(id -u)\" -eq 0 ]; then install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; else sudo install -d -m 0700 -o \"$(id -un)\" /var/lib/imgc-build; fi",
+    ]
+  }
+
   # The phase scripts' runtime and helpers, which each sources from the folder it is uploaded to.
   provisioner "file" {
     source      = "${path.root}/shell/phases/helpers.sh"
-    destination = "/tmp/helpers.sh"
+    destination = "/var/lib/imgc-build/helpers.sh"
   }
 
   # customize: in the target, as root:
@@ -72,8 +80,14 @@ build {
     script           = "${path.root}/shell/phases/01-customize.sh"
     environment_vars = ["IMGC_VAR_JQ_VERSION=${base64encode(var.jq_version)}"]
     use_env_var_file = true
-    remote_folder    = "/tmp"
+    remote_folder    = "/var/lib/imgc-build"
     execute_command  = "if [ $(id -u) -eq 0 ]; then sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_JQ_VERSION; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; else sudo sh -c 'set -a; . \"$1\"; set +a; for n in IMGC_VAR_JQ_VERSION; do eval \"v=\\$${$n}\"; v=$(printf %s \"$v\" | base64 -d && echo .) || exit 1; export \"$n=$${v%.}\"; done; exec sh \"$0\"' '{{ .Path }}' '{{ .EnvVarFile }}'; fi"
+  }
+
+  # Last: the phase scripts and helpers in /var/lib/imgc-build.
+  provisioner "shell" {
+    inline          = ["rm -rf /var/lib/imgc-build"]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
   }
 
   # What each source built, for imgc verify and for people.
