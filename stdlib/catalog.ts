@@ -48,7 +48,7 @@ export const aptCatalog = {
   systemd: {
     services: ['systemd-journald', 'systemd-networkd'],
     commands: ['systemctl', 'journalctl'],
-    paths: ['/etc/systemd', '/etc/systemd/system', '/etc/systemd/network'],
+    paths: ['/etc/systemd', '/etc/systemd/system'],
     groups: ['systemd-journal'],
   },
   'systemd-sysv': { commands: ['init'] },

@@ -3,7 +3,6 @@ export { aptCatalog, type AptCatalog } from './catalog.js';
 export {
   bootable,
   cloudInit,
-  consolePassword,
   containerd,
   containerdConfig,
   containerdDropIns,
@@ -14,7 +13,6 @@ export {
   kubernetesKernelModules,
   kubernetesNetworking,
   kubernetesSysctls,
-  network,
   nodeTuningSysctls,
   sshHardening,
   sysprep,
