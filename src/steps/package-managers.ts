@@ -24,6 +24,11 @@ export type CloudInitRendering = CloudInitPackageManager;
 export interface AnsibleRendering {
   /** Fully qualified module name. */
   readonly module: string;
+  /**
+   * The host package the module needs and, when it is missing, installs on its
+   * own: a change no record holds, so a live host's playbook checks for it first.
+   */
+  readonly binding?: string;
   /** Arguments to install `names`; `refresh` updates the package index first. */
   install(names: readonly string[], refresh: boolean): YMap;
   remove(names: readonly string[]): YMap;
@@ -89,6 +94,7 @@ const apt: PackageManagerRecord = {
   },
   ansible: {
     module: 'ansible.builtin.apt',
+    binding: 'python3-apt',
     // The module runs apt-get with DEBIAN_FRONTEND=noninteractive itself;
     // policy_rc_d 101 keeps maintainer scripts from starting services.
     install: (ns, refresh) =>
@@ -115,6 +121,7 @@ const apt: PackageManagerRecord = {
     }),
   },
   runner: {
+    // Ansible's chroot connection runs the apt module in the root.
     python: ['python3', 'python3-apt'],
     install: (ns) => `apt-get update -qq && apt-get install -y -qq --no-install-recommends ${safe(ns)} && apt-get clean`,
   },

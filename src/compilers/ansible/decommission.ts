@@ -13,7 +13,7 @@ import { ansibleCfg, groupVars } from './files.js';
 import { labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { bool, label, str, template, unsafe, word } from '../../emit/ansible/quote.js';
-import { APT_BINDING, aptBindingCheck, hostPlayVars, lineRegexp, livePhaseTasks, probeCommand, recorded, usesAptModule } from './runtime.js';
+import { hostPlayVars, lineRegexp, livePhaseTasks, moduleBindingCheck, probeCommand, recorded, usesPackageModule } from './runtime.js';
 import { guardedBlock } from './hooks.js';
 import { withCarried } from '../carried.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
@@ -169,22 +169,27 @@ export const ansibleDecommission = (ir: Image, opts: CompileOptions = {}): Compi
   const kept = keptEffects(plan);
   // The drain phase first, as runtime.yml runs a phase: a host whose drain fails stops there, nothing undone.
   const drain = drainPlan(ir);
-  const drained = drain ? livePhaseTasks(ir, plan, drain, { n: 0 }) : { tasks: [], handlers: [], usesApt: false };
-  // The apt module (the purges, a drain step) needs python3-apt: a host without it stops before the drain, or
-  // (when only the purges need it) once its record says there is something to undo; with nothing changed.
-  const binding = aptBindingCheck('imgc_dc_apt', `Decommission: package ${APT_BINDING} (Ansible's apt module needs it)`);
-  const bindingTasks = (onlyWithRecord: boolean): Task[] => [
-    ...binding.tasks,
-    task({
-      name: `Decommission: stop when ${APT_BINDING} is missing (nothing was changed)`,
-      module: 'ansible.builtin.fail',
-      args: map({ msg: str(`imgc: decommission: missing ${binding.label}; nothing was changed`) }),
-      keywords: [when(`${onlyWithRecord ? 'imgc_created | length > 0 and ' : ''}not (${binding.holds})`)],
-    }),
-  ];
-  const first: Task[] = drained.usesApt ? bindingTasks(false) : [];
+  const drained = drain ? livePhaseTasks(ir, plan, drain, { n: 0 }) : { tasks: [], handlers: [], needsBinding: false };
+  // The package module (the purges, a drain step) needs its binding (apt: python3-apt): a host without it stops
+  // before the drain, or (when only the purges need it) once its record says there is something to undo; with
+  // nothing changed.
+  const pm = ir.base.packageManager;
+  const binding = moduleBindingCheck(pm, 'imgc_dc_apt', (name, module) => `Decommission: package ${name} (Ansible's ${module} module needs it)`);
+  const bindingTasks = (onlyWithRecord: boolean): Task[] =>
+    binding
+      ? [
+          ...binding.tasks,
+          task({
+            name: `Decommission: stop when ${binding.name} is missing (nothing was changed)`,
+            module: 'ansible.builtin.fail',
+            args: map({ msg: str(`imgc: decommission: missing ${binding.label}; nothing was changed`) }),
+            keywords: [when(`${onlyWithRecord ? 'imgc_created | length > 0 and ' : ''}not (${binding.holds})`)],
+          }),
+        ]
+      : [];
+  const first: Task[] = drained.needsBinding ? bindingTasks(false) : [];
   // After 'the recorded tokens' (tasks[1]).
-  if (!drained.usesApt && usesAptModule(tasks)) tasks.splice(2, 0, ...bindingTasks(true));
+  if (!drained.needsBinding && usesPackageModule(tasks, pm)) tasks.splice(2, 0, ...bindingTasks(true));
   const play = map({
     name: label(labelName(`Decommission ${labelText(ir.name)}`)),
     hosts: word('all'),

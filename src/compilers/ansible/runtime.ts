@@ -70,23 +70,34 @@ const check = (f: { kind: string; key: string }, reg: string, pm: Image['base'][
 };
 
 /**
- * Ansible's apt module needs python3-apt on the host and, when it is missing,
- * installs it (with python-apt-common and distro-info-data) on its own: a
- * change no record holds, which decommission would leave. So a playbook that
- * uses the module asks for it first, as it asks for python3, and changes
- * nothing on a host without it.
+ * A package module with a binding (apt's needs python3-apt) installs it on its
+ * own when it is missing: a change no record holds, which decommission would
+ * leave. So a playbook that uses the module asks for it first, as it asks for
+ * python3, and changes nothing on a host without it.
  */
-export const APT_BINDING = 'python3-apt';
-const aptModule = 'ansible.builtin.apt';
+export interface ModuleBinding {
+  readonly name: string;
+  /** The check's task and the expression true when it is installed. */
+  readonly tasks: Task[];
+  readonly holds: string;
+  readonly label: string;
+}
 
-/** Whether any of the tasks calls the apt module (so the host needs python3-apt). */
-export const usesAptModule = (tasks: readonly Task[]): boolean => tasks.some((t) => t.module === aptModule);
+/** Whether any of the tasks calls the base's package module (so the host needs its binding). */
+export const usesPackageModule = (tasks: readonly Task[], pm: Image['base']['packageManager']): boolean =>
+  tasks.some((t) => t.module === packageManagers[pm].ansible.module);
 
-/** The check of python3-apt: its task and the expression true when it is installed. */
-export const aptBindingCheck = (reg: string, what: string): { tasks: Task[]; holds: string; label: string } => ({
-  ...check({ kind: 'package', key: APT_BINDING }, reg, 'apt', what),
-  label: `package '${APT_BINDING}' (for Ansible's apt module: install it first)`,
-});
+/** The check of the package module's binding, when it has one. */
+export const moduleBindingCheck = (pm: Image['base']['packageManager'], reg: string, what: (name: string, module: string) => string): ModuleBinding | undefined => {
+  const { binding, module } = packageManagers[pm].ansible;
+  if (!binding) return undefined;
+  const short = module.slice(module.lastIndexOf('.') + 1);
+  return {
+    name: binding,
+    ...check({ kind: 'package', key: binding }, reg, pm, what(binding, short)),
+    label: `package '${binding}' (for Ansible's ${short} module: install it first)`,
+  };
+};
 
 /**
  * Every play of runtime.yml and decommission.yml: Ansible's per-task files go
@@ -119,8 +130,8 @@ const preflightPlay = (ir: Image, plan: RuntimePlan, aptBinding: boolean): Node 
     probeCommand('Preflight: distribution (/etc/os-release ID and VERSION_ID)', [word('/bin/sh'), str('-c'), str('. /etc/os-release && printf "%s %s" "$ID" "$VERSION_ID"')], 'imgc_pf_os'),
   ];
   const checks: { label: string; holds: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];
-  if (aptBinding) {
-    const b = aptBindingCheck('imgc_pf_apt', `Preflight: package ${APT_BINDING} (Ansible's apt module needs it)`);
+  const b = aptBinding ? moduleBindingCheck(pm, 'imgc_pf_apt', (name, module) => `Preflight: package ${name} (Ansible's ${module} module needs it)`) : undefined;
+  if (b) {
     tasks.push(...b.tasks);
     checks.push({ label: b.label, holds: b.holds });
   }
@@ -268,7 +279,7 @@ export const APT_CACHE_VALID_SECONDS = 3600;
  */
 const boundedRefresh = (t: Task, pm: Image['base']['packageManager']): Task => {
   const args = t.args;
-  if (pm !== 'apt' || t.module !== aptModule || args.kind !== 'map' || !args.entries.some((e) => e.key === 'update_cache')) return t;
+  if (pm !== 'apt' || t.module !== packageManagers[pm].ansible.module || args.kind !== 'map' || !args.entries.some((e) => e.key === 'update_cache')) return t;
   return {
     ...t,
     comments: [`apt-get update first when the lists are older than imgc_apt_cache_valid_time seconds (default ${APT_CACHE_VALID_SECONDS}); not reported as a change.`],
@@ -283,7 +294,7 @@ const boundedRefresh = (t: Task, pm: Image['base']['packageManager']): Task => {
  * result failed and the message before failing the host, then its post hooks
  * (ok); and the handlers its steps notify. `counter` numbers the probes.
  */
-export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, counter: { n: number }): { tasks: Item[]; handlers: Task[]; usesApt: boolean } => {
+export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, counter: { n: number }): { tasks: Item[]; handlers: Task[]; needsBinding: boolean } => {
   const pm = ir.base.packageManager;
   const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), liveHost: true };
   const handlers = ansiblePhaseHandlers(ir, rp.phase);
@@ -324,7 +335,7 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   return {
     tasks: [...[...valueChecks(ir, rp.phase), ...assert, ...hiddenPre].map(taskItem), guardedBlock(rp.phase, hiddenBody, true), ...hiddenPost.map(taskItem)],
     handlers: handlers.tasks,
-    usesApt: usesAptModule([...pre, ...body, ...post]),
+    needsBinding: usesPackageModule([...pre, ...body, ...post], pm),
   };
 };
 
@@ -332,7 +343,7 @@ export const ansibleRuntime = (ir: Image, opts: CompileOptions = {}): CompiledFi
   const plan = runtimePlan(ir);
   const counter = { n: 0 };
   const phases = plan.phases.map((rp) => ({ rp, phase: livePhaseTasks(ir, plan, rp, counter) }));
-  const plays: Node[] = [preflightPlay(ir, plan, phases.some((p) => p.phase.usesApt))];
+  const plays: Node[] = [preflightPlay(ir, plan, phases.some((p) => p.phase.needsBinding))];
   for (const { rp, phase } of phases) {
     plays.push(
       map({
