@@ -40,7 +40,8 @@ export interface ArtifactRecord {
  */
 export interface ReuseState {
   version: 1;
-  artifacts: Record<string, { input: string; stamp: string; record: ArtifactRecord }>;
+  /** `root`: the id of the cached root it was made from (recorded since `imgc build --plan`, to tell a new root from new settings). */
+  artifacts: Record<string, { input: string; stamp: string; record: ArtifactRecord; root?: string }>;
 }
 
 export const REUSE_STATE = '.imgc-artifacts.json';
@@ -122,14 +123,26 @@ const ensureInside = (dir: string, output: string): string => {
   return target;
 };
 
-/** The previous build's artifact for `step`, when it was made from the same input and nobody touched it since. */
-const reusable = (step: ArtifactStep, input: string | undefined, ctx: ArtifactContext): ReuseState['artifacts'][string] | undefined => {
-  const was = ctx.previous?.state.artifacts[step.output];
-  if (!input || !was || was.input !== input || was.record.format !== step.format) return undefined;
+/**
+ * Whether the previous build's artifact for `step` is kept: made from the same
+ * input (`rootId`'s root, the same settings) and nobody touched it since; else
+ * why it is made again. `imgc build --plan` says the same without making it.
+ */
+export const artifactReuse = (
+  step: ArtifactStep,
+  rootId: string | undefined,
+  previous: { dir: string; state: ReuseState } | undefined,
+): { kept: ReuseState['artifacts'][string] } | { why: string } => {
+  if (!rootId) return { why: 'the root it is made from is not a cached one left as it was' };
+  const was = previous?.state.artifacts[step.output];
+  if (!was) return { why: previous ? 'the last build into the output directory did not make it' : 'no earlier build into the output directory' };
+  if (was.input !== artifactInput(rootId, step) || was.record.format !== step.format) {
+    return { why: was.root !== undefined && was.root !== rootId ? 'the root it is made from changed' : 'its settings (or the root it is made from) changed' };
+  }
   try {
-    return diskStamp(ensureInside(ctx.previous!.dir, step.output)) === was.stamp ? was : undefined;
+    return diskStamp(ensureInside(previous!.dir, step.output)) === was.stamp ? { kept: was } : { why: 'it was written since the last build made it' };
   } catch {
-    return undefined; // gone
+    return { why: 'it is gone from the output directory' };
   }
 };
 
@@ -178,9 +191,12 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
   // `dir` is thousands of lstats): every step's is found out while the first
   // command that makes an artifact runs, rather than each in turn before it.
   const inputOf = (step: ArtifactStep) => (ctx.rootId ? artifactInput(ctx.rootId, step) : undefined);
-  const keptFrom = new Map<ArtifactStep, ReturnType<typeof reusable>>();
+  const keptFrom = new Map<ArtifactStep, ReuseState['artifacts'][string] | undefined>();
   const reuseOf = (step: ArtifactStep) => {
-    if (!keptFrom.has(step)) keptFrom.set(step, reusable(step, inputOf(step), ctx));
+    if (!keptFrom.has(step)) {
+      const r = artifactReuse(step, ctx.rootId, ctx.previous);
+      keptFrom.set(step, 'kept' in r ? r.kept : undefined);
+    }
     return keptFrom.get(step);
   };
   /**
@@ -207,7 +223,7 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
           step,
           started,
           made.then((rec) => {
-            if (input) state.artifacts[step.output] = { input, stamp: stamp(), record: { ...rec, reused: false } };
+            if (input) state.artifacts[step.output] = { input, stamp: stamp(), record: { ...rec, reused: false }, root: ctx.rootId! };
             return rec;
           }),
         );

@@ -78,10 +78,42 @@ export const baseKey = (i: BaseKeyInput): string =>
   );
 
 /**
- * A phase's key: the key of the root it starts from, what it does, the values
- * of the variables it uses (the IR holds only references), and who runs it.
- * Sensitive variables have no value here: a phase using one is never cached.
+ * What a phase's key is made of, each part hashed on its own, so a later
+ * build (or `imgc build --plan`) can say which input changed: the key of the
+ * root it starts from, what the phase does (and each of its steps), the values
+ * of the variables it uses (the IR holds only references), who runs it,
+ * SOURCE_DATE_EPOCH, imgc's version and the cache's format. Recorded beside
+ * the cached root (its sidecar's `inputs`). Sensitive variables have no value
+ * here: a phase using one is never cached.
  */
+export interface KeyInputs {
+  previous: string;
+  phase: string;
+  /** Step id → hash of what the step does (hooks included), to name the steps that changed. */
+  steps: Record<string, string>;
+  variables: Record<string, string>;
+  target: string;
+  epoch: number | null;
+  imgc: string;
+  format: string;
+}
+
+export const keyInputs = (previous: string, phase: Phase, target: string, variables: readonly IRVariable[] = [], epoch?: number): KeyInputs => {
+  const ir = withoutLocations(phase);
+  return {
+    previous,
+    phase: sha256(stableJson(ir)),
+    // Without the step's id (its position): a step inserted before it does not make it a changed step.
+    steps: Object.fromEntries([...ir.pre, ...ir.steps, ...ir.post].map((s) => [s.id, sha256(stableJson({ ...s, id: undefined }))])),
+    variables: Object.fromEntries(variables.map((v) => [v.name, sha256(stableJson({ type: v.type, value: v.value ?? null }))])),
+    target,
+    epoch: epoch ?? null,
+    imgc: imgcVersion,
+    format: `${CACHE_FORMAT}.${PHASE_FORMAT}`,
+  };
+};
+
+/** A phase's key, from the same inputs {@link keyInputs} records (the key's own form is kept: existing cache entries stay valid). */
 export const phaseKey = (previous: string, phase: Phase, target: string, variables: readonly IRVariable[] = [], epoch?: number): string =>
   sha256(
     stableJson({
@@ -170,6 +202,31 @@ export class RootCache {
     } catch {
       return {};
     }
+  }
+
+  /**
+   * The sidecars of the cached phase roots (what each was made of: image,
+   * phase, target, created, and the key's inputs since they are recorded),
+   * newest first. Read only: `imgc build --plan` compares its keys with them.
+   */
+  phaseEntries(): { key: string; image?: unknown; phase?: unknown; target?: unknown; created?: unknown; inputs?: KeyInputs }[] {
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return [];
+    }
+    const entries = [];
+    for (const f of names) {
+      if (!/^phase-[0-9a-f]+\.json$/.test(f) || !existsSync(path.join(this.dir, f.replace(/\.json$/, '.tar.zst')))) continue;
+      try {
+        const about = JSON.parse(readFileSync(path.join(this.dir, f), 'utf8')) as { key?: unknown; created?: unknown };
+        if (typeof about.key === 'string') entries.push({ ...about, key: about.key });
+      } catch {
+        /* being written, or not ours */
+      }
+    }
+    return entries.sort((a, b) => String(b.created ?? '').localeCompare(String(a.created ?? '')));
   }
 
   /** The id of the cached root of `key` (undefined for an entry of an older imgc, or none). */

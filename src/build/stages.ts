@@ -43,7 +43,7 @@ interface PhaseRun {
 }
 
 /** The reuse state a build into `outDir` left (see ReuseState); undefined when none or unreadable. */
-const readReuseState = (outDir: string): ReuseState | undefined => {
+export const readReuseState = (outDir: string): ReuseState | undefined => {
   try {
     const state = JSON.parse(readFileSync(path.join(outDir, REUSE_STATE), 'utf8')) as ReuseState;
     return state.version === 1 && state.artifacts && typeof state.artifacts === 'object' ? state : undefined;
@@ -53,7 +53,7 @@ const readReuseState = (outDir: string): ReuseState | undefined => {
 };
 
 /** Whether running `phase` may change the root: its steps or hooks run in it (conservatively, any hook). */
-const runsInRoot = (phase: Phase): boolean => phaseKind(phase) === 'root' || targetSteps(phase).length > 0 || phase.pre.length + phase.post.length > 0;
+export const runsInRoot = (phase: Phase): boolean => phaseKind(phase) === 'root' || targetSteps(phase).length > 0 || phase.pre.length + phase.post.length > 0;
 
 const runnerOf = (p: PhaseRun) => runners[p.run.opts.target];
 
@@ -77,7 +77,7 @@ const runRootPhase = async (p: PhaseRun): Promise<void> => {
   if (key) {
     const tc = Date.now();
     display.stage(phase.name, 'caching the root');
-    work.rootIs = { key, id: await work.cache.store('phase', key, work.root, { image: ir.name, phase: phase.name, target: run.opts.target }, { log: ctx.log }) };
+    work.rootIs = { key, id: await work.cache.store('phase', key, work.root, { image: ir.name, phase: phase.name, target: run.opts.target, inputs: work.inputs.get(phase) }, { log: ctx.log }) };
     display.stageDone(phase.name, 'cached the root', Date.now() - tc);
   }
 };

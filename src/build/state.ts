@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, Phase, SourceLocation } from '../ir/schema.js';
-import type { RootCache } from './cache.js';
+import type { KeyInputs, RootCache } from './cache.js';
 import type { Display } from './display.js';
 import type { RootMounts } from './mounts.js';
 import type { BuildSummary } from './summary.js';
@@ -70,6 +70,8 @@ export interface Work {
   mounts: RootMounts;
   /** The cache key of each root phase's result (./keys.ts). */
   keys: Map<Phase, string>;
+  /** What each key is made of, recorded beside the cached root (`imgc build --plan` names the input that changed). */
+  inputs: Map<Phase, KeyInputs>;
   /**
    * The cached root phase result `root` is right now, while nothing else
    * has run in it: artifacts made now record it as their input (so the next

@@ -10,7 +10,7 @@ import { layBase, type BaseSource } from './base.js';
 import { cacheDir, CorruptEntry, RootCache } from './cache.js';
 import type { Display } from './display.js';
 import { sourceDateEpoch } from './boot-step.js';
-import { baseIdentity, phaseKeys } from './keys.js';
+import { baseIdentity, phaseKeyChain } from './keys.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
 import { claim } from './reclaim.js';
@@ -60,7 +60,7 @@ export const openWork = (
   run.summary.root = root;
   const cache = new RootCache(cacheDir(run.env));
   const staging = stagingDir(outDir);
-  const work: Work = { ...compiled, dir, root, cache, staging, mounts: new RootMounts(root), keys: new Map(), rootIs: undefined };
+  const work: Work = { ...compiled, dir, root, cache, staging, mounts: new RootMounts(root), keys: new Map(), inputs: new Map(), rootIs: undefined };
   session.defer('remove the work directory', () => {
     if (opts.keepRoot) display.info(`root kept at ${path.relative(cwd, root) || root}`);
     else {
@@ -72,9 +72,12 @@ export const openWork = (
   return work;
 };
 
-/** Phase keys: a chain from the base through the root-changing phases (./keys.ts). */
-const keysOf = (run: BuildRun, work: Work, base: BaseSource) =>
-  phaseKeys(run.ir, baseIdentity(base.key, base.key && work.cache.checksum('base', base.key), base.kind), run.opts.target, sourceDateEpoch(run.env));
+/** Phase keys: a chain from the base through the root-changing phases (./keys.ts), set on the work with their inputs. */
+const setKeys = (run: BuildRun, work: Work, base: BaseSource): void => {
+  const chain = phaseKeyChain(run.ir, baseIdentity(base.key, base.key && work.cache.checksum('base', base.key), base.kind), run.opts.target, sourceDateEpoch(run.env));
+  work.keys = new Map([...chain].map(([p, k]) => [p, k.key]));
+  work.inputs = new Map([...chain].map(([p, k]) => [p, k.inputs]));
+};
 
 /** The last of the longest prefix of root phases whose result is cached (-1: none, start from the base). */
 const resumePoint = (run: BuildRun, work: Work): number => {
@@ -129,7 +132,7 @@ const layFreshBase = async (run: BuildRun, work: Work, base: BaseSource, log: St
   const unmet = run.opts.checkBase?.(work.root);
   if (unmet !== undefined) throw new BuildError(`${run.where(run.ir.base.loc) ? `${run.where(run.ir.base.loc)} - ` : ''}${unmet}`);
   // A base laid down just now has a checksum now: the phases after it are keyed from it.
-  work.keys = keysOf(run, work, base);
+  setKeys(run, work, base);
   run.summary.base = { source: base.describe, cached: r.cached, ms: Date.now() - t0, ...(base.key ? { key: base.key } : {}) };
   display.stageDone('base', r.cached ? `${base.describe}: from the cache` : base.describe, Date.now() - t0);
 };
@@ -140,7 +143,7 @@ const layFreshBase = async (run: BuildRun, work: Work, base: BaseSource, log: St
  * (-1 when it is the bare base).
  */
 export const startRoot = async (run: BuildRun, work: Work, base: BaseSource): Promise<number> => {
-  work.keys = keysOf(run, work, base);
+  setKeys(run, work, base);
   if (base.kind === 'dir') run.display.info('--from-dir: the phase cache is not used (a directory has no cheap key)');
   let resume = resumePoint(run, work);
   const log = new StageLog(run.logsDir, '00-base');
