@@ -10,11 +10,12 @@ import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { compilers } from '../compilers/index.js';
 import type { CompiledFiles } from '../compilers/types.js';
-import type { Image, StepOf } from '../ir/schema.js';
+import type { Image } from '../ir/schema.js';
 import { CommandError, haveCommand } from '../host/exec.js';
 import { lockFile } from '../host/flock.js';
 import { writeTreeAtomically } from '../host/write.js';
-import { bootTools, sourceDateEpoch } from './boot-step.js';
+import { sourceDateEpoch } from './boot-step.js';
+import { missingToolsMessage, requiredTools } from './tools.js';
 import { resolveBase, type BaseSource } from './base.js';
 import { cacheDir } from './cache.js';
 import { Display, type Io } from './display.js';
@@ -48,24 +49,6 @@ export const freeBytes = (dir: string): number => {
   }
 };
 
-const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
-  const artifacts = ir.phases.flatMap((p) => p.steps).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
-  return [
-    'chroot',
-    'flock',
-    'mount',
-    'umount',
-    'tar',
-    'zstd',
-    'cp',
-    ...(artifacts.some((a) => a.format === 'ext4' || a.format === 'raw' || a.format === 'qcow2') ? ['mkfs.ext4'] : []),
-    ...bootTools(ir),
-    ...(artifacts.some((a) => a.format === 'qcow2') ? ['qemu-img'] : []),
-    ...(artifacts.some((a) => a.format === 'tar' && a.compression === 'gzip') ? ['gzip'] : []),
-    ...(opts.target === 'ansible' ? ['ansible-playbook'] : []),
-  ];
-};
-
 /** logs/build.json: the summary as it stands (also of a build that failed). */
 const writeSummary = (run: BuildRun): void => {
   run.summary.totalMs = Date.now() - run.started;
@@ -88,8 +71,8 @@ const preflight = async (run: BuildRun): Promise<{ error: string } | { files: Co
     return { error: (e as Error).message };
   }
   const missing: string[] = [];
-  for (const t of requiredTools(ir, opts)) if (!(await haveCommand(t))) missing.push(t);
-  if (missing.length) return { error: `missing tools on this machine: ${missing.join(', ')} (apt-get install debootstrap e2fsprogs qemu-utils zstd ansible)` };
+  for (const t of requiredTools(ir, opts.target)) if (!(await haveCommand(t))) missing.push(t);
+  if (missing.length) return { error: missingToolsMessage(missing) };
   const sensitive: SensitiveValues = opts.sensitive ?? new Map();
   hideValues(sensitive);
   const unset = missingSensitive(ir, sensitive);

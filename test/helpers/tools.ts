@@ -6,19 +6,15 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './cli.js';
+import { toolPackages } from '../../src/build/tools.js';
 
-/** A command whose package is named otherwise (the rest are their own package). */
+/** A command whose package is named otherwise (the rest are their own package): the build's tools (src/build/tools.ts) and the tests' own. */
 const packageOf: Record<string, string> = {
+  ...toolPackages,
   dot: 'graphviz',
-  'qemu-img': 'qemu-utils',
-  'qemu-system-x86_64': 'qemu-system-x86',
-  'mkfs.ext4': 'e2fsprogs',
   'mkfs.vfat': 'dosfstools',
-  mcopy: 'mtools',
-  sfdisk: 'fdisk',
   visudo: 'sudo',
   sshd: 'openssh-server',
-  'ansible-playbook': 'ansible',
 };
 
 /** The packages .ci/run installs with apt-get. */
