@@ -1,6 +1,7 @@
 // `imgc build` and `imgc verify`, as functions main.ts dispatches to. They
 // load and check the definition like every other command (loadDefinition,
 // checkImage, the same diagnostics), then build or verify for real.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterCommand } from './build-args.js';
@@ -69,6 +70,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     if (!loaded.ir || exit !== 0) return exit;
     const ir = loaded.ir;
     const outDir = path.resolve((v.out as string | undefined) ?? path.join('out', ir.name, 'build'));
+    if (v.plan) return await showPlan(ir, { target, outDir, fromTar: v['from-tar'] as string | undefined, fromDir: v['from-dir'] as string | undefined, noCache: Boolean(v['no-cache']), sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []) }, format, io);
     let fromTar = v['from-tar'] as string | undefined;
     const fromDir = v['from-dir'] as string | undefined;
     const origin = ir.base.origin;
@@ -113,6 +115,21 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
       throw e;
     }
   });
+
+/** `imgc build --plan`: the plan on stdout; exit 1 when the build would stop before its first phase. */
+const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io): Promise<number> => {
+  const { planBuild, formatPlan } = await import('../build/plan.js');
+  const origin = ir.base.origin;
+  if (origin?.kind === 'definition' && !opts.fromTar && !opts.fromDir) {
+    // The build makes that definition's root first, into OUT.base, and starts from its tarball.
+    io.err(`imgc: the base is ${origin.file} after phase '${origin.phase}', which the build makes first: its own plan is imgc build --plan ${origin.file}\n`);
+    const made = path.join(`${opts.outDir}.base`, 'rootfs.tar');
+    if (existsSync(made)) opts.fromTar = made;
+  }
+  const plan = await planBuild(ir, { target: opts.target, outDir: opts.outDir, ...(opts.fromTar ? { fromTar: opts.fromTar } : {}), ...(opts.fromDir ? { fromDir: opts.fromDir } : {}), noCache: opts.noCache, sensitive: opts.sensitive });
+  io.out(format === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, process.cwd()));
+  return plan.blockers.length ? 1 : 0;
+};
 
 /**
  * The values of the image's sensitive variables, from the same sources and in

@@ -138,6 +138,7 @@ export const commands: readonly Command[] = [
     flags: [
       { name: 'contract', type: 'boolean', help: "the contract's JSON Schema instead of the IR's" },
       { name: 'build-events', type: 'boolean', help: "the JSON Schema of imgc build --format json's events instead of the IR's" },
+      { name: 'build-plan', type: 'boolean', help: "the JSON Schema of imgc build --plan --format json instead of the IR's" },
     ],
   },
   { name: 'docs', args: '', summary: 'print the stdlib reference (Markdown)', flags: [] },
@@ -152,10 +153,11 @@ export const commands: readonly Command[] = [
       { name: 'from-dir', type: 'string', value: 'DIR', complete: 'dir', help: 'start from a copy of this root directory' },
       { name: 'no-cache', type: 'boolean', help: 'run every phase again (the base tarball is still reused)' },
       { name: 'keep-root', type: 'boolean', help: 'keep the work root for a look afterwards' },
-      { name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: one event per line on stdout instead of the display (imgc schema --build-events)' },
+      { name: 'plan', type: 'boolean', help: 'say what the build would do (each phase cached or run, and why; the artifacts kept or made; the tools) and do none of it; needs no root' },
+      { name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: one event per line on stdout instead of the display (imgc schema --build-events); with --plan, the plan as one JSON document (imgc schema --build-plan)' },
       ...loadFlags,
     ],
-    notes: 'Exit: 0 built, 1 a step or verify failed, 2 usage.',
+    notes: 'Exit: 0 built, 1 a step or verify failed, 2 usage. With --plan: 0 the build could start, 1 it would stop before its first phase (the plan says why), 2 usage.',
   },
   {
     name: 'verify',

@@ -206,12 +206,16 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         return EXIT.ok;
       case 'schema': {
         noArguments(positionals);
-        if (on(v, 'contract') && on(v, 'build-events')) throw new UsageError('--contract and --build-events exclude each other');
-        const schema = on(v, 'contract')
-          ? (await import('../contract/contract.js')).contractJsonSchema()
-          : on(v, 'build-events')
-            ? (await import('../build/events.js')).buildEventsJsonSchema()
-            : (await import('../ir/index.js')).imageJsonSchema();
+        const which = (['contract', 'build-events', 'build-plan'] as const).filter((f) => on(v, f));
+        if (which.length > 1) throw new UsageError(`${which.map((f) => `--${f}`).join(' and ')} exclude each other`);
+        const schema =
+          which[0] === 'contract'
+            ? (await import('../contract/contract.js')).contractJsonSchema()
+            : which[0] === 'build-events'
+              ? (await import('../build/events.js')).buildEventsJsonSchema()
+              : which[0] === 'build-plan'
+                ? (await import('../build/plan.js')).buildPlanJsonSchema()
+                : (await import('../ir/index.js')).imageJsonSchema();
         io.out(`${JSON.stringify(schema, null, 2)}\n`);
         return EXIT.ok;
       }
