@@ -7,7 +7,7 @@ describe('system tools of the tests', () => {
   it('every tool a test asks for comes from a package .ci/run installs', () => {
     const installed = ciPackages();
     expect(installed).toContain('zsh');
-    for (const tool of ['zsh', 'fish', 'dot', 'shellcheck', 'packer', 'ansible-playbook', 'ansible-lint', 'debootstrap', 'qemu-img', 'qemu-system-x86_64', 'mkfs.ext4', 'mkfs.vfat', 'mcopy', 'sfdisk', 'visudo', 'sshd', 'cloud-init', 'zstd']) {
+    for (const tool of ['zsh', 'fish', 'dot', 'shellcheck', 'packer', 'ansible-playbook', 'ansible-lint', 'debootstrap', 'qemu-img', 'qemu-system-x86_64', 'mkfs.ext4', 'mkfs.vfat', 'mcopy', 'sfdisk', 'visudo', 'sshd', 'cloud-init', 'zstd', 'chromium']) {
       expect(installed, tool).toContain(debianPackage(tool));
     }
   });
