@@ -2,7 +2,7 @@
 // `imgc build` / `imgc verify` as separate processes (they need root, mount
 // things and handle signals, so they do not run inside the test worker).
 import { execa, type ResultPromise } from 'execa';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../helpers/cli.js';
@@ -68,4 +68,20 @@ export const privateCache = (name: string): string => {
   const bases = existsSync(shared) ? readdirSync(shared).filter((f) => /^base-[0-9a-f]+\.(tar\.zst|json)$/.test(f)) : [];
   for (const f of bases) copyFileSync(path.join(shared, f), path.join(own, f));
   return own;
+};
+
+/** Every entry under `dir`, three levels deep (at the top, those `keep` takes), with its size and mtime: what `imgc build --plan` must leave as it was. */
+export const snapshot = (dir: string, keep: (name: string) => boolean = () => true): string[] => {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(dir, rel)).filter((n) => rel || keep(n)).sort()) {
+      const r = rel ? `${rel}/${name}` : name;
+      const st = lstatSync(path.join(dir, r));
+      out.push(`${r} ${st.size} ${st.mtimeMs}`);
+      if (st.isDirectory() && r.split('/').length < 3) walk(r);
+    }
+  };
+  walk('');
+  return out;
 };

@@ -8,7 +8,9 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { imgc } from '../helpers/cli.js';
 import { rootPartitionOffset } from '../../src/host/gpt.js';
-import { cannotBuild, imgcRun, mountsContaining, outDir, read, summaryOf } from './helpers.js';
+import { cannotBuild, imgcRun, mountsContaining, outDir, read, snapshot, summaryOf } from './helpers.js';
+import type { BuildPlan } from '../../src/build/plan.js';
+import { cacheDir } from '../../src/build/cache.js';
 
 const example = 'examples/node-image-debian.ts';
 
@@ -88,6 +90,33 @@ describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s 
     const r = await imgcRun(['verify', example, '--no-typecheck', '--image', path.join(out, 'disk.raw')]);
     expect(r.exitCode, r.all).toBe(0);
     expect(r.stdout).toMatch(/facts checked, all hold/);
+  });
+
+  it('imgc build --plan of the example with only a phase-3 setting changed: phase 3 runs, the phases before it are cached, nothing runs', async () => {
+    const before = snapshot(out);
+    const r = await imgcRun(['build', 'test/build/fixtures/node-image-debian-6g.ts', '--no-typecheck', '--plan', '--format', 'json', '--target', target, '--out', out]);
+    expect(r.exitCode, r.all).toBe(0);
+    const plan = JSON.parse(r.stdout) as BuildPlan;
+    expect(plan.base.status).toBe('cached');
+    expect(plan.phases.map((p) => [p.name, p.status])).toEqual([
+      ['customize', 'cached'],
+      ['provision', 'cached'],
+      ['artifact', 'run'],
+      ['verify', 'run'],
+    ]);
+    // The dir and the tarball are kept when the cache still holds the very root they were made from (another
+    // build of the same key, boot.test.ts's, may have stored it again since); the disks' size changed.
+    const made = JSON.parse(read(path.join(out, '.imgc-artifacts.json'))) as { artifacts: Record<string, { root?: string }> };
+    const provisionKey = plan.phases[1]!.key!;
+    const cachedId = (JSON.parse(read(path.join(cacheDir(process.env), `phase-${provisionKey.slice(0, 32)}.json`))) as { id: string }).id;
+    const sameRoot = made.artifacts['rootfs']?.root === cachedId;
+    expect(plan.phases[2]!.artifacts?.map((a) => [a.output, a.status, a.reason])).toEqual([
+      ['rootfs', ...(sameRoot ? ['keep', undefined] : ['make', 'the root it is made from changed'])],
+      ['rootfs.tar.zst', ...(sameRoot ? ['keep', undefined] : ['make', 'the root it is made from changed'])],
+      ['disk.raw', 'make', sameRoot ? 'its settings (or the root it is made from) changed' : 'the root it is made from changed'],
+      ['disk.qcow2', 'make', sameRoot ? 'its settings (or the root it is made from) changed' : 'the root it is made from changed'],
+    ]);
+    expect(snapshot(out), 'the plan wrote nothing into the output directory').toEqual(before);
   });
 
   it('a second run of the same target on the built root changes nothing', async () => {

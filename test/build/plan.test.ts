@@ -3,35 +3,19 @@
 // against `imgc schema --build-plan`, nothing created. As root: after one real
 // build, plans of changed definitions name the phase and artifacts that would
 // be made and the input that changed, and leave the output and cache as they were.
-import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPlanJsonSchema, type BuildPlan } from '../../src/build/plan.js';
 import { compileImageSchema } from '../helpers/ajv.js';
 import { imgc, imgcProcess, tempDir } from '../helpers/cli.js';
-import { cannotBuild, imgcRun, outDir, privateCache } from './helpers.js';
+import { cannotBuild, imgcRun, outDir, privateCache, snapshot } from './helpers.js';
 
 const validate = compileImageSchema(buildPlanJsonSchema());
 const fixture = (name: string) => `test/build/fixtures/${name}`;
 
 /** Build entries of a cache (the loader keeps its own caches there too: those a plan may write). */
 const buildEntries = (name: string) => /^(base|phase|root)-/.test(name);
-
-/** Every file under `dir` (at the top, those `keep` takes) with its size and mtime: a plan must change none of it. */
-const snapshot = (dir: string, keep: (name: string) => boolean = () => true): string[] => {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  const walk = (rel: string) => {
-    for (const name of readdirSync(path.join(dir, rel)).filter((n) => rel || keep(n)).sort()) {
-      const r = rel ? `${rel}/${name}` : name;
-      const st = lstatSync(path.join(dir, r));
-      out.push(`${r} ${st.size} ${st.mtimeMs}`);
-      if (st.isDirectory() && r.split('/').length < 3) walk(r);
-    }
-  };
-  walk('');
-  return out;
-};
 
 const planOf = (stdout: string): BuildPlan => {
   const plan = JSON.parse(stdout) as BuildPlan;
