@@ -67,9 +67,10 @@ export const BuildPlan = z
 export type BuildPlan = z.infer<typeof BuildPlan>;
 type PhasePlan = BuildPlan['phases'][number];
 
-/** `imgc schema --build-plan`. */
+/** The plan's JSON Schema (draft 2020-12), printed by `imgc schema --build-plan`. */
 export const buildPlanJsonSchema = (): Record<string, unknown> => ({
   ...z.toJSONSchema(BuildPlan, { target: 'draft-2020-12' }),
+  $id: 'https://imgc.dev/schema/build-plan-v1.json',
   title: 'imgc build --plan --format json',
 });
 

@@ -153,7 +153,7 @@ export const commands: readonly Command[] = [
       { name: 'from-dir', type: 'string', value: 'DIR', complete: 'dir', help: 'start from a copy of this root directory' },
       { name: 'no-cache', type: 'boolean', help: 'run every phase again (the base tarball is still reused)' },
       { name: 'keep-root', type: 'boolean', help: 'keep the work root for a look afterwards' },
-      { name: 'plan', type: 'boolean', help: 'say what the build would do (each phase cached or run, and why; the artifacts kept or made; the tools) and do none of it; needs no root' },
+      { name: 'plan', type: 'boolean', help: 'say what the build would do (each phase cached or run, and why; the artifacts kept or made; the tools) and do none of it (docs/build-plan.md)' },
       { name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: one event per line on stdout instead of the display (imgc schema --build-events); with --plan, the plan as one JSON document (imgc schema --build-plan)' },
       ...loadFlags,
     ],
