@@ -120,6 +120,11 @@ const changedInputs = (now: KeyInputs, was: KeyInputs, phase: Phase, previousRun
 
 /** What the plan knows about the base, and the identity the phase keys chain from. */
 const planBase = async (ir: Image, opts: PlanOptions, cache: RootCache, blockers: string[]): Promise<{ plan: BuildPlan['base']; source?: BaseSource }> => {
+  const origin = ir.base.origin;
+  if (origin?.kind === 'definition' && !opts.fromTar && !opts.fromDir) {
+    const reason = `the build makes the root of ${origin.file} after its phase '${origin.phase}' first (its own plan: imgc build --plan ${origin.file}), then starts from it`;
+    return { plan: { source: `${origin.file} after phase '${origin.phase}'`, status: 'build', reason } };
+  }
   let source: BaseSource;
   try {
     source = await resolveBase(ir.base, { ...(opts.fromTar ? { fromTar: opts.fromTar } : {}), ...(opts.fromDir ? { fromDir: opts.fromDir } : {}), ...(opts.env ? { env: opts.env } : {}) });
@@ -152,6 +157,7 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
 
   const base = await planBase(ir, opts, cache, blockers);
   const src = base.source;
+  const origin = ir.base.origin;
   const identity = src ? baseIdentity(src.key, src.key && cache.checksum('base', src.key), src.kind) : undefined;
   const chain = phaseKeyChain(ir, identity, opts.target, epoch);
   const caches: string[] = base.plan.status === 'build' && src ? [`the base tarball (${short(src.key!)})`] : [];
@@ -175,7 +181,7 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
 
   const whyRun = (p: Phase, k: { key: string; inputs: KeyInputs } | undefined): string[] => {
     if (opts.noCache) return ['--no-cache'];
-    if (!src) return ['the base cannot be laid down (above)'];
+    if (!src) return [origin?.kind === 'definition' ? "the base is made first (another definition's root): the phases after it are keyed from it once it is made" : 'the base cannot be laid down (above)'];
     if (src.kind === 'dir') return ['--from-dir: the phase cache is not used (a directory has no cheap key)'];
     if (identity === undefined) return ['the base is laid down fresh: the phases after it are keyed from its tarball once it is made'];
     if (!k) {

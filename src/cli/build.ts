@@ -120,12 +120,9 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
 const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io): Promise<number> => {
   const { planBuild, formatPlan } = await import('../build/plan.js');
   const origin = ir.base.origin;
-  if (origin?.kind === 'definition' && !opts.fromTar && !opts.fromDir) {
-    // The build makes that definition's root first, into OUT.base, and starts from its tarball.
-    io.err(`imgc: the base is ${origin.file} after phase '${origin.phase}', which the build makes first: its own plan is imgc build --plan ${origin.file}\n`);
-    const made = path.join(`${opts.outDir}.base`, 'rootfs.tar');
-    if (existsSync(made)) opts.fromTar = made;
-  }
+  // The build makes that definition's root first, into OUT.base, and starts from its tarball: once made, plan from it.
+  const made = path.join(`${opts.outDir}.base`, 'rootfs.tar');
+  if (origin?.kind === 'definition' && !opts.fromTar && !opts.fromDir && existsSync(made)) opts.fromTar = made;
   const plan = await planBuild(ir, { target: opts.target, outDir: opts.outDir, ...(opts.fromTar ? { fromTar: opts.fromTar } : {}), ...(opts.fromDir ? { fromDir: opts.fromDir } : {}), noCache: opts.noCache, sensitive: opts.sensitive });
   io.out(format === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, process.cwd()));
   return plan.blockers.length ? 1 : 0;

@@ -1,6 +1,6 @@
 // `imgc build --plan`: what a build would do, said without doing it. Without
 // root: a plan against an empty cache (everything to make), its JSON valid
-// against `imgc schema --build-plan`, nothing created. As root: after one real
+// against `imgc schema --build-plan`, nothing created; bases made of facts. As root: after one real
 // build, plans of changed definitions name the phase and artifacts that would
 // be made and the input that changed, and leave the output and cache as they were.
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
@@ -79,6 +79,31 @@ describe('imgc build --plan, against an empty cache', () => {
     expect(r.stdout).toMatch(/\n {6}make disk\.raw \(raw\): /);
     expect(r.stdout).toMatch(/\nnothing was built, mounted or written/);
     expect(existsSync(out)).toBe(false);
+  });
+});
+
+describe('imgc build --plan of a base made of facts', () => {
+  it("another definition's phase: says the build makes that root first; a contract: the build would stop, saying what to give", async () => {
+    const dir = tempDir('plan-facts');
+    writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+    writeFileSync(path.join(dir, 'team.ts'), "import { debian12, image } from 'imgc';\nexport default image('team').base(debian12()).customize((p) => p.group('admins'));\n");
+    writeFileSync(
+      path.join(dir, 'on-team.ts'),
+      "import { fromDefinition, image } from 'imgc';\nimport team from './team.js';\nexport default image('on-team').base(fromDefinition(team, { phase: 'customize' })).provision((p) => p.group('ops'));\n",
+    );
+    const r = await imgc(['build', 'on-team.ts', '--no-typecheck', '--plan', '--format', 'json', '--out', path.join(dir, 'out')], { cwd: dir, env: { IMGC_CACHE: path.join(dir, 'cache') } });
+    const plan = planOf(r.stdout);
+    expect(plan.base).toMatchObject({ status: 'build', reason: expect.stringMatching(/^the build makes the root of .*team\.ts after its phase 'customize' first \(its own plan: imgc build --plan /) });
+    expect(plan.phases.map((p) => [p.name, p.status, p.reasons])).toEqual([['provision', 'run', ["the base is made first (another definition's root): the phases after it are keyed from it once it is made"]]]);
+    expect(plan.blockers.filter((b) => !/needs root/.test(b))).toEqual([]);
+    expect(existsSync(path.join(dir, 'out'))).toBe(false);
+
+    const contract = await imgc(['contract', 'team.ts', '--no-typecheck', '--phase', 'customize', '--out', 'team.contract.json'], { cwd: dir });
+    expect(contract.exitCode, contract.all).toBe(0);
+    writeFileSync(path.join(dir, 'on-contract.ts'), "import { fromContract, image } from 'imgc';\nexport default image('on-contract').base(fromContract('team.contract.json')).provision((p) => p.group('ops'));\n");
+    const c = await imgc(['build', 'on-contract.ts', '--no-typecheck', '--plan', '--format', 'json', '--out', path.join(dir, 'out')], { cwd: dir, env: { IMGC_CACHE: path.join(dir, 'cache') } });
+    expect(c.exitCode).toBe(1);
+    expect(planOf(c.stdout).blockers).toContainEqual(expect.stringMatching(/it holds facts, not a root\. Start from that image's root: --from-tar FILE or --from-dir DIR/));
   });
 });
 
