@@ -88,10 +88,16 @@ const short = (key: string) => key.slice(0, 12);
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** Which inputs of a phase's key differ from those of the newest cached root of the same phase. */
-const changedInputs = (now: KeyInputs, was: KeyInputs, phase: Phase, previousRuns: string | undefined): string[] => {
+const changedInputs = (now: KeyInputs, was: KeyInputs, phase: Phase, before: { phase: string; runs: boolean } | undefined): string[] => {
   const why: string[] = [];
   if (now.previous !== was.previous) {
-    why.push(previousRuns ? `the root it starts from is made again (phase ${previousRuns} runs)` : 'the base changed (another base tarball: made again, or another mirror, package list or --from-tar file)');
+    why.push(
+      !before
+        ? 'the base changed (another base tarball: made again, or another mirror, package list or --from-tar file)'
+        : before.runs
+          ? `the root it starts from is made again (phase ${before.phase} runs)`
+          : `the root it starts from is another: phase ${before.phase}'s cached root is not the one its cached root was made from`,
+    );
   }
   if (now.phase !== was.phase) {
     // Step ids are positions (customize.3.file): a step whose content is found anywhere in the old phase is unchanged (maybe moved).
@@ -176,7 +182,8 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
   // The cached root the work root is while nothing ran in it (artifacts made from it can be kept), and what changes it otherwise.
   let rootId = resume >= 0 ? cache.id('phase', chain.get(ir.phases[resume]!)!.key) : undefined;
   let rootNote = resume >= 0 ? undefined : 'the root is laid down from the base';
-  let lastRun: string | undefined;
+  // The root phase before the one at hand, and whether it runs.
+  let before: { phase: string; runs: boolean } | undefined;
   let rootKeyed = resume >= 0;
 
   const whyRun = (p: Phase, k: { key: string; inputs: KeyInputs } | undefined): string[] => {
@@ -194,7 +201,7 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
       return [other ? `the cache has its root from a build with --target ${String(other.target)} only` : `no root of phase ${p.name} of '${ir.name}' is in the cache`];
     }
     if (!prior.inputs) return ['the cached root of this phase was made from other inputs (by an imgc that did not record which)'];
-    const why = changedInputs(k.inputs, prior.inputs, p, lastRun);
+    const why = changedInputs(k.inputs, prior.inputs, p, before);
     return why.length ? why : ['its root is no longer in the cache'];
   };
 
@@ -206,10 +213,11 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
       const keyed = k ? { key: k.key } : {};
       if (i <= resume || (k && !opts.noCache && cache.has('phase', k.key))) {
         if (i > resume) rootId = cache.id('phase', k!.key);
+        before = { phase: p.name, runs: false };
         return { name: p.name, kind, status: 'cached', ...keyed, reasons: [i < resume && !(k && cache.has('phase', k.key)) ? `restored with the root after phase ${ir.phases[resume]!.name}` : 'its root is in the cache'], steps };
       }
       const reasons = whyRun(p, k);
-      lastRun = p.name;
+      before = { phase: p.name, runs: true };
       rootNote = `phase ${p.name} runs`;
       rootId = undefined;
       rootKeyed = k !== undefined;
