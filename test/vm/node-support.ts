@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { cannotBuild } from '../build/helpers.js';
+import { vmOptIn } from './packer-support.js';
 import type { BootCheck } from '../../src/verify/boot.js';
 
 /** Why the node VM tests cannot run here, or undefined when they can. */
@@ -16,7 +17,7 @@ export const cannotBootNode: string | undefined =
     ? 'qemu-system-x86 and ovmf are not installed'
     : !existsSync('/usr/bin/cloud-localds')
       ? 'cloud-localds is not installed (apt-get install cloud-image-utils): it makes the NoCloud seeds'
-      : undefined);
+      : vmOptIn);
 
 /** A check the test adds to the boot: it holds when `script` exits 0; what it prints comes back in `printed[subject]`. */
 export const probe = (subject: string, script: string): BootCheck => ({ subject, what: subject, stepId: 'test', script });
