@@ -2,7 +2,7 @@
 // path: roles setup, node, providers, containerd, kubernetes, sysprep), said
 // as imgc steps and stdlib modules on Debian 12. docs/image-builder.md maps
 // each role to what says it here. `npx imgc check examples/image-builder-node.ts`
-import { cloudInit, containerd, crictl, debian12, image, kubernetes, kubernetesCni, kubernetesNetworking, sysprep, variable, z } from 'imgc';
+import { cloudInit, containerd, crictl, debian12, image, kubernetes, kubernetesCni, kubernetesNetworking, network, sysprep, variable, z } from 'imgc';
 
 // What image-builder fetches, one variable per URL and sha256. The defaults
 // are image-builder's default versions (packer/config: containerd 2.3.2,
@@ -100,6 +100,7 @@ export default image('image-builder-node')
       })
       .file('/etc/image-builder-release', { mode: '0644', content: `IMAGE_BUILDER_VERSION=${imageBuilderVersion}\nKUBERNETES_VERSION=v${k8sVersion}\n` })
       // role providers, qemu
+      .use(network())
       .use(cloudInit())
       .file('/etc/cloud/cloud.cfg.d/05_logging.cfg', {
         owner: 'root',

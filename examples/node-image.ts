@@ -10,7 +10,7 @@ import {
   kubernetesNetworking,
   sshHardening,
   type KubernetesSource,
-  bootable, defineModule, variable, z,
+  bootable, cloudInit, defineModule, network, sysprep, variable, z,
 } from 'imgc';
 
 /** The node, parameterised by where kubelet/kubeadm/kubectl come from and its disk size. */
@@ -43,6 +43,11 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
         .use(kubernetes(k8s))
         .directory('/etc/cni', { mode: '0755' })
         .directory('/etc/cni/net.d', { mode: '0755' }).use(joinToken(k8s)).use(bootable())
+        // DHCP on the NIC; cloud-init (NoCloud seed, cloud metadata) gives each clone its hostname, keys
+        // and join configuration and grows the root to its disk; sysprep leaves no machine identity behind.
+        .use(network())
+        .use(cloudInit())
+        .use(sysprep())
         .post(event('stdout')),
     )
     .artifact((a) =>

@@ -48,7 +48,7 @@ export const aptCatalog = {
   systemd: {
     services: ['systemd-journald', 'systemd-networkd'],
     commands: ['systemctl', 'journalctl'],
-    paths: ['/etc/systemd', '/etc/systemd/system'],
+    paths: ['/etc/systemd', '/etc/systemd/system', '/etc/systemd/network'],
     groups: ['systemd-journal'],
   },
   'systemd-sysv': { commands: ['init'] },

@@ -3,6 +3,7 @@ export { aptCatalog, type AptCatalog } from './catalog.js';
 export {
   bootable,
   cloudInit,
+  consolePassword,
   containerd,
   containerdConfig,
   containerdDropIns,
@@ -13,6 +14,7 @@ export {
   kubernetesKernelModules,
   kubernetesNetworking,
   kubernetesSysctls,
+  network,
   nodeTuningSysctls,
   sshHardening,
   sysprep,

@@ -2,6 +2,7 @@
 // as imgc modules. Each is `p.use(name(options))` in a phase.
 import { defineModuleFor, type EitherModule } from '../src/dsl/module.js';
 import type { Variable } from '../src/dsl/variables.js';
+import { ESP_LABEL, ESP_MOUNT, espFiles, loaderEntry } from '../src/core/boot.js';
 import type { AptCatalog } from './catalog.js';
 
 // The stdlib's modules know the apt catalog, so what their packages bring
@@ -352,12 +353,37 @@ type KubernetesModule<K> = K extends { source: 'debian' }
 export const kubernetes = <const K extends KubernetesSource>(k8s: K): EitherModule<KubernetesModule<K>> =>
   (k8s.source === 'debian' ? kubernetesFromDebian() : k8s.source === 'release' ? kubernetesRelease(k8s as KubernetesFrom<'release'>) : kubernetesFromRepository(k8s as KubernetesFrom<'upstream'>)) as unknown as EitherModule<KubernetesModule<K>>;
 
+/** Where network() has systemd-networkd bring NICs up. */
+const dhcpNetworkFile = '/etc/systemd/network/80-imgc-dhcp.network';
+
+/**
+ * The network of a bootable node: systemd-networkd (systemd's own, enabled)
+ * brings every ethernet NIC up by DHCP (IPv4, and IPv6 router
+ * advertisements), matched by the kernel's names for physical NICs (en*, eth*)
+ * so the veths and bridges a CNI plugin makes are left to it. `verify --boot`
+ * checks that an interface has an IPv4 address. With cloudInit(), cloud-init
+ * leaves the network to this.
+ */
+export const network = () =>
+  defineModule((p) =>
+    p
+      .file(dhcpNetworkFile, {
+        mode: '0644',
+        content: ['# imgc network(): DHCP on every physical ethernet NIC.', '[Match]', 'Type=ether', 'Name=en* eth*', '', '[Network]', 'DHCP=yes', ''].join('\n'),
+      })
+      .enableService('systemd-networkd'),
+  );
+
 /**
  * cloud-init for a cloud or QEMU base: the packages image-builder installs on
- * its qemu path (growpart, growroot in the initramfs), its four boot stages
+ * its qemu path (growpart, growroot in the initramfs: the root partition and
+ * filesystem grow to the disk a clone is given), its four boot stages
  * enabled, the datasources to look for, and its config and final stages
  * ordered after the units in `after` (containerd's by default, so a
- * `kubeadm join` in user-data finds the container runtime up).
+ * `kubeadm join` in user-data finds the container runtime up). cloud-init
+ * writes no network configuration (network() has the NICs) and keeps the
+ * image's locale: Debian's cloud-init would generate en_US.UTF-8, which
+ * fails without the `locales` package and leaves `cloud-init status` in error.
  */
 export const cloudInit = (opts: { datasources?: readonly string[]; after?: readonly string[] } = {}) =>
   defineModule((p) => {
@@ -368,6 +394,16 @@ export const cloudInit = (opts: { datasources?: readonly string[]; after?: reado
       .file('/etc/cloud/cloud.cfg.d/90_dpkg.cfg', {
         mode: '0644',
         content: `datasource_list: [ ${[...(opts.datasources ?? ['NoCloud', 'ConfigDrive', 'OpenStack', 'Ec2', 'None'])].join(', ')} ]\n`,
+      })
+      .file('/etc/cloud/cloud.cfg.d/91_imgc.cfg', {
+        mode: '0644',
+        content: [
+          '# imgc cloudInit(): network() brings the NICs up; cloud-init writes no network configuration.',
+          'network: {config: disabled}',
+          '# The image keeps its locale (C.UTF-8): generating another needs the locales package.',
+          'locale: false',
+          '',
+        ].join('\n'),
       })
       .directory('/etc/systemd/system/cloud-config.service.d', { mode: '0755' })
       .file('/etc/systemd/system/cloud-config.service.d/boot-order.conf', { mode: '0644', content: order })
@@ -380,16 +416,42 @@ export const cloudInit = (opts: { datasources?: readonly string[]; after?: reado
   });
 
 /**
+ * A first-boot unit making the SSH host keys sysprep() removed, when nothing
+ * made them before sshd starts: cloud-init's ssh module makes them when
+ * cloud-init is there (this runs after it and then finds them), this does
+ * without cloud-init.
+ */
+const sshHostKeysUnit = [
+  '[Unit]',
+  'Description=Make the SSH host keys this machine has not got yet (imgc sysprep)',
+  'After=cloud-init.service',
+  'Before=ssh.service',
+  'ConditionPathExists=/usr/bin/ssh-keygen',
+  'ConditionPathExistsGlob=!/etc/ssh/ssh_host_*_key',
+  '',
+  '[Service]',
+  'Type=oneshot',
+  'ExecStart=/usr/bin/ssh-keygen -A',
+  'RemainAfterExit=yes',
+  '',
+  '[Install]',
+  'WantedBy=multi-user.target',
+  '',
+].join('\n');
+
+/**
  * What makes one built root a template for many machines, as image-builder's
- * sysprep role does: an empty machine-id (systemd makes one at first boot),
- * no SSH host keys (cloud-init makes new ones at first boot; without it, pass
- * `keepSshHostKeys`, or sshd has none), no authorized keys, apt lists or
+ * sysprep role does: an empty machine-id (systemd makes the machine's own
+ * at its first boot; "uninitialized" would also make it a first boot, whose
+ * systemd-firstboot prompts on the console and waits), no SSH host keys (made at first
+ * boot: by cloud-init when it is there, else by sshHostKeysUnit; pass
+ * `keepSshHostKeys` to keep the build's), no authorized keys, apt lists or
  * caches, no cloud-init state, empty logs, no rotated logs, temporary files or
  * shell history, no persistent network names.
  */
 export const sysprep = (opts: { keepSshHostKeys?: boolean } = {}) =>
-  defineModule((p) =>
-    p
+  defineModule((p) => {
+    const cleaned = p
       .truncate(['/etc/machine-id', '/etc/hostname'])
       .remove([
         '/var/lib/dbus/machine-id',
@@ -409,8 +471,9 @@ export const sysprep = (opts: { keepSshHostKeys?: boolean } = {}) =>
         '/var/log/*.[0-9]',
         '/var/log/journal/*',
       ])
-      .truncate(['/var/log/*.log', '/var/log/wtmp', '/var/log/lastlog', '/var/log/btmp', '/var/log/apt/*.log']),
-  );
+      .truncate(['/var/log/*.log', '/var/log/wtmp', '/var/log/lastlog', '/var/log/btmp', '/var/log/apt/*.log']);
+    return opts.keepSshHostKeys ? cleaned : cleaned.unit('imgc-ssh-host-keys.service', sshHostKeysUnit).enableService('imgc-ssh-host-keys');
+  });
 
 /** sshd without passwords or root logins, as a drop-in. */
 export const sshHardening = () =>
@@ -424,6 +487,16 @@ export const sshHardening = () =>
       .enableService('ssh'),
   );
 
+/**
+ * Break-glass console login: root's password from a sensitive variable
+ * holding its crypt(3) hash (`mkpasswd -m sha-512`, `openssl passwd -6`), for
+ * the serial or VGA console only (sshHardening() keeps root and passwords off
+ * SSH). Off unless a definition uses it; the hash is given when the image is
+ * built (`--var`, `IMGC_VAR_*`) and never written into an output or the cache.
+ */
+export const consolePassword = (hash: Variable<string>) =>
+  defineModule((p) => p.command(`printf 'root:%s\\n' "${hash}" | chpasswd -e`, { description: "set root's console password (break-glass)" }));
+
 /** A journald drop-in capping the journal's disk use. */
 export const journald = (opts: { systemMaxUse?: string } = {}) =>
   defineModule((p) =>
@@ -436,15 +509,72 @@ export const journald = (opts: { systemMaxUse?: string } = {}) =>
   );
 
 /**
- * What a bootable disk needs in its root: Debian's kernel with an initramfs,
- * systemd-boot's EFI binary (imgc makes the EFI system partition from them;
- * nothing is installed to a boot partition inside the chroot) and an fstab that
- * mounts the root by its label. UEFI only.
+ * The kernel hook of bootable(): copies a newly installed kernel and its
+ * initramfs to the mounted ESP and points the loader entry at them, keeping
+ * the entry's title and kernel command line. The kernel's postinst
+ * (/etc/kernel/postinst.d) and update-initramfs (/etc/initramfs/post-update.d)
+ * run it with the kernel's version; only the newest installed kernel is copied.
+ */
+const espKernelHook = [
+  '#!/bin/sh',
+  '# imgc bootable(): the node boots the kernel and initramfs on its EFI system partition.',
+  'set -eu',
+  'version=$1',
+  `esp=${ESP_MOUNT}`,
+  `entry=$esp${espFiles.entry}`,
+  '# In a chroot build the ESP is not mounted: imgc makes it from the root afterwards.',
+  'mountpoint -q "$esp" && [ -f "$entry" ] || exit 0',
+  '[ "$version" = "$(linux-version list | linux-version sort | tail -n 1)" ] || exit 0',
+  'kernel=/boot/vmlinuz-$version',
+  'initrd=/boot/initrd.img-$version',
+  "# A new kernel's postinst runs before its initramfs exists: update-initramfs runs this again once it does.",
+  '[ -f "$kernel" ] && [ -f "$initrd" ] || exit 0',
+  "title=$(sed -n 's/^title //p' \"$entry\")",
+  "options=$(sed -n 's/^options //p' \"$entry\")",
+  `cp "$kernel" "$esp${espFiles.kernel}.new"`,
+  `cp "$initrd" "$esp${espFiles.initrd}.new"`,
+  // The entry's shape has no quote, dollar or backslash of its own: the values expand in double quotes.
+  `text="${loaderEntry({ title: '$title', version: '$version', options: '$options' })}"`,
+  'printf %s "$text" >"$entry.new"',
+  'sync',
+  `mv -f "$esp${espFiles.kernel}.new" "$esp${espFiles.kernel}"`,
+  `mv -f "$esp${espFiles.initrd}.new" "$esp${espFiles.initrd}"`,
+  'mv -f "$entry.new" "$entry"',
+  'sync',
+  '',
+].join('\n');
+
+/**
+ * What a bootable disk needs in its root: Debian's kernel with an initramfs
+ * (fsck.ext4 in it: e2fsprogs, and FSTYPE=ext4 for initramfs-tools' fsck hook), systemd-boot's EFI binary (imgc makes the
+ * EFI system partition from them; nothing is installed to a boot partition
+ * inside the chroot), dbus (hostnamectl, logind), an fstab that mounts the root
+ * by its label and the ESP on /boot/efi by its, and espKernelHook, so a kernel
+ * installed on the running node is the one it boots next. UEFI only.
  */
 export const bootable = () =>
   defineModule((p) =>
     p
-      .packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi'])
+      // Before the kernel's install makes the initramfs: initramfs-tools' fsck hook finds the root's type by its
+      // device, which a chroot has not got, and leaves fsck out unless FSTYPE names it.
+      .directory('/etc/initramfs-tools', { mode: '0755' })
+      .directory('/etc/initramfs-tools/conf.d', { mode: '0755' })
+      .file('/etc/initramfs-tools/conf.d/imgc-root-fstype', { mode: '0644', content: '# imgc bootable(): the root is ext4 (fsck.ext4 goes into the initramfs).\nFSTYPE=ext4\n' })
+      .packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi', 'e2fsprogs', 'dbus'])
       // The root partition's filesystem is labelled `rootfs` by imgc; the kernel finds it by PARTUUID.
-      .file('/etc/fstab', { mode: '0644', content: '# <file system> <mount point> <type> <options> <dump> <pass>\nLABEL=rootfs / ext4 defaults,errors=remount-ro 0 1\n' }),
+      .file('/etc/fstab', {
+        mode: '0644',
+        content: [
+          '# <file system> <mount point> <type> <options> <dump> <pass>',
+          'LABEL=rootfs / ext4 defaults,errors=remount-ro 0 1',
+          `LABEL=${ESP_LABEL} ${ESP_MOUNT} vfat umask=0077,nofail 0 0`,
+          '',
+        ].join('\n'),
+      })
+      .directory(ESP_MOUNT, { mode: '0700' })
+      .directory('/etc/kernel/postinst.d', { mode: '0755' })
+      .file('/etc/kernel/postinst.d/zz-imgc-esp', { mode: '0755', content: espKernelHook })
+      .directory('/etc/initramfs', { mode: '0755' })
+      .directory('/etc/initramfs/post-update.d', { mode: '0755' })
+      .file('/etc/initramfs/post-update.d/zz-imgc-esp', { mode: '0755', content: espKernelHook }),
   );

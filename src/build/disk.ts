@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, lutimesSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bootFiles } from '../steps/artifact.js';
+import { bootFiles, ESP_LABEL, espFiles, loaderEntry } from '../core/boot.js';
 import { capture, run, type RunOptions } from '../host/exec.js';
 import { GPT_TYPE, SECTOR } from '../host/gpt.js';
 
@@ -94,6 +94,9 @@ const rootFile = (root: string, p: string): string => {
   return abs;
 };
 
+/** The kernel's version, from the file /vmlinuz leads to (boot/vmlinuz-6.1.0-28-amd64); the file's name when it has none. */
+export const kernelVersion = (kernelFile: string): string => path.basename(kernelFile).replace(/^vmlinuz-/, '');
+
 /** Environment for reproducible timestamps: mkfs and mtools read these. */
 export const reproducibleEnv = (epoch: number | undefined): Record<string, string> =>
   epoch === undefined ? {} : { SOURCE_DATE_EPOCH: String(epoch), E2FSPROGS_FAKE_TIME: String(epoch) };
@@ -174,21 +177,21 @@ export const makeBootableDisk = async (
   const env = { ...opts.run.env, ...reproducibleEnv(opts.epoch), MTOOLS_SKIP_CHECK: '1' };
   // FAT32 with 512-byte clusters: a 256 MiB FAT32 with larger clusters is below FAT32's cluster minimum.
   // --invariant: no time of the build in the volume label's entry (mkfs.fat does not read SOURCE_DATE_EPOCH; mtools does).
-  await run('mkfs.fat', [...(opts.epoch !== undefined ? ['--invariant'] : []), '--offset', String(l.esp.start), '-F', '32', '-s', '1', '-n', 'ESP', '-i', l.esp.volumeId, file, String(l.esp.sectors / 2)], { ...opts.run, env });
+  await run('mkfs.fat', [...(opts.epoch !== undefined ? ['--invariant'] : []), '--offset', String(l.esp.start), '-F', '32', '-s', '1', '-n', ESP_LABEL, '-i', l.esp.volumeId, file, String(l.esp.sectors / 2)], { ...opts.run, env });
   const conf = path.join(opts.scratch, `.loader-${process.pid}.conf`);
   const entry = path.join(opts.scratch, `.entry-${process.pid}.conf`);
   writeFileSync(conf, 'default imgc.conf\ntimeout 0\nconsole-mode keep\n');
-  writeFileSync(entry, `title ${opts.image}\nlinux /imgc/vmlinuz\ninitrd /imgc/initrd.img\noptions ${kernelCmdline(l)}\n`);
+  writeFileSync(entry, loaderEntry({ title: opts.image, version: kernelVersion(kernel), options: kernelCmdline(l) }));
   const esp = `${file}@@${l.esp.start * SECTOR}`;
   try {
     await run('mmd', ['-i', esp, '::/EFI', '::/EFI/BOOT', '::/EFI/systemd', '::/loader', '::/loader/entries', '::/imgc'], { ...opts.run, env });
     const copy = (from: string, to: string) => run('mcopy', ['-i', esp, from, to], { ...opts.run, env });
     await copy(loader, '::/EFI/BOOT/BOOTX64.EFI');
     await copy(loader, '::/EFI/systemd/systemd-bootx64.efi');
-    await copy(kernel, '::/imgc/vmlinuz');
-    await copy(initrd, '::/imgc/initrd.img');
+    await copy(kernel, `::${espFiles.kernel}`);
+    await copy(initrd, `::${espFiles.initrd}`);
     await copy(conf, '::/loader/loader.conf');
-    await copy(entry, '::/loader/entries/imgc.conf');
+    await copy(entry, `::${espFiles.entry}`);
   } finally {
     rmSync(conf, { force: true });
     rmSync(entry, { force: true });

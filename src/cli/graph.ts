@@ -15,7 +15,30 @@ export interface GraphOptions {
 }
 
 /** Steps per row inside a phase: wide enough to use the page, narrow enough that a row stays readable. */
-const ROW = 4;
+const ROW = 3;
+
+/** A step's label in a box: lines of at most this many characters, at most LINES of them. */
+const WIDTH = 40;
+const LINES = 3;
+
+/**
+ * A step's description cut into lines at its list's commas, so one step with a
+ * long list (sysprep's removals) does not widen its whole row; past LINES the
+ * rest is counted, not drawn (`imgc explain` lists every item).
+ */
+export const boxLabel = (text: string): string[] => {
+  const parts = text.split(/(?<=,) /);
+  const lines: string[] = [];
+  let i = 0;
+  for (; i < parts.length && lines.length < LINES; i++) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last]!.length + 1 + parts[i]!.length <= WIDTH) lines[last] += ` ${parts[i]}`;
+    else if (lines.length < LINES - 1 || i === parts.length - 1) lines.push(parts[i]!);
+    else break;
+  }
+  if (i < parts.length) lines.push(`… and ${parts.length - i} more`);
+  return lines;
+};
 
 const nodeId = (stepId: string) => (stepId === 'base' ? 'base' : `s_${stepId.replace(/[^A-Za-z0-9]/g, '_')}`);
 
@@ -54,7 +77,7 @@ export const mermaidGraph = (ir: Image, opts: GraphOptions = {}): string => {
     rows.forEach((row, r) => {
       // A row is a nested subgraph laid left to right; its steps are chained invisibly so they keep their order.
       lines.push(`    subgraph phase_${i + 1}_row_${r + 1}[" "]`, '      direction LR');
-      for (const s of row) lines.push(`      ${nodeId(s.id)}["${mermaidText(describeStep(s))}"]`);
+      for (const s of row) lines.push(`      ${nodeId(s.id)}["${boxLabel(describeStep(s)).map(mermaidText).join('<br>')}"]`);
       if (row.length > 1) lines.push(`      ${row.map((s) => nodeId(s.id)).join(' ~~~ ')}`);
       lines.push('    end');
     });
@@ -83,15 +106,16 @@ export const dotGraph = (ir: Image, opts: GraphOptions = {}): string => {
   phases.forEach(({ phase, rows }, i) => {
     lines.push(`  subgraph cluster_${i + 1} {`, `    label=${dotText(`phase ${i + 1} ${phase.name}`)};`, '    labeljust=l;', '    fontname="Helvetica-Bold";');
     for (const row of rows) {
-      lines.push(`    { rank=same; ${row.map((s) => `${nodeId(s.id)} [label=${dotText(describeStep(s))}];`).join(' ')} }`);
+      lines.push(`    { rank=same; ${row.map((s) => `${nodeId(s.id)} [label=${dotText(boxLabel(describeStep(s)).join('\n'))}];`).join(' ')} }`);
       if (row.length > 1) lines.push(`    ${row.map((s) => nodeId(s.id)).join(' -> ')} [style=invis];`);
     }
     lines.push('  }');
   });
   const heads = rowHeads(phases);
   if (heads.length > 1) lines.push(`  ${heads.map(nodeId).join(' -> ')} [style=invis, weight=100];`);
-  // constraint=false: a fact arrow is drawn between steps already placed, and never moves one.
-  for (const e of mergedEdges(ir, opts)) lines.push(`  ${nodeId(e.from)} -> ${nodeId(e.to)} [constraint=false, label=${dotText(e.facts.map(describeFact).join('\n'))}];`);
+  // constraint=false: a fact arrow is drawn between steps already placed, and never moves one; its facts
+  // are an xlabel, placed after the layout, so the reference node's 55 arrows do not widen it by half.
+  for (const e of mergedEdges(ir, opts)) lines.push(`  ${nodeId(e.from)} -> ${nodeId(e.to)} [constraint=false, xlabel=${dotText(e.facts.map(describeFact).join('\n'))}];`);
   lines.push('}');
   return `${lines.join('\n')}\n`;
 };

@@ -14,7 +14,7 @@ import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
 import { factId } from '../core/facts.js';
-import { bootFiles } from '../steps/artifact.js';
+import { bootFiles } from '../core/boot.js';
 
 export interface ProbeOptions {
   /** What the contract calls the probed root (default: what was read). */
@@ -85,7 +85,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   const base = readBaseFacts(dir);
   const users = new Map([...readPasswd(view).values()].map((u) => [u.uid, u.name]));
   const groups = new Map([...readGroups(view).values()].map((g) => [g.gid, g.name]));
-  // Looked for one by one: the expected facts, and the files a bootable disk takes from the root (src/steps/artifact.ts), which no bounded listing reaches.
+  // Looked for one by one: the expected facts, and the files a bootable disk takes from the root (src/core/boot.ts), which no bounded listing reaches.
   const wanted: ContractFact[] = [...(opts.expect ?? []), ...Object.values(bootFiles).map((key) => ({ kind: 'path' as const, key }))];
   view.preloadMeta?.([...base.paths, ...wanted.filter((f) => f.kind === 'path').map((f) => f.key)]);
   const facts = new Map<string, ContractFact>();

@@ -25,9 +25,18 @@ type ServiceStep = z.infer<typeof schema>;
  */
 const waitsForBootstrap: ReadonlySet<string> = new Set(['kubelet']);
 
-/** Services that answer on a socket once up: asked, beyond being active. */
-const serviceProbes: Readonly<Record<string, string>> = {
-  containerd: 'ctr version',
+/**
+ * Services that do something checkable once up: asked, beyond being active.
+ * systemd-networkd: an interface gets an IPv4 address (DHCP may take a while
+ * after the boot settles); cloud-final: cloud-init finished with no module failed.
+ */
+const serviceProbes: Readonly<Record<string, { fails: string; run: string }>> = {
+  containerd: { fails: "'ctr version' failed", run: 'ctr version' },
+  'systemd-networkd': {
+    fails: 'no interface has an IPv4 address',
+    run: 'i=0; until ip -4 -o addr show scope global | grep -q inet; do i=$((i+1)); [ $i -lt 60 ] || { echo no address after 60s:; ip -o addr show; exit 1; }; sleep 1; done; ip -4 -o addr show scope global',
+  },
+  'cloud-final': { fails: "'cloud-init status' is not done", run: 'cloud-init status --wait --long' },
 };
 
 export const service = {
@@ -85,11 +94,13 @@ export const service = {
           what: `service '${unit}' active`,
           script:
             (waitsForBootstrap.has(unit) ? `st=$(systemctl is-active ${word(unit)}); [ "$st" = activating ] && exit 0\n` : '') +
+            // A unit whose conditions were checked and found nothing to do this boot (sysprep's host keys when cloud-init made them) did as asked.
+            `[ "$(systemctl show -p ConditionResult --value ${word(unit)})" = no ] && [ "$(systemctl show -p ConditionTimestampMonotonic --value ${word(unit)})" != 0 ] && exit 0\n` +
             // The unit's own last lines say why (containerd: "failed to load TOML: …"); systemd's lines
             // about it (-u) are restart noise for a crash loop, the fallback when the unit wrote nothing.
             `st=$(systemctl is-active ${word(unit)}) || { why=$(journalctl -b ${word(`_SYSTEMD_UNIT=${unitName(unit)}`)} -n 3 -o cat --no-pager 2>/dev/null | tr '\\n' ' '); ` +
             `[ -n "$why" ] || why=$(journalctl -b -u ${word(unit)} -n 3 -o cat --no-pager 2>&1 | tr '\\n' ' '); echo "is $st, not active: $why"; exit 1; }` +
-            (probe ? `\nout=$(${probe} 2>&1) || { echo "active, but '${probe}' failed: $out"; exit 1; }` : ''),
+            (probe ? `\nout=$(${probe.run} 2>&1) || { echo "active, but ${probe.fails.replace(/["$`\\]/g, '')}: $out"; exit 1; }` : ''),
         },
       ];
     },

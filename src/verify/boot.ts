@@ -1,5 +1,6 @@
 // `imgc verify --boot DISK` and `v.boot()`: boots a bootable disk in QEMU
-// (UEFI: OVMF; serial console; no network) and checks on the running node what
+// (UEFI: OVMF; serial console; a NIC on QEMU's user network, restricted: the
+// guest gets DHCP from QEMU and reaches nothing else) and checks on the running node what
 // the definition promised: services active, kernel modules loaded, sysctls
 // applied, swap off, users and groups, commands that run.
 //
@@ -92,7 +93,7 @@ export const bootScript = (checks: readonly BootCheck[]): string => {
     `echo "${MARK} failed-units $(systemctl --failed --no-legend --plain 2>/dev/null | awk '{print $1}' | tr '\\n' ' ')" >"$out"`,
     'check() {',
     '  n=$1; shift',
-    '  if r=$( ( eval "$1" ) 2>&1 ); then echo "' + MARK + ' $n ok" >"$out"; else echo "' + MARK + ' $n fail $(printf %s "$r" | tr -d \'\\r\' | tr \'\\n\' \' \' | cut -c1-400)" >"$out"; fi',
+    '  if r=$( ( eval "$1" ) 2>&1 ); then echo "' + MARK + ' $n ok $(printf %s "$r" | tr -d \'\\r\' | tr \'\\n\' \' \' | cut -c1-400)" >"$out"; else echo "' + MARK + ' $n fail $(printf %s "$r" | tr -d \'\\r\' | tr \'\\n\' \' \' | cut -c1-400)" >"$out"; fi',
     '}',
     ...checks.map((c, i) => `check ${i} ${q(c.script)}`),
     `echo "${MARK} end" >"$out"`,
@@ -128,6 +129,17 @@ export interface BootOptions {
   env?: NodeJS.ProcessEnv;
   /** Progress lines ("booting with TCG"). */
   onInfo?: (line: string) => void;
+  /** A NoCloud seed (an ISO or FAT image labelled cidata), attached read-only as a second disk. */
+  seed?: string;
+  /** Checks run after the definition's, as the caller wrote them. */
+  checks?: readonly BootCheck[];
+  /**
+   * Boot `disk` itself (raw, a copy the caller owns) instead of a temporary
+   * copy: what the node writes stays on it, for another boot.
+   */
+  inPlace?: boolean;
+  /** Guest addresses (`10.0.2.100:80`) forwarded to ports on the host's 127.0.0.1: all the restricted network reaches. */
+  forwards?: readonly { guest: string; port: number }[];
 }
 
 export interface BootResult extends VerifyResult {
@@ -135,6 +147,8 @@ export interface BootResult extends VerifyResult {
   /** From starting QEMU to the node's last report. */
   bootMs: number;
   state?: string;
+  /** What each check that held printed (its subject → the output, one line), for the caller's own comparisons. */
+  printed: Record<string, string>;
 }
 
 const OVMF_CODE = ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'];
@@ -163,16 +177,17 @@ const KVM_PROBE_SECONDS = 20;
 export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Promise<BootResult> => {
   const env = opts.env ?? process.env;
   let { accel, probe } = chooseAccel(env);
-  const checks = bootChecksOf(ir);
+  const checks = [...bootChecksOf(ir), ...(opts.checks ?? [])];
   const firmware = OVMF_CODE.find((f) => existsSync(f));
   if (!firmware) throw new Error('no UEFI firmware for QEMU: apt-get install ovmf');
   const vars = firmware.replace('CODE', 'VARS');
   mkdirSync(opts.scratch, { recursive: true });
   const tmp = mkdtempSync(path.join(opts.scratch, '.imgc-boot-'));
   try {
-    const raw = path.join(tmp, 'disk.raw');
     const fmt = /\.qcow2$/i.test(disk) ? 'qcow2' : 'raw';
-    await run('qemu-img', ['convert', '-f', fmt, '-O', 'raw', disk, raw]);
+    if (opts.inPlace && fmt !== 'raw') throw new Error(`${disk}: booting a disk in place needs a raw disk`);
+    const raw = opts.inPlace ? disk : path.join(tmp, 'disk.raw');
+    if (!opts.inPlace) await run('qemu-img', ['convert', '-f', fmt, '-O', 'raw', disk, raw]);
     const offset = await rootPartitionOffset(raw);
     if (offset === undefined) throw new Error(`${disk} has no partition table: it is not a bootable disk (raw/qcow2 with { bootable: true })`);
     const script = path.join(tmp, 'check.sh');
@@ -180,6 +195,8 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     writeFileSync(script, bootScript(checks));
     writeFileSync(unit, UNIT);
     const cmds = [
+      // A disk booted in place may hold an earlier boot's check: replaced.
+      ...(opts.inPlace ? ['rm /etc/imgc-boot-check.sh', 'rm /etc/systemd/system/imgc-boot-check.service', 'rm /etc/systemd/system/multi-user.target.wants/imgc-boot-check.service'] : []),
       'cd /etc/systemd/system',
       'mkdir multi-user.target.wants',
       `write ${unit} imgc-boot-check.service`,
@@ -191,16 +208,19 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     const w = await run('debugfs', ['-w', '-f', '-', `${raw}?offset=${offset}`], { input: cmds, check: false });
     if (w.exitCode !== 0 || /Filesystem not open|Bad magic|Allocate inode/i.test(w.output)) throw new Error(`could not write the check into ${disk}'s root: ${w.output.trim()}`);
     copyFileSync(vars, path.join(tmp, 'vars.fd'));
+    // A node with cloud-init finds no datasource in QEMU and would stay without it: an empty NoCloud seed lets it run as on a cloud.
+    const seed = opts.seed ?? (checks.some((c) => c.subject === 'service:cloud-init') ? await emptySeed(tmp) : undefined);
     const results = path.join(tmp, 'results.txt');
     mkdirSync(path.dirname(opts.consoleLog), { recursive: true });
 
     const started = Date.now();
-    let outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: probe ? KVM_PROBE_SECONDS : 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+    const qemu = { tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+    let outcome = await runQemu({ ...qemu, accel, probeSeconds: probe ? KVM_PROBE_SECONDS : 0 });
     if (typeof outcome === 'object') {
       opts.onInfo?.(`${outcome.kvmFailed}: booting with TCG instead`);
       accel = 'tcg';
       copyFileSync(vars, path.join(tmp, 'vars.fd'));
-      outcome = await runQemu({ accel, tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, probeSeconds: 0, ...(opts.signal ? { signal: opts.signal } : {}) });
+      outcome = await runQemu({ ...qemu, accel, probeSeconds: 0 });
     }
     const bootMs = Date.now() - started;
     // Kept beside the console log: what the node reported, line by line.
@@ -210,6 +230,25 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     rmSync(tmp, { recursive: true, force: true });
   }
 };
+
+/** A NoCloud seed with no configuration: a FAT image labelled CIDATA (mkfs.fat and mtools, as the ESP is made). */
+const emptySeed = async (dir: string): Promise<string> => {
+  const seed = path.join(dir, 'seed.img');
+  const env = { MTOOLS_SKIP_CHECK: '1' };
+  writeFileSync(path.join(dir, 'user-data'), '#cloud-config\n');
+  writeFileSync(path.join(dir, 'meta-data'), 'instance-id: imgc-verify-boot\n');
+  await run('mkfs.fat', ['-C', '-n', 'CIDATA', seed, '1024'], { env });
+  await run('mcopy', ['-i', seed, path.join(dir, 'user-data'), path.join(dir, 'meta-data'), '::/'], { env });
+  return seed;
+};
+
+/**
+ * The command QEMU's guestfwd runs for each connection the guest opens,
+ * joining it to a port on the host's 127.0.0.1 (a chardev would be one
+ * connection for the life of the VM).
+ */
+const loopbackBridge = (port: number): string =>
+  `${process.execPath} -e "const s = require('net').connect(${port}, '127.0.0.1'); process.stdin.pipe(s).pipe(process.stdout)"`;
 
 /** How QEMU ended; `kvmFailed`: KVM, being probed, is unusable here (why), so TCG is tried. */
 type QemuOutcome = 'exited' | 'timeout' | { kvmFailed: string };
@@ -228,6 +267,8 @@ const runQemu = async (o: {
   consoleLog: string;
   timeoutSeconds: number;
   probeSeconds: number;
+  seed?: string;
+  forwards: readonly { guest: string; port: number }[];
   signal?: AbortSignal;
 }): Promise<QemuOutcome> => {
   rmSync(o.results, { force: true });
@@ -242,10 +283,12 @@ const runQemu = async (o: {
     '-nodefaults',
     '-display', 'none',
     '-no-reboot',
-    '-nic', 'none',
+    // restrict=on: QEMU's DHCP and nothing beyond the guest, but the forwards to the host's loopback.
+    '-nic', ['user', 'model=virtio-net-pci', 'restrict=on', ...o.forwards.map((f) => `guestfwd=tcp:${f.guest}-cmd:${loopbackBridge(f.port).replace(/,/g, ',,')}`)].join(','),
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${o.firmware}`,
     '-drive', `if=pflash,format=raw,unit=1,file=${path.join(o.tmp, 'vars.fd')}`,
     '-drive', `if=virtio,format=raw,file=${o.raw}`,
+    ...(o.seed ? ['-drive', `if=virtio,format=raw,readonly=on,file=${o.seed}`] : []),
     '-serial', `file:${o.consoleLog}`,
     '-serial', `file:${o.results}`,
   ];
@@ -324,12 +367,14 @@ const readResults = (
   const seen = new Set<number>();
   let state: string | undefined;
   let failedUnits = '';
+  const printed: Record<string, string> = {};
   for (const l of lines) {
     const m = /^(\d+) (ok|fail)(?: (.*))?$/.exec(l);
     if (m) {
       const c = checks[Number(m[1])];
       if (!c) continue;
       seen.add(Number(m[1]));
+      if (m[2] === 'ok' && m[3]?.trim()) printed[c.subject] = m[3].trim();
       if (m[2] === 'fail') failures.push({ what: c.what, reason: (m[3] ?? '').trim() || 'failed', stepId: c.stepId, ...(c.loc ? { loc: c.loc } : {}) });
     } else if (l.startsWith('state ')) state = l.slice(6).trim();
     else if (l.startsWith('failed-units ')) failedUnits = l.slice(13).trim();
@@ -347,5 +392,5 @@ const readResults = (
       if (u && !promised.has(u)) failures.push({ what: `unit ${u}`, reason: 'failed at boot (the system is degraded)', stepId: 'base', ...(baseLoc ? { loc: baseLoc } : {}) });
     }
   }
-  return { target: o.disk, checked: checks.length + 1, failures, accel: o.accel, bootMs: o.bootMs, ...(state ? { state } : {}) };
+  return { target: o.disk, checked: checks.length + 1, failures, accel: o.accel, bootMs: o.bootMs, printed, ...(state ? { state } : {}) };
 };

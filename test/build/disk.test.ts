@@ -7,7 +7,7 @@ import { execa } from 'execa';
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bootable, containerd, debian12, image, kubernetes, kubernetesNetworking } from 'imgc';
+import { bootable, cloudInit, containerd, debian12, image, kubernetes, kubernetesNetworking, network, sysprep } from 'imgc';
 import { derivedUuid, diskLayout, kernelCmdline, makeBootableDisk, makeExt4, sfdiskScript } from '../../src/build/disk.js';
 import { fileSha256 } from '../../src/build/cache.js';
 import { checkImage } from '../../src/check/checker.js';
@@ -83,6 +83,34 @@ describe('runtime checks of a booted node', () => {
       .provision((p) => p.use(containerd()).removePackages(['containerd']))
       .toIR('x.ts');
     expect(bootChecksOf(removed).map((c) => c.what)).not.toContain("command 'ctr version' runs");
+  });
+
+  it("a node's network and cloud-init are checked on the booted node: an IPv4 address, cloud-init's status", () => {
+    const shipped = image('boot-network')
+      .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps'] }))
+      .provision((p) => p.use(bootable()).use(containerd()).use(network()).use(cloudInit()).use(sysprep()))
+      .toIR('boot-network.ts');
+    const all = bootChecksOf(shipped);
+    const of = (what: string) => all.find((c) => c.what === what)?.script ?? '';
+    expect(of("service 'systemd-networkd' active")).toMatch(/ip -4 -o addr show scope global/);
+    expect(of("service 'cloud-final' active")).toMatch(/cloud-init status --wait --long/);
+    expect(of("service 'imgc-ssh-host-keys' active")).not.toBe('');
+  });
+
+  it('the node\'s kernel hook passes shellcheck and writes the loader entry\'s shape', async () => {
+    const dir = tempDir('boot-hooks');
+    const shipped = image('boot-hooks')
+      .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps'] }))
+      .provision((p) => p.use(bootable()).use(sysprep()))
+      .toIR('boot-hooks.ts');
+    const steps = shipped.phases.flatMap((ph) => ph.steps);
+    const hook = steps.find((s) => s.kind === 'file' && s.path === '/etc/kernel/postinst.d/zz-imgc-esp') as { content: string } | undefined;
+    expect(hook?.content).toMatch(/^#!\/bin\/sh\n/);
+    writeFileSync(path.join(dir, 'hook.sh'), hook!.content);
+    const r = await execa('shellcheck', ['-s', 'sh', path.join(dir, 'hook.sh')], { reject: false, all: true });
+    expect(r.exitCode, r.all).toBe(0);
+    // The entry it writes is the shape imgc writes: the same lines, with the values in shell variables.
+    expect(hook!.content).toContain('text="title $title\nversion $version\nlinux /imgc/vmlinuz\ninitrd /imgc/initrd.img\noptions $options\n"');
   });
 
   it('the script the node runs passes shellcheck', async () => {

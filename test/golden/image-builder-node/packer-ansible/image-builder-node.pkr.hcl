@@ -11,11 +11,11 @@
 # Required variables: qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
-#   artifact.1.artifact (image-builder-node.ts:191): tar rootfs.tar.zst
-#   artifact.2.artifact (image-builder-node.ts:191): qcow2 disk.qcow2
-#   verify.1.verify (image-builder-node.ts:192): verify facts
-#   verify.2.verify (image-builder-node.ts:192): verify checksums
-#   verify.3.verify (image-builder-node.ts:192): verify manifest
+#   artifact.1.artifact (image-builder-node.ts:192): tar rootfs.tar.zst
+#   artifact.2.artifact (image-builder-node.ts:192): qcow2 disk.qcow2
+#   verify.1.verify (image-builder-node.ts:193): verify facts
+#   verify.2.verify (image-builder-node.ts:193): verify checksums
+#   verify.3.verify (image-builder-node.ts:193): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -159,7 +159,7 @@ variable "qemu_firmware" {
   default     = "/usr/share/ovmf/OVMF.fd"
 }
 
-# artifact.3.cloudImage (image-builder-node.ts:191): a VM disk image built with QEMU, starting from a cloud image.
+# artifact.3.cloudImage (image-builder-node.ts:192): a VM disk image built with QEMU, starting from a cloud image.
 # The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
 # authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
@@ -249,61 +249,64 @@ build {
   #   provision.17.file (image-builder-node.ts:82): file /etc/udev/rules.d/90-etcd-tuning.rules
   #   provision.18.file (image-builder-node.ts:86): file /usr/local/bin/etcd-network-tuning.sh
   #   provision.19.file (image-builder-node.ts:101): file /etc/image-builder-release
-  #   provision.20.packages (image-builder-node.ts:103): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-  #   provision.21.file (image-builder-node.ts:103): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-  #   provision.22.directory (image-builder-node.ts:103): directory /etc/systemd/system/cloud-config.service.d
-  #   provision.23.file (image-builder-node.ts:103): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-  #   provision.24.directory (image-builder-node.ts:103): directory /etc/systemd/system/cloud-final.service.d
-  #   provision.25.file (image-builder-node.ts:103): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-  #   provision.26.service (image-builder-node.ts:103): enable cloud-init-local
-  #   provision.27.service (image-builder-node.ts:103): enable cloud-init
-  #   provision.28.service (image-builder-node.ts:103): enable cloud-config
-  #   provision.29.service (image-builder-node.ts:103): enable cloud-final
-  #   provision.30.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/05_logging.cfg
-  #   provision.31.directory (image-builder-node.ts:110): directory /var/lib/dhcp
-  #   provision.32.directory (image-builder-node.ts:111): directory /etc/networkd-dispatcher
-  #   provision.33.directory (image-builder-node.ts:112): directory /etc/networkd-dispatcher/routable.d
-  #   provision.34.file (image-builder-node.ts:113): file /etc/networkd-dispatcher/routable.d/20-chrony
-  #   provision.35.directory (image-builder-node.ts:114): directory /etc/networkd-dispatcher/off.d
-  #   provision.36.file (image-builder-node.ts:115): file /etc/networkd-dispatcher/off.d/20-chrony
-  #   provision.37.directory (image-builder-node.ts:116): directory /etc/networkd-dispatcher/no-carrier.d
-  #   provision.38.file (image-builder-node.ts:117): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
-  #   provision.39.service (image-builder-node.ts:118): enable chrony
-  #   provision.40.packages (image-builder-node.ts:120): install libseccomp2
-  #   provision.41.archive (image-builder-node.ts:120): unpack tar.gz into /usr/local (sha256 checked): /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
-  #   provision.42.download (image-builder-node.ts:120): download /usr/local/sbin/runc (sha256 checked)
-  #   provision.43.unit (image-builder-node.ts:120): unit containerd.service (/etc/systemd/system/containerd.service)
-  #   provision.44.unit (image-builder-node.ts:120): drop-in memory-pressure.conf of containerd.service (/etc/systemd/system/containerd.service.d/memory-pressure.conf)
-  #   provision.45.unit (image-builder-node.ts:120): drop-in max-tasks.conf of containerd.service (/etc/systemd/system/containerd.service.d/max-tasks.conf)
-  #   provision.46.directory (image-builder-node.ts:120): directory /etc/containerd
-  #   provision.47.directory (image-builder-node.ts:120): directory /etc/containerd/conf.d
-  #   provision.48.directory (image-builder-node.ts:120): directory /etc/containerd/certs.d
-  #   provision.49.file (image-builder-node.ts:120): file /etc/containerd/config.toml
-  #   provision.50.service (image-builder-node.ts:120): enable containerd
-  #   provision.51.archive (image-builder-node.ts:121): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
-  #   provision.52.file (image-builder-node.ts:121): file /etc/crictl.yaml
-  #   provision.53.symlink (image-builder-node.ts:123): symlink /usr/bin/ctr -> /usr/local/bin/ctr
-  #   provision.54.symlink (image-builder-node.ts:124): symlink /usr/bin/crictl -> /usr/local/bin/crictl
-  #   provision.55.directory (image-builder-node.ts:126): directory /opt/cni
-  #   provision.56.archive (image-builder-node.ts:126): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
-  #   provision.57.packages (image-builder-node.ts:127): install conntrack socat
-  #   provision.58.download (image-builder-node.ts:127): download /usr/bin/kubeadm (sha256 checked)
-  #   provision.59.download (image-builder-node.ts:127): download /usr/bin/kubelet (sha256 checked)
-  #   provision.60.download (image-builder-node.ts:127): download /usr/bin/kubectl (sha256 checked)
-  #   provision.61.unit (image-builder-node.ts:127): unit kubelet.service (/etc/systemd/system/kubelet.service)
-  #   provision.62.unit (image-builder-node.ts:127): drop-in 10-kubeadm.conf of kubelet.service (/etc/systemd/system/kubelet.service.d/10-kubeadm.conf)
-  #   provision.63.file (image-builder-node.ts:127): file /etc/default/kubelet
-  #   provision.64.file (image-builder-node.ts:127): file /etc/kubernetes-version
-  #   provision.65.service (image-builder-node.ts:127): enable kubelet
-  #   provision.66.directory (image-builder-node.ts:128): directory /etc/kubernetes
-  #   provision.67.directory (image-builder-node.ts:129): directory /etc/kubernetes/manifests
-  #   provision.68.directory (image-builder-node.ts:130): directory /usr/libexec/kubernetes
-  #   provision.69.directory (image-builder-node.ts:131): directory /usr/share/bash-completion
-  #   provision.70.directory (image-builder-node.ts:132): directory /usr/share/bash-completion/completions
-  #   provision.71.command (image-builder-node.ts:134): command: kubectl completion bash >/usr/share/bash-completion/completi…
-  #   provision.72.command (image-builder-node.ts:140): command: kubeadm completion bash >/usr/share/bash-completion/completi…
-  #   provision.73.command (image-builder-node.ts:146): command: crictl completion bash >/usr/share/bash-completion/completio…
-  #   provision.74.file (image-builder-node.ts:151): file /etc/profile.d/kubernetes.sh
+  #   provision.20.file (image-builder-node.ts:103): file /etc/systemd/network/80-imgc-dhcp.network
+  #   provision.21.service (image-builder-node.ts:103): enable systemd-networkd
+  #   provision.22.packages (image-builder-node.ts:104): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.23.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.24.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+  #   provision.25.directory (image-builder-node.ts:104): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.26.file (image-builder-node.ts:104): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.27.directory (image-builder-node.ts:104): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.28.file (image-builder-node.ts:104): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.29.service (image-builder-node.ts:104): enable cloud-init-local
+  #   provision.30.service (image-builder-node.ts:104): enable cloud-init
+  #   provision.31.service (image-builder-node.ts:104): enable cloud-config
+  #   provision.32.service (image-builder-node.ts:104): enable cloud-final
+  #   provision.33.file (image-builder-node.ts:105): file /etc/cloud/cloud.cfg.d/05_logging.cfg
+  #   provision.34.directory (image-builder-node.ts:111): directory /var/lib/dhcp
+  #   provision.35.directory (image-builder-node.ts:112): directory /etc/networkd-dispatcher
+  #   provision.36.directory (image-builder-node.ts:113): directory /etc/networkd-dispatcher/routable.d
+  #   provision.37.file (image-builder-node.ts:114): file /etc/networkd-dispatcher/routable.d/20-chrony
+  #   provision.38.directory (image-builder-node.ts:115): directory /etc/networkd-dispatcher/off.d
+  #   provision.39.file (image-builder-node.ts:116): file /etc/networkd-dispatcher/off.d/20-chrony
+  #   provision.40.directory (image-builder-node.ts:117): directory /etc/networkd-dispatcher/no-carrier.d
+  #   provision.41.file (image-builder-node.ts:118): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
+  #   provision.42.service (image-builder-node.ts:119): enable chrony
+  #   provision.43.packages (image-builder-node.ts:121): install libseccomp2
+  #   provision.44.archive (image-builder-node.ts:121): unpack tar.gz into /usr/local (sha256 checked): /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
+  #   provision.45.download (image-builder-node.ts:121): download /usr/local/sbin/runc (sha256 checked)
+  #   provision.46.unit (image-builder-node.ts:121): unit containerd.service (/etc/systemd/system/containerd.service)
+  #   provision.47.unit (image-builder-node.ts:121): drop-in memory-pressure.conf of containerd.service (/etc/systemd/system/containerd.service.d/memory-pressure.conf)
+  #   provision.48.unit (image-builder-node.ts:121): drop-in max-tasks.conf of containerd.service (/etc/systemd/system/containerd.service.d/max-tasks.conf)
+  #   provision.49.directory (image-builder-node.ts:121): directory /etc/containerd
+  #   provision.50.directory (image-builder-node.ts:121): directory /etc/containerd/conf.d
+  #   provision.51.directory (image-builder-node.ts:121): directory /etc/containerd/certs.d
+  #   provision.52.file (image-builder-node.ts:121): file /etc/containerd/config.toml
+  #   provision.53.service (image-builder-node.ts:121): enable containerd
+  #   provision.54.archive (image-builder-node.ts:122): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
+  #   provision.55.file (image-builder-node.ts:122): file /etc/crictl.yaml
+  #   provision.56.symlink (image-builder-node.ts:124): symlink /usr/bin/ctr -> /usr/local/bin/ctr
+  #   provision.57.symlink (image-builder-node.ts:125): symlink /usr/bin/crictl -> /usr/local/bin/crictl
+  #   provision.58.directory (image-builder-node.ts:127): directory /opt/cni
+  #   provision.59.archive (image-builder-node.ts:127): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
+  #   provision.60.packages (image-builder-node.ts:128): install conntrack socat
+  #   provision.61.download (image-builder-node.ts:128): download /usr/bin/kubeadm (sha256 checked)
+  #   provision.62.download (image-builder-node.ts:128): download /usr/bin/kubelet (sha256 checked)
+  #   provision.63.download (image-builder-node.ts:128): download /usr/bin/kubectl (sha256 checked)
+  #   provision.64.unit (image-builder-node.ts:128): unit kubelet.service (/etc/systemd/system/kubelet.service)
+  #   provision.65.unit (image-builder-node.ts:128): drop-in 10-kubeadm.conf of kubelet.service (/etc/systemd/system/kubelet.service.d/10-kubeadm.conf)
+  #   provision.66.file (image-builder-node.ts:128): file /etc/default/kubelet
+  #   provision.67.file (image-builder-node.ts:128): file /etc/kubernetes-version
+  #   provision.68.service (image-builder-node.ts:128): enable kubelet
+  #   provision.69.directory (image-builder-node.ts:129): directory /etc/kubernetes
+  #   provision.70.directory (image-builder-node.ts:130): directory /etc/kubernetes/manifests
+  #   provision.71.directory (image-builder-node.ts:131): directory /usr/libexec/kubernetes
+  #   provision.72.directory (image-builder-node.ts:132): directory /usr/share/bash-completion
+  #   provision.73.directory (image-builder-node.ts:133): directory /usr/share/bash-completion/completions
+  #   provision.74.command (image-builder-node.ts:135): command: kubectl completion bash >/usr/share/bash-completion/completi…
+  #   provision.75.command (image-builder-node.ts:141): command: kubeadm completion bash >/usr/share/bash-completion/completi…
+  #   provision.76.command (image-builder-node.ts:147): command: crictl completion bash >/usr/share/bash-completion/completio…
+  #   provision.77.file (image-builder-node.ts:152): file /etc/profile.d/kubernetes.sh
   provisioner "ansible" {
     playbook_file = "${path.root}/ansible/site.yml"
     extra_arguments = [
@@ -322,15 +325,17 @@ build {
   }
 
   # sysprep: the playbook's sysprep play (hooks where packer runs, the rest in the target):
-  #   sysprep.1.hold (image-builder-node.ts:167): hold auditd, apt-transport-https, ca-certificates, chrony, curl, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, cloud-init
-  #   sysprep.2.clean (image-builder-node.ts:168): empty /etc/machine-id, /etc/hostname
-  #   sysprep.3.clean (image-builder-node.ts:168): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
-  #   sysprep.4.clean (image-builder-node.ts:168): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
-  #   sysprep.5.clean (image-builder-node.ts:170): remove /etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg, /etc/cloud/cloud.cfg.d/99-installer.cfg, /etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg, /etc/cloud/ds-identify.cfg, /etc/netplan/*.yaml, /etc/apt/apt.conf.d/90proxy, /etc/pip.conf, /swapfile, /swap.img
-  #   sysprep.6.clean (image-builder-node.ts:181): remove /etc/cloud/cloud-init.disabled
-  #   sysprep.7.file (image-builder-node.ts:182): file /etc/hosts
-  #   sysprep.8.directory (image-builder-node.ts:183): directory /etc/default/grub.d
-  #   sysprep.9.file (image-builder-node.ts:184): file /etc/default/grub.d/50-cloudimg-settings.cfg
+  #   sysprep.1.hold (image-builder-node.ts:168): hold auditd, apt-transport-https, ca-certificates, chrony, curl, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, cloud-init
+  #   sysprep.2.clean (image-builder-node.ts:169): empty /etc/machine-id, /etc/hostname
+  #   sysprep.3.clean (image-builder-node.ts:169): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   sysprep.4.clean (image-builder-node.ts:169): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   sysprep.5.unit (image-builder-node.ts:169): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+  #   sysprep.6.service (image-builder-node.ts:169): enable imgc-ssh-host-keys
+  #   sysprep.7.clean (image-builder-node.ts:171): remove /etc/cloud/cloud.cfg.d/subiquity-disable-cloudinit-networking.cfg, /etc/cloud/cloud.cfg.d/99-installer.cfg, /etc/cloud/cloud.cfg.d/curtin-preserve-sources.cfg, /etc/cloud/ds-identify.cfg, /etc/netplan/*.yaml, /etc/apt/apt.conf.d/90proxy, /etc/pip.conf, /swapfile, /swap.img
+  #   sysprep.8.clean (image-builder-node.ts:182): remove /etc/cloud/cloud-init.disabled
+  #   sysprep.9.file (image-builder-node.ts:183): file /etc/hosts
+  #   sysprep.10.directory (image-builder-node.ts:184): directory /etc/default/grub.d
+  #   sysprep.11.file (image-builder-node.ts:185): file /etc/default/grub.d/50-cloudimg-settings.cfg
   provisioner "ansible" {
     playbook_file = "${path.root}/ansible/site.yml"
     extra_arguments = [

@@ -144,17 +144,17 @@ if imgc_wanted provision; then
   imgc_phase 02-provision || imgc_failed provision "$?"
 fi
 
-# Phase 3: sysprep (image-builder-node.ts:164)
+# Phase 3: sysprep (image-builder-node.ts:165)
 if imgc_wanted sysprep; then
   imgc_phase 03-sysprep || imgc_failed sysprep "$?"
 fi
 
-# Phase 4: artifact (image-builder-node.ts:191)
+# Phase 4: artifact (image-builder-node.ts:192)
 if imgc_wanted artifact; then
   imgc_phase 04-artifact || imgc_failed artifact "$?"
 fi
 
-# Phase 5: verify (image-builder-node.ts:192)
+# Phase 5: verify (image-builder-node.ts:193)
 if imgc_wanted verify; then
   imgc_phase 05-verify || imgc_failed verify "$?"
 fi

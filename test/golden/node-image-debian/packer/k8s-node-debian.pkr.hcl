@@ -11,14 +11,14 @@
 # Required variables: qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
-#   artifact.1.artifact (node-image.ts:50): dir rootfs
-#   artifact.2.artifact (node-image.ts:51): tar rootfs.tar.zst
-#   artifact.3.artifact (node-image.ts:52): raw disk.raw
-#   artifact.4.artifact (node-image.ts:53): qcow2 disk.qcow2
-#   verify.1.verify (node-image.ts:58): verify facts
-#   verify.2.verify (node-image.ts:58): verify boot
-#   verify.3.verify (node-image.ts:58): verify checksums
-#   verify.4.verify (node-image.ts:58): verify manifest
+#   artifact.1.artifact (node-image.ts:55): dir rootfs
+#   artifact.2.artifact (node-image.ts:56): tar rootfs.tar.zst
+#   artifact.3.artifact (node-image.ts:57): raw disk.raw
+#   artifact.4.artifact (node-image.ts:58): qcow2 disk.qcow2
+#   verify.1.verify (node-image.ts:63): verify facts
+#   verify.2.verify (node-image.ts:63): verify boot
+#   verify.3.verify (node-image.ts:63): verify checksums
+#   verify.4.verify (node-image.ts:63): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -62,7 +62,7 @@ variable "qemu_firmware" {
   default     = "/usr/share/ovmf/OVMF.fd"
 }
 
-# artifact.5.cloudImage (node-image.ts:55): a VM disk image built with QEMU, starting from a cloud image.
+# artifact.5.cloudImage (node-image.ts:60): a VM disk image built with QEMU, starting from a cloud image.
 # The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
 # authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
@@ -91,7 +91,7 @@ source "qemu" "qemu" {
   headless  = true
 }
 
-# artifact.6.cloudImage (node-image.ts:56): an AMI. AWS credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).
+# artifact.6.cloudImage (node-image.ts:61): an AMI. AWS credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).
 source "amazon-ebs" "aws" {
   region        = "eu-west-1"
   instance_type = "t3.large"
@@ -180,8 +180,35 @@ build {
   #   provision.11.packages (node-image.ts:43): install kubernetes-client
   #   provision.12.directory (node-image.ts:44): directory /etc/cni
   #   provision.13.directory (node-image.ts:45): directory /etc/cni/net.d
-  #   provision.14.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi
-  #   provision.15.file (node-image.ts:45): file /etc/fstab
+  #   provision.14.directory (node-image.ts:45): directory /etc/initramfs-tools
+  #   provision.15.directory (node-image.ts:45): directory /etc/initramfs-tools/conf.d
+  #   provision.16.file (node-image.ts:45): file /etc/initramfs-tools/conf.d/imgc-root-fstype
+  #   provision.17.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
+  #   provision.18.file (node-image.ts:45): file /etc/fstab
+  #   provision.19.directory (node-image.ts:45): directory /boot/efi
+  #   provision.20.directory (node-image.ts:45): directory /etc/kernel/postinst.d
+  #   provision.21.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
+  #   provision.22.directory (node-image.ts:45): directory /etc/initramfs
+  #   provision.23.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
+  #   provision.24.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
+  #   provision.25.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
+  #   provision.26.service (node-image.ts:48): enable systemd-networkd
+  #   provision.27.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.28.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.29.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+  #   provision.30.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.31.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.32.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.33.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.34.service (node-image.ts:49): enable cloud-init-local
+  #   provision.35.service (node-image.ts:49): enable cloud-init
+  #   provision.36.service (node-image.ts:49): enable cloud-config
+  #   provision.37.service (node-image.ts:49): enable cloud-final
+  #   provision.38.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
+  #   provision.39.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   provision.40.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   provision.41.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+  #   provision.42.service (node-image.ts:50): enable imgc-ssh-host-keys
   provisioner "shell" {
     script          = "${path.root}/shell/phases/02-provision.sh"
     remote_folder   = "/var/lib/imgc-build"
@@ -189,7 +216,7 @@ build {
   }
 
   # provision: post hooks, where packer runs:
-  #   provision.post1.hook (node-image.ts:46): event to stdout
+  #   provision.post1.hook (node-image.ts:51): event to stdout
   provisioner "shell-local" {
     script          = "${path.root}/shell/hooks/02-provision-post.sh"
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]

@@ -177,105 +177,136 @@ KUBERNETES_VERSION=v'"${IMGC_VAR_KUBERNETES_VERSION}"'
 }
 imgc_run provision.19.file step_19
 
-# provision.20.packages (image-builder-node.ts:103): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+# provision.20.file (image-builder-node.ts:103): file /etc/systemd/network/80-imgc-dhcp.network
 step_20() {
+  imgc_file /etc/systemd/network/80-imgc-dhcp.network 0644 '' '' \
+    '# imgc network(): DHCP on every physical ethernet NIC.
+[Match]
+Type=ether
+Name=en* eth*
+
+[Network]
+DHCP=yes
+'
+}
+imgc_run provision.20.file step_20
+
+# provision.21.service (image-builder-node.ts:103): enable systemd-networkd
+step_21() {
+  imgc_enable systemd-networkd
+}
+imgc_run provision.21.service step_21
+
+# provision.22.packages (image-builder-node.ts:104): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+step_22() {
   imgc_apt_install cloud-init cloud-guest-utils cloud-initramfs-growroot
 }
-imgc_run provision.20.packages step_20
+imgc_run provision.22.packages step_22
 
-# provision.21.file (image-builder-node.ts:103): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-step_21() {
+# provision.23.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+step_23() {
   imgc_file /etc/cloud/cloud.cfg.d/90_dpkg.cfg 0644 '' '' \
     'datasource_list: [ NoCloud, ConfigDrive, OpenStack, Ec2, None ]
 '
 }
-imgc_run provision.21.file step_21
+imgc_run provision.23.file step_23
 
-# provision.22.directory (image-builder-node.ts:103): directory /etc/systemd/system/cloud-config.service.d
-step_22() {
+# provision.24.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+step_24() {
+  imgc_file /etc/cloud/cloud.cfg.d/91_imgc.cfg 0644 '' '' \
+    '# imgc cloudInit(): network() brings the NICs up; cloud-init writes no network configuration.
+network: {config: disabled}
+# The image keeps its locale (C.UTF-8): generating another needs the locales package.
+locale: false
+'
+}
+imgc_run provision.24.file step_24
+
+# provision.25.directory (image-builder-node.ts:104): directory /etc/systemd/system/cloud-config.service.d
+step_25() {
   imgc_dir /etc/systemd/system/cloud-config.service.d 0755 '' ''
 }
-imgc_run provision.22.directory step_22
+imgc_run provision.25.directory step_25
 
-# provision.23.file (image-builder-node.ts:103): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-step_23() {
+# provision.26.file (image-builder-node.ts:104): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+step_26() {
   imgc_file /etc/systemd/system/cloud-config.service.d/boot-order.conf 0644 '' '' \
     '[Unit]
 After=containerd.service
 Wants=containerd.service
 '
 }
-imgc_run provision.23.file step_23
+imgc_run provision.26.file step_26
 
-# provision.24.directory (image-builder-node.ts:103): directory /etc/systemd/system/cloud-final.service.d
-step_24() {
+# provision.27.directory (image-builder-node.ts:104): directory /etc/systemd/system/cloud-final.service.d
+step_27() {
   imgc_dir /etc/systemd/system/cloud-final.service.d 0755 '' ''
 }
-imgc_run provision.24.directory step_24
+imgc_run provision.27.directory step_27
 
-# provision.25.file (image-builder-node.ts:103): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-step_25() {
+# provision.28.file (image-builder-node.ts:104): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+step_28() {
   imgc_file /etc/systemd/system/cloud-final.service.d/boot-order.conf 0644 '' '' \
     '[Unit]
 After=containerd.service
 Wants=containerd.service
 '
 }
-imgc_run provision.25.file step_25
+imgc_run provision.28.file step_28
 
-# provision.26.service (image-builder-node.ts:103): enable cloud-init-local
-step_26() {
-  imgc_enable cloud-init-local
-}
-imgc_run provision.26.service step_26
-
-# provision.27.service (image-builder-node.ts:103): enable cloud-init
-step_27() {
-  imgc_enable cloud-init
-}
-imgc_run provision.27.service step_27
-
-# provision.28.service (image-builder-node.ts:103): enable cloud-config
-step_28() {
-  imgc_enable cloud-config
-}
-imgc_run provision.28.service step_28
-
-# provision.29.service (image-builder-node.ts:103): enable cloud-final
+# provision.29.service (image-builder-node.ts:104): enable cloud-init-local
 step_29() {
-  imgc_enable cloud-final
+  imgc_enable cloud-init-local
 }
 imgc_run provision.29.service step_29
 
-# provision.30.file (image-builder-node.ts:104): file /etc/cloud/cloud.cfg.d/05_logging.cfg
+# provision.30.service (image-builder-node.ts:104): enable cloud-init
 step_30() {
+  imgc_enable cloud-init
+}
+imgc_run provision.30.service step_30
+
+# provision.31.service (image-builder-node.ts:104): enable cloud-config
+step_31() {
+  imgc_enable cloud-config
+}
+imgc_run provision.31.service step_31
+
+# provision.32.service (image-builder-node.ts:104): enable cloud-final
+step_32() {
+  imgc_enable cloud-final
+}
+imgc_run provision.32.service step_32
+
+# provision.33.file (image-builder-node.ts:105): file /etc/cloud/cloud.cfg.d/05_logging.cfg
+step_33() {
   imgc_file /etc/cloud/cloud.cfg.d/05_logging.cfg 0644 root root \
     '# cloud-init logs to its files and, from warnings up, to the console.
 output: { all: "| tee -a /var/log/cloud-init-output.log" }
 '
 }
-imgc_run provision.30.file step_30
+imgc_run provision.33.file step_33
 
-# provision.31.directory (image-builder-node.ts:110): directory /var/lib/dhcp
-step_31() {
+# provision.34.directory (image-builder-node.ts:111): directory /var/lib/dhcp
+step_34() {
   imgc_dir /var/lib/dhcp 0755 '' ''
 }
-imgc_run provision.31.directory step_31
+imgc_run provision.34.directory step_34
 
-# provision.32.directory (image-builder-node.ts:111): directory /etc/networkd-dispatcher
-step_32() {
+# provision.35.directory (image-builder-node.ts:112): directory /etc/networkd-dispatcher
+step_35() {
   imgc_dir /etc/networkd-dispatcher 0755 '' ''
 }
-imgc_run provision.32.directory step_32
+imgc_run provision.35.directory step_35
 
-# provision.33.directory (image-builder-node.ts:112): directory /etc/networkd-dispatcher/routable.d
-step_33() {
+# provision.36.directory (image-builder-node.ts:113): directory /etc/networkd-dispatcher/routable.d
+step_36() {
   imgc_dir /etc/networkd-dispatcher/routable.d 0755 '' ''
 }
-imgc_run provision.33.directory step_33
+imgc_run provision.36.directory step_36
 
-# provision.34.file (image-builder-node.ts:113): file /etc/networkd-dispatcher/routable.d/20-chrony
-step_34() {
+# provision.37.file (image-builder-node.ts:114): file /etc/networkd-dispatcher/routable.d/20-chrony
+step_37() {
   imgc_file /etc/networkd-dispatcher/routable.d/20-chrony 0755 '' '' \
     '#!/bin/sh
 # Tell chronyd whether the network is up, so it switches its sources online or offline.
@@ -284,16 +315,16 @@ chronyc onoffline >/dev/null 2>&1 || :
 exit 0
 '
 }
-imgc_run provision.34.file step_34
+imgc_run provision.37.file step_37
 
-# provision.35.directory (image-builder-node.ts:114): directory /etc/networkd-dispatcher/off.d
-step_35() {
+# provision.38.directory (image-builder-node.ts:115): directory /etc/networkd-dispatcher/off.d
+step_38() {
   imgc_dir /etc/networkd-dispatcher/off.d 0755 '' ''
 }
-imgc_run provision.35.directory step_35
+imgc_run provision.38.directory step_38
 
-# provision.36.file (image-builder-node.ts:115): file /etc/networkd-dispatcher/off.d/20-chrony
-step_36() {
+# provision.39.file (image-builder-node.ts:116): file /etc/networkd-dispatcher/off.d/20-chrony
+step_39() {
   imgc_file /etc/networkd-dispatcher/off.d/20-chrony 0755 '' '' \
     '#!/bin/sh
 # Tell chronyd whether the network is up, so it switches its sources online or offline.
@@ -302,16 +333,16 @@ chronyc onoffline >/dev/null 2>&1 || :
 exit 0
 '
 }
-imgc_run provision.36.file step_36
+imgc_run provision.39.file step_39
 
-# provision.37.directory (image-builder-node.ts:116): directory /etc/networkd-dispatcher/no-carrier.d
-step_37() {
+# provision.40.directory (image-builder-node.ts:117): directory /etc/networkd-dispatcher/no-carrier.d
+step_40() {
   imgc_dir /etc/networkd-dispatcher/no-carrier.d 0755 '' ''
 }
-imgc_run provision.37.directory step_37
+imgc_run provision.40.directory step_40
 
-# provision.38.file (image-builder-node.ts:117): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
-step_38() {
+# provision.41.file (image-builder-node.ts:118): file /etc/networkd-dispatcher/no-carrier.d/20-chrony
+step_41() {
   imgc_file /etc/networkd-dispatcher/no-carrier.d/20-chrony 0755 '' '' \
     '#!/bin/sh
 # Tell chronyd whether the network is up, so it switches its sources online or offline.
@@ -320,34 +351,34 @@ chronyc onoffline >/dev/null 2>&1 || :
 exit 0
 '
 }
-imgc_run provision.38.file step_38
+imgc_run provision.41.file step_41
 
-# provision.39.service (image-builder-node.ts:118): enable chrony
-step_39() {
+# provision.42.service (image-builder-node.ts:119): enable chrony
+step_42() {
   imgc_enable chrony
 }
-imgc_run provision.39.service step_39
+imgc_run provision.42.service step_42
 
-# provision.40.packages (image-builder-node.ts:120): install libseccomp2
-step_40() {
+# provision.43.packages (image-builder-node.ts:121): install libseccomp2
+step_43() {
   imgc_apt_install libseccomp2
 }
-imgc_run provision.40.packages step_40
+imgc_run provision.43.packages step_43
 
-# provision.41.archive (image-builder-node.ts:120): unpack tar.gz into /usr/local (sha256 checked): /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
-step_41() {
+# provision.44.archive (image-builder-node.ts:121): unpack tar.gz into /usr/local (sha256 checked): /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
+step_44() {
   imgc_archive "${IMGC_VAR_CONTAINERD_URL}" "${IMGC_VAR_CONTAINERD_SHA256}" tar.gz 0 /usr/local '' '' '' /usr/local/bin/containerd /usr/local/bin/containerd-shim-runc-v2 /usr/local/bin/ctr
 }
-imgc_run provision.41.archive step_41
+imgc_run provision.44.archive step_44
 
-# provision.42.download (image-builder-node.ts:120): download /usr/local/sbin/runc (sha256 checked)
-step_42() {
+# provision.45.download (image-builder-node.ts:121): download /usr/local/sbin/runc (sha256 checked)
+step_45() {
   imgc_download "${IMGC_VAR_RUNC_URL}" "${IMGC_VAR_RUNC_SHA256}" /usr/local/sbin/runc 0755 '' ''
 }
-imgc_run provision.42.download step_42
+imgc_run provision.45.download step_45
 
-# provision.43.unit (image-builder-node.ts:120): unit containerd.service (/etc/systemd/system/containerd.service)
-step_43() {
+# provision.46.unit (image-builder-node.ts:121): unit containerd.service (/etc/systemd/system/containerd.service)
+step_46() {
   imgc_file /etc/systemd/system/containerd.service 0644 root root \
     '[Unit]
 Description=containerd container runtime
@@ -371,48 +402,48 @@ OOMScoreAdjust=-999
 WantedBy=multi-user.target
 '
 }
-imgc_run provision.43.unit step_43
+imgc_run provision.46.unit step_46
 
-# provision.44.unit (image-builder-node.ts:120): drop-in memory-pressure.conf of containerd.service (/etc/systemd/system/containerd.service.d/memory-pressure.conf)
-step_44() {
+# provision.47.unit (image-builder-node.ts:121): drop-in memory-pressure.conf of containerd.service (/etc/systemd/system/containerd.service.d/memory-pressure.conf)
+step_47() {
   imgc_parent /etc/systemd/system/containerd.service.d/memory-pressure.conf
   imgc_file /etc/systemd/system/containerd.service.d/memory-pressure.conf 0644 root root \
     '[Service]
 OOMScoreAdjust=-999
 '
 }
-imgc_run provision.44.unit step_44
+imgc_run provision.47.unit step_47
 
-# provision.45.unit (image-builder-node.ts:120): drop-in max-tasks.conf of containerd.service (/etc/systemd/system/containerd.service.d/max-tasks.conf)
-step_45() {
+# provision.48.unit (image-builder-node.ts:121): drop-in max-tasks.conf of containerd.service (/etc/systemd/system/containerd.service.d/max-tasks.conf)
+step_48() {
   imgc_parent /etc/systemd/system/containerd.service.d/max-tasks.conf
   imgc_file /etc/systemd/system/containerd.service.d/max-tasks.conf 0644 root root \
     '[Service]
 TasksMax=infinity
 '
 }
-imgc_run provision.45.unit step_45
+imgc_run provision.48.unit step_48
 
-# provision.46.directory (image-builder-node.ts:120): directory /etc/containerd
-step_46() {
+# provision.49.directory (image-builder-node.ts:121): directory /etc/containerd
+step_49() {
   imgc_dir /etc/containerd 0755 '' ''
 }
-imgc_run provision.46.directory step_46
+imgc_run provision.49.directory step_49
 
-# provision.47.directory (image-builder-node.ts:120): directory /etc/containerd/conf.d
-step_47() {
+# provision.50.directory (image-builder-node.ts:121): directory /etc/containerd/conf.d
+step_50() {
   imgc_dir /etc/containerd/conf.d 0755 '' ''
 }
-imgc_run provision.47.directory step_47
+imgc_run provision.50.directory step_50
 
-# provision.48.directory (image-builder-node.ts:120): directory /etc/containerd/certs.d
-step_48() {
+# provision.51.directory (image-builder-node.ts:121): directory /etc/containerd/certs.d
+step_51() {
   imgc_dir /etc/containerd/certs.d 0755 '' ''
 }
-imgc_run provision.48.directory step_48
+imgc_run provision.51.directory step_51
 
-# provision.49.file (image-builder-node.ts:120): file /etc/containerd/config.toml
-step_49() {
+# provision.52.file (image-builder-node.ts:121): file /etc/containerd/config.toml
+step_52() {
   imgc_file /etc/containerd/config.toml 0644 '' '' \
     'version = 3
 imports = ["/etc/containerd/conf.d/*.toml"]
@@ -430,78 +461,78 @@ imports = ["/etc/containerd/conf.d/*.toml"]
   SystemdCgroup = true
 '
 }
-imgc_run provision.49.file step_49
+imgc_run provision.52.file step_52
 
-# provision.50.service (image-builder-node.ts:120): enable containerd
-step_50() {
+# provision.53.service (image-builder-node.ts:121): enable containerd
+step_53() {
   imgc_enable containerd
 }
-imgc_run provision.50.service step_50
+imgc_run provision.53.service step_53
 
-# provision.51.archive (image-builder-node.ts:121): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
-step_51() {
+# provision.54.archive (image-builder-node.ts:122): unpack tar.gz into /usr/local/bin (sha256 checked): /usr/local/bin/crictl
+step_54() {
   imgc_archive "${IMGC_VAR_CRICTL_URL}" "${IMGC_VAR_CRICTL_SHA256}" tar.gz 0 /usr/local/bin '' '' '' /usr/local/bin/crictl
 }
-imgc_run provision.51.archive step_51
+imgc_run provision.54.archive step_54
 
-# provision.52.file (image-builder-node.ts:121): file /etc/crictl.yaml
-step_52() {
+# provision.55.file (image-builder-node.ts:122): file /etc/crictl.yaml
+step_55() {
   imgc_file /etc/crictl.yaml 0644 '' '' \
     'runtime-endpoint: unix:///run/containerd/containerd.sock
 '
 }
-imgc_run provision.52.file step_52
+imgc_run provision.55.file step_55
 
-# provision.53.symlink (image-builder-node.ts:123): symlink /usr/bin/ctr -> /usr/local/bin/ctr
-step_53() {
+# provision.56.symlink (image-builder-node.ts:124): symlink /usr/bin/ctr -> /usr/local/bin/ctr
+step_56() {
   imgc_symlink /usr/bin/ctr /usr/local/bin/ctr
 }
-imgc_run provision.53.symlink step_53
+imgc_run provision.56.symlink step_56
 
-# provision.54.symlink (image-builder-node.ts:124): symlink /usr/bin/crictl -> /usr/local/bin/crictl
-step_54() {
+# provision.57.symlink (image-builder-node.ts:125): symlink /usr/bin/crictl -> /usr/local/bin/crictl
+step_57() {
   imgc_symlink /usr/bin/crictl /usr/local/bin/crictl
 }
-imgc_run provision.54.symlink step_54
+imgc_run provision.57.symlink step_57
 
-# provision.55.directory (image-builder-node.ts:126): directory /opt/cni
-step_55() {
+# provision.58.directory (image-builder-node.ts:127): directory /opt/cni
+step_58() {
   imgc_dir /opt/cni 0755 root root
 }
-imgc_run provision.55.directory step_55
+imgc_run provision.58.directory step_58
 
-# provision.56.archive (image-builder-node.ts:126): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
-step_56() {
+# provision.59.archive (image-builder-node.ts:127): unpack tar.gz into /opt/cni/bin (sha256 checked): /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
+step_59() {
   imgc_archive "${IMGC_VAR_CNI_URL}" "${IMGC_VAR_CNI_SHA256}" tar.gz 0 /opt/cni/bin 0755 root root /opt/cni/bin/bridge /opt/cni/bin/host-local /opt/cni/bin/loopback /opt/cni/bin/portmap
 }
-imgc_run provision.56.archive step_56
+imgc_run provision.59.archive step_59
 
-# provision.57.packages (image-builder-node.ts:127): install conntrack socat
-step_57() {
+# provision.60.packages (image-builder-node.ts:128): install conntrack socat
+step_60() {
   imgc_apt_install conntrack socat
 }
-imgc_run provision.57.packages step_57
+imgc_run provision.60.packages step_60
 
-# provision.58.download (image-builder-node.ts:127): download /usr/bin/kubeadm (sha256 checked)
-step_58() {
+# provision.61.download (image-builder-node.ts:128): download /usr/bin/kubeadm (sha256 checked)
+step_61() {
   imgc_download "${IMGC_VAR_KUBERNETES_HTTP_SOURCE}"/v"${IMGC_VAR_KUBERNETES_VERSION}"/bin/linux/amd64/kubeadm "${IMGC_VAR_KUBEADM_SHA256}" /usr/bin/kubeadm 0755 root root
 }
-imgc_run provision.58.download step_58
+imgc_run provision.61.download step_61
 
-# provision.59.download (image-builder-node.ts:127): download /usr/bin/kubelet (sha256 checked)
-step_59() {
+# provision.62.download (image-builder-node.ts:128): download /usr/bin/kubelet (sha256 checked)
+step_62() {
   imgc_download "${IMGC_VAR_KUBERNETES_HTTP_SOURCE}"/v"${IMGC_VAR_KUBERNETES_VERSION}"/bin/linux/amd64/kubelet "${IMGC_VAR_KUBELET_SHA256}" /usr/bin/kubelet 0755 root root
 }
-imgc_run provision.59.download step_59
+imgc_run provision.62.download step_62
 
-# provision.60.download (image-builder-node.ts:127): download /usr/bin/kubectl (sha256 checked)
-step_60() {
+# provision.63.download (image-builder-node.ts:128): download /usr/bin/kubectl (sha256 checked)
+step_63() {
   imgc_download "${IMGC_VAR_KUBERNETES_HTTP_SOURCE}"/v"${IMGC_VAR_KUBERNETES_VERSION}"/bin/linux/amd64/kubectl "${IMGC_VAR_KUBECTL_SHA256}" /usr/bin/kubectl 0755 root root
 }
-imgc_run provision.60.download step_60
+imgc_run provision.63.download step_63
 
-# provision.61.unit (image-builder-node.ts:127): unit kubelet.service (/etc/systemd/system/kubelet.service)
-step_61() {
+# provision.64.unit (image-builder-node.ts:128): unit kubelet.service (/etc/systemd/system/kubelet.service)
+step_64() {
   imgc_file /etc/systemd/system/kubelet.service 0644 root root \
     '[Unit]
 Description=kubelet: The Kubernetes Node Agent
@@ -519,11 +550,11 @@ RestartSec=10
 WantedBy=multi-user.target
 '
 }
-imgc_run provision.61.unit step_61
+imgc_run provision.64.unit step_64
 
-# provision.62.unit (image-builder-node.ts:127): drop-in 10-kubeadm.conf of kubelet.service (/etc/systemd/system/kubelet.service.d/10-kubeadm.conf)
+# provision.65.unit (image-builder-node.ts:128): drop-in 10-kubeadm.conf of kubelet.service (/etc/systemd/system/kubelet.service.d/10-kubeadm.conf)
 # shellcheck disable=SC2016 # $ and ` in these values are literal
-step_62() {
+step_65() {
   imgc_parent /etc/systemd/system/kubelet.service.d/10-kubeadm.conf
   imgc_file /etc/systemd/system/kubelet.service.d/10-kubeadm.conf 0644 root root \
     '# kubeadm init and join write the kubeconfigs, config.yaml and kubeadm-flags.env this reads.
@@ -536,98 +567,98 @@ ExecStart=
 ExecStart=/usr/bin/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS
 '
 }
-imgc_run provision.62.unit step_62
+imgc_run provision.65.unit step_65
 
-# provision.63.file (image-builder-node.ts:127): file /etc/default/kubelet
-step_63() {
+# provision.66.file (image-builder-node.ts:128): file /etc/default/kubelet
+step_66() {
   imgc_file /etc/default/kubelet 0644 '' '' \
     'KUBELET_EXTRA_ARGS=
 '
 }
-imgc_run provision.63.file step_63
+imgc_run provision.66.file step_66
 
-# provision.64.file (image-builder-node.ts:127): file /etc/kubernetes-version
-step_64() {
+# provision.67.file (image-builder-node.ts:128): file /etc/kubernetes-version
+step_67() {
   imgc_file /etc/kubernetes-version 0644 '' '' \
     v"${IMGC_VAR_KUBERNETES_VERSION}"'
 '
 }
-imgc_run provision.64.file step_64
+imgc_run provision.67.file step_67
 
-# provision.65.service (image-builder-node.ts:127): enable kubelet
-step_65() {
+# provision.68.service (image-builder-node.ts:128): enable kubelet
+step_68() {
   imgc_enable kubelet
 }
-imgc_run provision.65.service step_65
+imgc_run provision.68.service step_68
 
-# provision.66.directory (image-builder-node.ts:128): directory /etc/kubernetes
-step_66() {
-  imgc_dir /etc/kubernetes 0755 '' ''
-}
-imgc_run provision.66.directory step_66
-
-# provision.67.directory (image-builder-node.ts:129): directory /etc/kubernetes/manifests
-step_67() {
-  imgc_dir /etc/kubernetes/manifests 0755 '' ''
-}
-imgc_run provision.67.directory step_67
-
-# provision.68.directory (image-builder-node.ts:130): directory /usr/libexec/kubernetes
-step_68() {
-  imgc_dir /usr/libexec/kubernetes 0755 root root
-}
-imgc_run provision.68.directory step_68
-
-# provision.69.directory (image-builder-node.ts:131): directory /usr/share/bash-completion
+# provision.69.directory (image-builder-node.ts:129): directory /etc/kubernetes
 step_69() {
-  imgc_dir /usr/share/bash-completion 0755 '' ''
+  imgc_dir /etc/kubernetes 0755 '' ''
 }
 imgc_run provision.69.directory step_69
 
-# provision.70.directory (image-builder-node.ts:132): directory /usr/share/bash-completion/completions
+# provision.70.directory (image-builder-node.ts:130): directory /etc/kubernetes/manifests
 step_70() {
-  imgc_dir /usr/share/bash-completion/completions 0755 '' ''
+  imgc_dir /etc/kubernetes/manifests 0755 '' ''
 }
 imgc_run provision.70.directory step_70
 
-# provision.71.command (image-builder-node.ts:134): run kubectl completion bash >/usr/share/bash-completion/completi ... (unless /usr/share/bash-completion/completions/kubectl exists)
+# provision.71.directory (image-builder-node.ts:131): directory /usr/libexec/kubernetes
 step_71() {
+  imgc_dir /usr/libexec/kubernetes 0755 root root
+}
+imgc_run provision.71.directory step_71
+
+# provision.72.directory (image-builder-node.ts:132): directory /usr/share/bash-completion
+step_72() {
+  imgc_dir /usr/share/bash-completion 0755 '' ''
+}
+imgc_run provision.72.directory step_72
+
+# provision.73.directory (image-builder-node.ts:133): directory /usr/share/bash-completion/completions
+step_73() {
+  imgc_dir /usr/share/bash-completion/completions 0755 '' ''
+}
+imgc_run provision.73.directory step_73
+
+# provision.74.command (image-builder-node.ts:135): run kubectl completion bash >/usr/share/bash-completion/completi ... (unless /usr/share/bash-completion/completions/kubectl exists)
+step_74() {
   if [ -e /usr/share/bash-completion/completions/kubectl ]; then
     return 0
   fi
   /bin/sh -ec 'kubectl completion bash >/usr/share/bash-completion/completions/kubectl'
   imgc_dirty=1
 }
-imgc_run provision.71.command step_71
+imgc_run provision.74.command step_74
 
-# provision.72.command (image-builder-node.ts:140): run kubeadm completion bash >/usr/share/bash-completion/completi ... (unless /usr/share/bash-completion/completions/kubeadm exists)
-step_72() {
+# provision.75.command (image-builder-node.ts:141): run kubeadm completion bash >/usr/share/bash-completion/completi ... (unless /usr/share/bash-completion/completions/kubeadm exists)
+step_75() {
   if [ -e /usr/share/bash-completion/completions/kubeadm ]; then
     return 0
   fi
   /bin/sh -ec 'kubeadm completion bash >/usr/share/bash-completion/completions/kubeadm'
   imgc_dirty=1
 }
-imgc_run provision.72.command step_72
+imgc_run provision.75.command step_75
 
-# provision.73.command (image-builder-node.ts:146): run crictl completion bash >/usr/share/bash-completion/completio ... (unless /usr/share/bash-completion/completions/crictl exists)
-step_73() {
+# provision.76.command (image-builder-node.ts:147): run crictl completion bash >/usr/share/bash-completion/completio ... (unless /usr/share/bash-completion/completions/crictl exists)
+step_76() {
   if [ -e /usr/share/bash-completion/completions/crictl ]; then
     return 0
   fi
   /bin/sh -ec 'crictl completion bash >/usr/share/bash-completion/completions/crictl'
   imgc_dirty=1
 }
-imgc_run provision.73.command step_73
+imgc_run provision.76.command step_76
 
-# provision.74.file (image-builder-node.ts:151): file /etc/profile.d/kubernetes.sh
-step_74() {
+# provision.77.file (image-builder-node.ts:152): file /etc/profile.d/kubernetes.sh
+step_77() {
   imgc_file /etc/profile.d/kubernetes.sh 0644 root root \
     '# kubectl for interactive shells: k as its alias, and the admin kubeconfig when the node has one.
 alias k=kubectl
 if [ -r /etc/kubernetes/admin.conf ]; then export KUBECONFIG=/etc/kubernetes/admin.conf; fi
 '
 }
-imgc_run provision.74.file step_74
+imgc_run provision.77.file step_77
 
 printf 'imgc-phase %s done changed=%s\n' provision "$imgc_changed" >&3

@@ -195,6 +195,36 @@ imgc_swapoff() {
   imgc_file "$1" '' '' '' "${imgc_want%x}"
 }
 
+# imgc_remove PATTERN...: removes each path a PATTERN names, with what lies
+# below it. The last segment of a pattern may hold sh globs (* ? [...]); one
+# that names nothing is no error. Patterns hold no white space (the IR refuses it).
+imgc_remove() {
+  for imgc_pattern in "$@"; do
+    # Unquoted on purpose: the glob expands here, in the root.
+    # shellcheck disable=SC2086
+    for imgc_path in $imgc_pattern; do
+      if [ -e "$imgc_path" ] || [ -L "$imgc_path" ]; then
+        rm -rf -- "$imgc_path"
+        imgc_dirty=1
+      fi
+    done
+  done
+}
+
+# imgc_truncate PATTERN...: empties each regular file a PATTERN names (globs as
+# for imgc_remove), keeping its owner and mode; a missing file stays missing.
+imgc_truncate() {
+  for imgc_pattern in "$@"; do
+    # shellcheck disable=SC2086
+    for imgc_path in $imgc_pattern; do
+      if [ -f "$imgc_path" ] && [ ! -L "$imgc_path" ] && [ -s "$imgc_path" ]; then
+        : >"$imgc_path"
+        imgc_dirty=1
+      fi
+    done
+  done
+}
+
 # imgc_group NAME [groupadd options]: creates group NAME unless it exists.
 imgc_group() {
   imgc_name=$1
