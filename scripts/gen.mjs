@@ -93,7 +93,7 @@ const withSections = (file, sections) => {
 export const generators = {
   'src/ir/types.ts': irTypes,
   'README.md': async () => withSections('README.md', { stdlib: `${await imgcOut(['docs'])}\n`, codes: await codesTable() }),
-  'docs/architecture.md': async () => withSections('docs/architecture.md', { graph: '```mermaid\n' + (await imgcOut(['explain', '--graph', 'mermaid', 'examples/node-image-debian.ts'])) + '\n```\n' }),
+  'docs/architecture.md': async () => withSections('docs/architecture.md', { graph: '```mermaid\n' + (await imgcOut(['explain', '--graph', 'mermaid', '--no-base-edges', 'examples/node-image-debian.ts'])) + '\n```\n' }),
 };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {

@@ -15,7 +15,7 @@ export interface GraphOptions {
 }
 
 /** Steps per row inside a phase: wide enough to use the page, narrow enough that a row stays readable. */
-const ROW = 3;
+const ROW = 2;
 
 /** A step's label in a box: lines of at most this many characters, at most LINES of them. */
 const WIDTH = 40;
@@ -113,9 +113,8 @@ export const dotGraph = (ir: Image, opts: GraphOptions = {}): string => {
   });
   const heads = rowHeads(phases);
   if (heads.length > 1) lines.push(`  ${heads.map(nodeId).join(' -> ')} [style=invis, weight=100];`);
-  // constraint=false: a fact arrow is drawn between steps already placed, and never moves one; its facts
-  // are an xlabel, placed after the layout, so the reference node's 55 arrows do not widen it by half.
-  for (const e of mergedEdges(ir, opts)) lines.push(`  ${nodeId(e.from)} -> ${nodeId(e.to)} [constraint=false, xlabel=${dotText(e.facts.map(describeFact).join('\n'))}];`);
+  // constraint=false: a fact arrow is drawn between steps already placed, and never moves one.
+  for (const e of mergedEdges(ir, opts)) lines.push(`  ${nodeId(e.from)} -> ${nodeId(e.to)} [constraint=false, label=${dotText(e.facts.map(describeFact).join('\n'))}];`);
   lines.push('}');
   return `${lines.join('\n')}\n`;
 };
