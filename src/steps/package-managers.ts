@@ -2,11 +2,11 @@
 // target (shell phase scripts, Ansible, cloud-init's runcmd) and the build's
 // runner install, remove, purge, hold and query packages with it. Steps speak
 // of packages; a base's `packageManager` picks the record. Adding dnf's shell
-// or cloud-init rendering is filling its fields here (and its helper bodies in
-// src/compilers/shell/helpers.ts); a field left out is a target that refuses
-// the family (IMGC2002, src/compilers/package-managers.ts).
+// or cloud-init rendering is filling its fields here, with the bodies of the
+// shell helpers they call; a field left out is a target that refuses the
+// family (IMGC2002, src/compilers/package-managers.ts).
 import type { PackageManager as Family } from '../core/packages.js';
-import type { HelperName, ShellPackageManager } from '../emit/shell/emitted.js';
+import type { HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import { words } from '../emit/shell/quote.js';
 import { bool, int, str, unsafe, word } from '../emit/ansible/quote.js';
 import { map, seq, type Node, type YMap } from '../emit/ansible/yaml.js';
@@ -17,9 +17,14 @@ export type { Family };
 export interface ShellRendering extends ShellPackageManager {
   /** "Is this package installed?" as a helper taking one name (runtime and decommission scripts). */
   readonly installed: { readonly fn: string; readonly helper: HelperName };
+  /** The helpers these lines call, by name (runcmd defines them too, without their change tracking). */
+  readonly helpers: Readonly<Record<HelperName, ShellHelper>>;
 }
 
-export type CloudInitRendering = CloudInitPackageManager;
+export interface CloudInitRendering extends CloudInitPackageManager {
+  /** The helpers only runcmd's calls use, by name. */
+  readonly helpers: Readonly<Record<HelperName, ShellHelper>>;
+}
 
 export interface AnsibleRendering {
   /** Fully qualified module name. */
@@ -84,6 +89,133 @@ const apt: PackageManagerRecord = {
     installed: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
     hold: (ns, held) => ({ lines: [`imgc_${held ? 'hold' : 'unhold'} ${words(ns)}`], helpers: [held ? 'hold' : 'unhold'] }),
     upgrade: (dist) => ({ lines: [`imgc_apt_upgrade ${aptUpgrade(dist)}`], helpers: ['aptUpgrade'] }),
+    helpers: {
+      aptState: {
+        deps: [],
+        code: [
+          '# 1 once the package lists are fresh in this run; a changed apt source resets it.',
+          'imgc_apt_fresh=0',
+        ],
+      },
+      aptInstalled: {
+        deps: [],
+        code: [
+          '# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or',
+          '# name=version-glob as apt takes it: kubelet=1.30.*) installed.',
+          'imgc_apt_installed() {',
+          '  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields',
+          '  case $1 in',
+          '    *=*)',
+          '      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards',
+          '      case "$(dpkg-query -W -f=\'${Status} ${Version}\' "${1%%=*}" 2>/dev/null || :)" in',
+          '        "install ok installed "${1#*=}) return 0 ;;',
+          '        *) return 1 ;;',
+          '      esac',
+          '      ;;',
+          '    *) [ "$(dpkg-query -W -f=\'${Status}\' "$1" 2>/dev/null || :)" = \'install ok installed\' ] ;;',
+          '  esac',
+          '}',
+        ],
+      },
+      aptInstall: {
+        deps: ['aptState', 'aptInstalled'],
+        code: [
+          '# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without',
+          '# recommends; updates the package lists first, once per run (again after an apt',
+          '# source changed).',
+          'imgc_apt_install() {',
+          '  for imgc_p in "$@"; do',
+          '    shift',
+          '    if ! imgc_apt_installed "$imgc_p"; then',
+          '      set -- "$@" "$imgc_p"',
+          '    fi',
+          '  done',
+          '  if [ "$#" -eq 0 ]; then',
+          '    return 0',
+          '  fi',
+          '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
+          '    apt-get update',
+          '    imgc_apt_fresh=1',
+          '  fi',
+          '  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\',
+          '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+      aptRemove: {
+        deps: ['aptInstalled'],
+        code: [
+          '# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.',
+          'imgc_apt_remove() {',
+          '  for imgc_p in "$@"; do',
+          '    shift',
+          '    if imgc_apt_installed "$imgc_p"; then',
+          '      set -- "$@" "$imgc_p"',
+          '    fi',
+          '  done',
+          '  if [ "$#" -eq 0 ]; then',
+          '    return 0',
+          '  fi',
+          '  DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+      hold: {
+        deps: [],
+        code: [
+          '# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).',
+          'imgc_hold() {',
+          '  for imgc_p in "$@"; do',
+          '    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then',
+          '      apt-mark hold "$imgc_p" >/dev/null',
+          '      imgc_dirty=1',
+          '    fi',
+          '  done',
+          '}',
+        ],
+      },
+      unhold: {
+        deps: [],
+        code: [
+          '# imgc_unhold PACKAGE...: no PACKAGE is held.',
+          'imgc_unhold() {',
+          '  for imgc_p in "$@"; do',
+          '    if apt-mark showhold | grep -qxF -- "$imgc_p"; then',
+          '      apt-mark unhold "$imgc_p" >/dev/null',
+          '      imgc_dirty=1',
+          '    fi',
+          '  done',
+          '}',
+        ],
+      },
+      aptUpgrade: {
+        deps: ['aptState'],
+        code: [
+          '# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions',
+          '# of the sources, as Ansible\'s apt module does it (upgrade adds new dependencies,',
+          '# removes nothing); held packages stay. Lists updated first, once per run.',
+          'imgc_apt_upgrade() {',
+          '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
+          '    apt-get update',
+          '    imgc_apt_fresh=1',
+          '  fi',
+          '  set -- "$1" --no-install-recommends',
+          '  if [ "$1" = upgrade ]; then',
+          '    set -- "$@" --with-new-pkgs',
+          '  fi',
+          '  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).',
+          '  if ! LC_ALL=C apt-get -s "$@" | grep -Eq \'^(Inst|Remv) \'; then',
+          '    return 0',
+          '  fi',
+          '  DEBIAN_FRONTEND=noninteractive apt-get -y \\',
+          '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+    },
   },
   cloudInit: {
     install: (ns) => ({ argv: ['imgc_apt_install', ...ns], helpers: ['aptInstall'] }),
@@ -91,6 +223,30 @@ const apt: PackageManagerRecord = {
     sourcesChanged: { argv: ['imgc_apt_changed'], helpers: ['aptChanged'] },
     hold: (ns, held) => ({ argv: [held ? 'imgc_hold' : 'imgc_unhold', ...ns], helpers: [held ? 'hold' : 'unhold'] }),
     upgrade: (dist) => ({ argv: ['imgc_apt_upgrade', aptUpgrade(dist)], helpers: ['aptUpgrade'] }),
+    helpers: {
+      aptPurge: {
+        deps: ['aptInstalled'],
+        code: [
+          '# imgc_apt_purge PACKAGE...: purges the PACKAGEs that are installed.',
+          'imgc_apt_purge() {',
+          '  for imgc_p in "$@"; do',
+          '    shift',
+          '    if imgc_apt_installed "$imgc_p"; then',
+          '      set -- "$@" "$imgc_p"',
+          '    fi',
+          '  done',
+          '  if [ "$#" -eq 0 ]; then',
+          '    return 0',
+          '  fi',
+          '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
+          '}',
+        ],
+      },
+      aptChanged: {
+        deps: ['aptState'],
+        code: ['# imgc_apt_changed: an apt source changed; the next install updates the package lists.', 'imgc_apt_changed() {', '  imgc_apt_fresh=0', '}'],
+      },
+    },
   },
   ansible: {
     module: 'ansible.builtin.apt',
