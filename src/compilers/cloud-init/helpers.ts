@@ -8,7 +8,7 @@
 // phase scripts' (the shell frame's, the package managers', the kinds'),
 // without their change tracking; this file holds runcmd's own.
 
-import { helperTable, helpersCalled, legacyOrder, shellHelpers, withoutChanges } from '../shell/helpers.js';
+import { helperTable, helpersCalled, shellHelpers, withoutChanges } from '../shell/helpers.js';
 import { fn, type HelperName } from '../../emit/cloud-init/calls.js';
 import type { ShellHelper } from '../../emit/shell/emitted.js';
 import { packageManagers } from '../../steps/package-managers.js';
@@ -105,17 +105,11 @@ let table: ReadonlyMap<HelperName, ShellHelper> | undefined;
  * ones, then runcmd's own.
  */
 const runcmdHelpers = (): ReadonlyMap<HelperName, ShellHelper> =>
-  (table ??= legacyOrder(
-    helperTable([
-      Object.fromEntries([...shellHelpers()].map(([name, h]) => [name, { deps: h.deps, code: withoutChanges(h) }])),
-      ...Object.values(packageManagers).flatMap((pm) => (pm.cloudInit ? [pm.cloudInit.helpers] : [])),
-      frameHelpers,
-    ]),
-    LEGACY,
-  ));
-
-// TRANSITIONAL (removed by the next commit): runcmd's helper order before the helpers moved into the kinds.
-const LEGACY: readonly HelperName[] = ['attrs', 'checked', 'checkSudoers', 'checkSshd', 'file', 'parent', 'dir', 'symlink', 'line', 'sysctl', 'module', 'swapoff', 'remove', 'truncate', 'group', 'user', 'member', 'userShell', 'enable', 'disable', 'mask', 'unmask', 'hold', 'unhold', 'fetch', 'get', 'download', 'archive', 'serviceNow', 'aptState', 'aptInstalled', 'aptInstall', 'aptPurge', 'aptChanged', 'creates', 'body', 'event', 'webhook', 'failing', 'once', 'eol', 'lineinfile', 'blockinfile', 'inifile', 'keyedit', 'aptUpgrade', 'puppet'];
+  (table ??= helperTable([
+    Object.fromEntries([...shellHelpers()].map(([name, h]) => [name, { deps: h.deps, code: withoutChanges(h) }])),
+    ...Object.values(packageManagers).flatMap((pm) => (pm.cloudInit ? [pm.cloudInit.helpers] : [])),
+    frameHelpers,
+  ]));
 
 /**
  * The first entry of runcmd or bootcmd: `set -eu` (cloud-init runs the entries

@@ -235,18 +235,11 @@ let table: ReadonlyMap<HelperName, ShellHelper> | undefined;
 
 /** Every helper a phase script may call: the frame's, the package managers', then each kind's, in the registry's order. */
 export const shellHelpers = (): ReadonlyMap<HelperName, ShellHelper> =>
-  (table ??= legacyOrder(
-    helperTable([
-      frameHelpers,
-      ...Object.values(packageManagers).flatMap((pm) => (pm.shell ? [pm.shell.helpers] : [])),
-      ...[...allKinds().values()].flatMap((k) => (k.shellHelpers ? [k.shellHelpers] : [])),
-    ]),
-  ));
-
-// TRANSITIONAL (removed by the next commit): the order of the helpers before they moved into the kinds, so that the move leaves every output byte-identical.
-const LEGACY: readonly HelperName[] = ['attrs', 'checked', 'checkSudoers', 'checkSshd', 'file', 'parent', 'dir', 'symlink', 'line', 'sysctl', 'module', 'swapoff', 'remove', 'truncate', 'group', 'user', 'member', 'userShell', 'enable', 'disable', 'mask', 'unmask', 'hold', 'unhold', 'fetch', 'get', 'download', 'archive', 'serviceNow', 'aptState', 'aptInstalled', 'aptInstall', 'aptRemove', 'eol', 'lineinfile', 'inifile', 'keyedit', 'blockinfile', 'aptUpgrade', 'puppet'];
-export const legacyOrder = <H>(t: ReadonlyMap<HelperName, H>, legacy: readonly HelperName[] = LEGACY): ReadonlyMap<HelperName, H> =>
-  new Map([...t].sort(([a], [b]) => (legacy.indexOf(a) + 1 || 1e9) - (legacy.indexOf(b) + 1 || 1e9)));
+  (table ??= helperTable([
+    frameHelpers,
+    ...Object.values(packageManagers).flatMap((pm) => (pm.shell ? [pm.shell.helpers] : [])),
+    ...[...allKinds().values()].flatMap((k) => (k.shellHelpers ? [k.shellHelpers] : [])),
+  ]));
 
 /**
  * A helper's code for a script that does not report changes (cloud-init's

@@ -176,33 +176,44 @@ imgc_line() {
   imgc_file "$1" '' '' '' "${imgc_want%x}"
 }
 
-# imgc_sysctl FILE KEY VALUE: FILE has the line "KEY = VALUE".
-imgc_sysctl() {
-  imgc_line "$1" = "$2" "$2 = $3"
+# 1 once the package lists are fresh in this run; a changed apt source resets it.
+imgc_apt_fresh=0
+
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
+# name=version-glob as apt takes it: kubelet=1.30.*) installed.
+imgc_apt_installed() {
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*)
+      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
+      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
+        "install ok installed "${1#*=}) return 0 ;;
+        *) return 1 ;;
+      esac
+      ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
 }
 
-# imgc_module FILE NAME: FILE (modules-load.d) lists the kernel module NAME.
-imgc_module() {
-  imgc_line "$1" '' "$2" "$2"
-}
-
-# imgc_swapoff FSTAB: comments out the swap entries of FSTAB.
-imgc_swapoff() {
-  if [ ! -f "$1" ]; then
+# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
+# recommends; updates the package lists first, once per run (again after an apt
+# source changed).
+imgc_apt_install() {
+  for imgc_p in "$@"; do
+    shift
+    if ! imgc_apt_installed "$imgc_p"; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -eq 0 ]; then
     return 0
   fi
-  imgc_want=$(LC_ALL=C awk '$0 !~ /^[ \t]*#/ && $3 == "swap" { print "#" $0; next } { print }' "$1" && printf x)
-  imgc_file "$1" '' '' '' "${imgc_want%x}"
-}
-
-# imgc_group NAME [groupadd options]: creates group NAME unless it exists.
-imgc_group() {
-  imgc_name=$1
-  shift
-  if getent group "$imgc_name" >/dev/null; then
-    return 0
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
   fi
-  groupadd "$@" "$imgc_name"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
   imgc_dirty=1
 }
 
@@ -246,6 +257,17 @@ imgc_user_shell() {
   fi
 }
 
+# imgc_group NAME [groupadd options]: creates group NAME unless it exists.
+imgc_group() {
+  imgc_name=$1
+  shift
+  if getent group "$imgc_name" >/dev/null; then
+    return 0
+  fi
+  groupadd "$@" "$imgc_name"
+  imgc_dirty=1
+}
+
 # imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
 imgc_enable() {
   if systemctl is-enabled --quiet "$1" 2>/dev/null; then
@@ -255,43 +277,21 @@ imgc_enable() {
   imgc_dirty=1
 }
 
-# 1 once the package lists are fresh in this run; a changed apt source resets it.
-imgc_apt_fresh=0
-
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
-# name=version-glob as apt takes it: kubelet=1.30.*) installed.
-imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
-  case $1 in
-    *=*)
-      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
-      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
-        "install ok installed "${1#*=}) return 0 ;;
-        *) return 1 ;;
-      esac
-      ;;
-    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
-  esac
+# imgc_sysctl FILE KEY VALUE: FILE has the line "KEY = VALUE".
+imgc_sysctl() {
+  imgc_line "$1" = "$2" "$2 = $3"
 }
 
-# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
-# recommends; updates the package lists first, once per run (again after an apt
-# source changed).
-imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
+# imgc_module FILE NAME: FILE (modules-load.d) lists the kernel module NAME.
+imgc_module() {
+  imgc_line "$1" '' "$2" "$2"
+}
+
+# imgc_swapoff FSTAB: comments out the swap entries of FSTAB.
+imgc_swapoff() {
+  if [ ! -f "$1" ]; then
     return 0
   fi
-  if [ "$imgc_apt_fresh" -eq 0 ]; then
-    apt-get update
-    imgc_apt_fresh=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
-  imgc_dirty=1
+  imgc_want=$(LC_ALL=C awk '$0 !~ /^[ \t]*#/ && $3 == "swap" { print "#" $0; next } { print }' "$1" && printf x)
+  imgc_file "$1" '' '' '' "${imgc_want%x}"
 }

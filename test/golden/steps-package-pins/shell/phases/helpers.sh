@@ -42,16 +42,6 @@ imgc_run() {
   imgc_step=
 }
 
-# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).
-imgc_hold() {
-  for imgc_p in "$@"; do
-    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then
-      apt-mark hold "$imgc_p" >/dev/null
-      imgc_dirty=1
-    fi
-  done
-}
-
 # 1 once the package lists are fresh in this run; a changed apt source resets it.
 imgc_apt_fresh=0
 
@@ -91,4 +81,14 @@ imgc_apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
   imgc_dirty=1
+}
+
+# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).
+imgc_hold() {
+  for imgc_p in "$@"; do
+    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then
+      apt-mark hold "$imgc_p" >/dev/null
+      imgc_dirty=1
+    fi
+  done
 }

@@ -105,15 +105,6 @@ imgc_parent() {
   fi
 }
 
-# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
-imgc_enable() {
-  if systemctl is-enabled --quiet "$1" 2>/dev/null; then
-    return 0
-  fi
-  systemctl enable "$1"
-  imgc_dirty=1
-}
-
 # 1 once the package lists are fresh in this run; a changed apt source resets it.
 imgc_apt_fresh=0
 
@@ -152,5 +143,14 @@ imgc_apt_install() {
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
+# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
+imgc_enable() {
+  if systemctl is-enabled --quiet "$1" 2>/dev/null; then
+    return 0
+  fi
+  systemctl enable "$1"
   imgc_dirty=1
 }
