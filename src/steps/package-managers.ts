@@ -6,7 +6,7 @@
 // shell helpers they call; a field left out is a target that refuses the
 // family (IMGC2002, src/compilers/package-managers.ts).
 import type { PackageManager as Family } from '../core/packages.js';
-import type { HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
+import type { Emitted, HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import { words } from '../emit/shell/quote.js';
 import { bool, int, str, unsafe, word } from '../emit/ansible/quote.js';
 import { map, seq, type Node, type YMap } from '../emit/ansible/yaml.js';
@@ -15,6 +15,8 @@ import type { CloudInitPackageManager } from '../emit/cloud-init/calls.js';
 export type { Family };
 
 export interface ShellRendering extends ShellPackageManager {
+  /** Purges the function's positional parameters that are installed, then what only they needed (decommission.sh). */
+  readonly purgeArgs: Emitted;
   /** "Is this package installed?" as a helper taking one name (runtime and decommission scripts). */
   readonly installed: { readonly fn: string; readonly helper: HelperName };
   /** The helpers these lines call, by name (runcmd defines them too, without their change tracking). */
@@ -86,6 +88,7 @@ const apt: PackageManagerRecord = {
       lines: ['if [ "$imgc_dirty" -eq 1 ]; then', '  imgc_apt_fresh=0', 'fi'],
       helpers: ['aptState'],
     },
+    purgeArgs: { lines: ['imgc_apt_purge_autoremove "$@"'], helpers: ['aptPurgeAutoremove'] },
     installed: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
     hold: (ns, held) => ({ lines: [`imgc_${held ? 'hold' : 'unhold'} ${words(ns)}`], helpers: [held ? 'hold' : 'unhold'] }),
     upgrade: (dist) => ({ lines: [`imgc_apt_upgrade ${aptUpgrade(dist)}`], helpers: ['aptUpgrade'] }),
@@ -117,22 +120,43 @@ const apt: PackageManagerRecord = {
           '}',
         ],
       },
+      aptSelect: {
+        deps: ['aptInstalled'],
+        code: [
+          '# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of',
+          '# the PACKAGEs that are installed (or missing), in their order; not at all when none',
+          '# is. The one place that asks which packages are installed.',
+          'imgc_apt_select() {',
+          '  imgc_which=$1',
+          '  imgc_then=$2',
+          '  shift 2',
+          '  for imgc_p in "$@"; do',
+          '    shift',
+          '    if imgc_apt_installed "$imgc_p"; then',
+          '      imgc_is=installed',
+          '    else',
+          '      imgc_is=missing',
+          '    fi',
+          '    if [ "$imgc_is" = "$imgc_which" ]; then',
+          '      set -- "$@" "$imgc_p"',
+          '    fi',
+          '  done',
+          '  if [ "$#" -gt 0 ]; then',
+          '    "$imgc_then" "$@"',
+          '  fi',
+          '}',
+        ],
+      },
       aptInstall: {
-        deps: ['aptState', 'aptInstalled'],
+        deps: ['aptState', 'aptSelect'],
         code: [
           '# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without',
           '# recommends; updates the package lists first, once per run (again after an apt',
           '# source changed).',
           'imgc_apt_install() {',
-          '  for imgc_p in "$@"; do',
-          '    shift',
-          '    if ! imgc_apt_installed "$imgc_p"; then',
-          '      set -- "$@" "$imgc_p"',
-          '    fi',
-          '  done',
-          '  if [ "$#" -eq 0 ]; then',
-          '    return 0',
-          '  fi',
+          '  imgc_apt_select missing imgc_apt_install_these "$@"',
+          '}',
+          'imgc_apt_install_these() {',
           '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
           '    apt-get update',
           '    imgc_apt_fresh=1',
@@ -144,20 +168,29 @@ const apt: PackageManagerRecord = {
         ],
       },
       aptRemove: {
-        deps: ['aptInstalled'],
+        deps: ['aptSelect'],
         code: [
           '# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.',
           'imgc_apt_remove() {',
-          '  for imgc_p in "$@"; do',
-          '    shift',
-          '    if imgc_apt_installed "$imgc_p"; then',
-          '      set -- "$@" "$imgc_p"',
-          '    fi',
-          '  done',
-          '  if [ "$#" -eq 0 ]; then',
-          '    return 0',
-          '  fi',
+          '  imgc_apt_select installed imgc_apt_remove_these "$@"',
+          '}',
+          'imgc_apt_remove_these() {',
           '  DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+      aptPurgeAutoremove: {
+        deps: ['aptSelect'],
+        code: [
+          '# imgc_apt_purge_autoremove PACKAGE...: purges the PACKAGEs still installed, then what',
+          '# only they needed.',
+          'imgc_apt_purge_autoremove() {',
+          '  imgc_apt_select installed imgc_apt_purge_autoremove_these "$@"',
+          '}',
+          'imgc_apt_purge_autoremove_these() {',
+          '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
+          '  DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y',
           '  imgc_dirty=1',
           '}',
         ],
@@ -225,19 +258,13 @@ const apt: PackageManagerRecord = {
     upgrade: (dist) => ({ argv: ['imgc_apt_upgrade', aptUpgrade(dist)], helpers: ['aptUpgrade'] }),
     helpers: {
       aptPurge: {
-        deps: ['aptInstalled'],
+        deps: ['aptSelect'],
         code: [
           '# imgc_apt_purge PACKAGE...: purges the PACKAGEs that are installed.',
           'imgc_apt_purge() {',
-          '  for imgc_p in "$@"; do',
-          '    shift',
-          '    if imgc_apt_installed "$imgc_p"; then',
-          '      set -- "$@" "$imgc_p"',
-          '    fi',
-          '  done',
-          '  if [ "$#" -eq 0 ]; then',
-          '    return 0',
-          '  fi',
+          '  imgc_apt_select installed imgc_apt_purge_these "$@"',
+          '}',
+          'imgc_apt_purge_these() {',
           '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
           '}',
         ],

@@ -121,17 +121,34 @@ imgc_apt_installed() {
   esac
 }
 
-# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.
-imgc_apt_remove() {
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
   for imgc_p in "$@"; do
     shift
     if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
       set -- "$@" "$imgc_p"
     fi
   done
-  if [ "$#" -eq 0 ]; then
-    return 0
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
   fi
+}
+
+# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.
+imgc_apt_remove() {
+  imgc_apt_select installed imgc_apt_remove_these "$@"
+}
+imgc_apt_remove_these() {
   DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"
   imgc_dirty=1
 }
