@@ -2,9 +2,9 @@
 // here (steps pass values as arguments, quoted by quote.ts). This file holds
 // the frame's own, those several kinds call; a kind's own are its
 // `shellHelpers` (src/steps/<kind>.ts), a package manager's are in its record
-// (src/steps/package-managers.ts). A script carries only the helpers its steps
-// call and what those call, so each is self-contained and can be copied alone
-// into a root.
+// (src/steps/package-managers.ts). An output defines only the helpers its
+// steps call and what those call (the shell target: once, in phases/helpers.sh,
+// for all its phase scripts).
 //
 // Conventions (src/emit/shell/emitted.ts `ShellHelper`): every helper checks
 // before it acts and sets imgc_dirty=1 only when it changed something; helper
