@@ -92,6 +92,26 @@ export const aptRepository = {
   chroot: { network: () => true },
   variables: ['uri', 'keyUrl'],
 
+  shellHelpers: {
+    fetch: {
+      deps: ['parent'],
+      code: [
+        '# imgc_fetch URL PATH: downloads URL to PATH unless PATH exists and is not empty.',
+        'imgc_fetch() {',
+        '  if [ -s "$2" ]; then',
+        '    return 0',
+        '  fi',
+        '  imgc_parent "$2"',
+        '  imgc_tmp=$(mktemp "$2.imgc-XXXXXX")',
+        '  curl -fsSL --retry 3 -o "$imgc_tmp" --url "$1"',
+        '  chmod 0644 "$imgc_tmp"',
+        '  mv -f -- "$imgc_tmp" "$2"',
+        '  imgc_tmp=',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s, ctx) => {
     const keyPath = aptKeyPath(s) ?? '';
     const key: Emitted =

@@ -151,6 +151,23 @@ export const dataKey = {
   touches: (s) => ({ needs: [fact('path', s.path)], changes: [fact('path', s.path)], writesFiles: true }),
   inRoot: true,
 
+  shellHelpers: {
+    keyedit: {
+      deps: [],
+      code: [
+        '# imgc_keyedit FORMAT FILE KEYS VALUE STATE: one key of an existing TOML or YAML',
+        '# FILE (KEYS and VALUE as JSON), set (present) or removed (absent) by the root\'s',
+        '# python3 with tomlkit or ruamel.yaml, which keep comments and order; the file is',
+        '# replaced only when the key changes (owner and mode kept). src/emit/key-edit.ts.',
+        'imgc_keyedit() {',
+        `  imgc_said=$(/usr/bin/python3 -c '${keyEditProgram}' "$@") || return 1`,
+        '  if [ "$imgc_said" = changed ]; then',
+        '    imgc_dirty=1',
+        '  fi',
+        '}',
+      ],
+    },
+  },
   shell: (s) => shellLine(`imgc_keyedit ${words(args(s))}`, 'keyedit'),
   ansible: (s) => [
     task({

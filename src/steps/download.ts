@@ -78,6 +78,34 @@ export const download = {
   downloads: (s) => [{ url: s.url, sha256: s.sha256 }],
   variables: ['url', 'sha256'],
 
+  shellHelpers: {
+    download: {
+      deps: ['attrs', 'parent', 'get'],
+      code: [
+        '# imgc_download URL SHA256 PATH MODE OWNER GROUP: PATH is the file at URL, checked',
+        '# against SHA256 before it takes PATH\'s place (a file there with that sum stays).',
+        '# A new file is 0644 root:root unless given.',
+        'imgc_download() {',
+        '  if [ -f "$3" ] && [ ! -h "$3" ] && printf \'%s  %s\\n\' "$2" "$3" | sha256sum -c --status; then',
+        '    imgc_attrs "$3" "$4" "$5" "$6"',
+        '    return 0',
+        '  fi',
+        '  imgc_parent "$3"',
+        '  imgc_tmp=$(mktemp "$3.imgc-XXXXXX")',
+        '  if ! imgc_get "$1" "$2" "$imgc_tmp"; then',
+        '    rm -f -- "$imgc_tmp"',
+        '    imgc_tmp=',
+        '    return 1',
+        '  fi',
+        '  chmod 0644 "$imgc_tmp"',
+        '  imgc_attrs "$imgc_tmp" "$4" "$5" "$6"',
+        '  mv -f -- "$imgc_tmp" "$3"',
+        '  imgc_tmp=',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s) => ({ lines: [`imgc_download ${words([s.url, s.sha256, s.path, normalMode(s.mode), s.owner ?? '', s.group ?? ''])}`], helpers: ['download'] }),
   ansible: (s) => {
     const o = ansibleOwnership(s);

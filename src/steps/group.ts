@@ -34,6 +34,23 @@ export const group = {
   touches: (s) => ({ changes: [{ kind: 'group', key: s.name }] }),
   inRoot: true,
 
+  shellHelpers: {
+    group: {
+      deps: [],
+      code: [
+        '# imgc_group NAME [groupadd options]: creates group NAME unless it exists.',
+        'imgc_group() {',
+        '  imgc_name=$1',
+        '  shift',
+        '  if getent group "$imgc_name" >/dev/null; then',
+        '    return 0',
+        '  fi',
+        '  groupadd "$@" "$imgc_name"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s) => shellLine(`imgc_group ${words([s.name, ...options(s)])}`, 'group'),
   ansible: (s) => [
     task({

@@ -31,6 +31,17 @@ export const kernelModule = {
   touches: (s) => ({ changes: [{ kind: 'kernelModule', key: s.name }, { kind: 'path', key: s.file }], writesFiles: true }),
   inRoot: true,
 
+  shellHelpers: {
+    module: {
+      deps: ['line'],
+      code: [
+        '# imgc_module FILE NAME: FILE (modules-load.d) lists the kernel module NAME.',
+        'imgc_module() {',
+        '  imgc_line "$1" \'\' "$2" "$2"',
+        '}',
+      ],
+    },
+  },
   shell: (s) => shellLine(`imgc_module ${words([s.file, s.name])}`, 'module'),
   ansible: (s, ctx) => {
     ctx.notes.add('Kernel modules are listed in modules-load.d for systemd to load at boot; loading one is not possible in an image build.');

@@ -12,15 +12,16 @@
 //     → verify (`verify.root` on disk, `verify.boot` on a booted node).
 //
 // Renderings are written only with the target's quoting module and node types
-// (src/emit/<target>); layout, drivers and helper bodies are the frames'
-// (src/compilers/<target>). See docs/architecture.md, "add a step kind".
+// (src/emit/<target>); layout and drivers are the frames' (src/compilers/<target>),
+// and so are the shell helper bodies several kinds call (a kind's own are its
+// `shellHelpers`). See docs/architecture.md, "add a step kind".
 import type { z } from '../util/zod.js';
 import type { Fact, SourceLocation } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
 import type { PackageManager } from '../core/packages.js';
 import type { PackageCatalog } from '../core/catalog.js';
 import type { Creation, CreationPathType } from '../core/creations.js';
-import type { Emitted, ShellPackageManager } from '../emit/shell/emitted.js';
+import type { Emitted, HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import type { Task } from '../emit/ansible/tasks.js';
 import type { Call, CloudInitPackageManager, Stage } from '../emit/cloud-init/calls.js';
 import type { Node } from '../emit/cloud-init/yaml.js';
@@ -256,6 +257,15 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** Whether the references in `value` (of a field `variables` names) stand where the kind takes them. Absent: anywhere in the field. */
   variablesIn?(value: string): boolean;
 
+  /**
+   * The shell functions only this kind's renderings call (shell lines and
+   * runcmd calls), by name: kept here so that a kind is changed in its own
+   * file, and collected by the shell and cloud-init frames, which define in a
+   * script just the helpers it calls and what those call. Helpers several
+   * kinds call are the shell frame's (src/compilers/shell/helpers.ts), a
+   * package manager's are its record's (./package-managers.ts). Absent: none.
+   */
+  readonly shellHelpers?: Readonly<Record<HelperName, ShellHelper>>;
   readonly shell: Rendering<(s: S, ctx: ShellContext) => Emitted | Refusal> | Elsewhere<S>;
   readonly ansible: Rendering<(s: S, ctx: AnsibleContext) => Task[] | Refusal> | Elsewhere<S>;
   readonly cloudInit: Rendering<CloudInitRendering<S>> | Elsewhere<S>;

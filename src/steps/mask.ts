@@ -42,6 +42,35 @@ export const mask = {
   comment: (s) => `${verb(s)} ${unitName(s.name)}`,
   inRoot: true,
 
+  shellHelpers: {
+    mask: {
+      deps: [],
+      code: [
+        '# imgc_mask UNIT: UNIT is masked (linked to /dev/null: nothing starts or enables it;',
+        '# links only, nothing is stopped).',
+        'imgc_mask() {',
+        '  if [ "$(readlink "/etc/systemd/system/$1" || :)" = /dev/null ]; then',
+        '    return 0',
+        '  fi',
+        '  systemctl mask "$1"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+    unmask: {
+      deps: [],
+      code: [
+        '# imgc_unmask UNIT: UNIT is not masked.',
+        'imgc_unmask() {',
+        '  if [ "$(readlink "/etc/systemd/system/$1" || :)" != /dev/null ]; then',
+        '    return 0',
+        '  fi',
+        '  systemctl unmask "$1"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s) => ({ lines: [`imgc_${verb(s)} ${shWord(unitName(s.name))}`], helpers: [verb(s)] }),
   ansible: (s) => [
     task({

@@ -2,11 +2,11 @@
 // target (shell phase scripts, Ansible, cloud-init's runcmd) and the build's
 // runner install, remove, purge, hold and query packages with it. Steps speak
 // of packages; a base's `packageManager` picks the record. Adding dnf's shell
-// or cloud-init rendering is filling its fields here (and its helper bodies in
-// src/compilers/shell/helpers.ts); a field left out is a target that refuses
-// the family (IMGC2002, src/compilers/package-managers.ts).
+// or cloud-init rendering is filling its fields here, with the bodies of the
+// shell helpers they call; a field left out is a target that refuses the
+// family (IMGC2002, src/compilers/package-managers.ts).
 import type { PackageManager as Family } from '../core/packages.js';
-import type { HelperName, ShellPackageManager } from '../emit/shell/emitted.js';
+import type { Emitted, HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import { words } from '../emit/shell/quote.js';
 import { bool, int, str, unsafe, word } from '../emit/ansible/quote.js';
 import { map, seq, type Node, type YMap } from '../emit/ansible/yaml.js';
@@ -15,11 +15,18 @@ import type { CloudInitPackageManager } from '../emit/cloud-init/calls.js';
 export type { Family };
 
 export interface ShellRendering extends ShellPackageManager {
+  /** Purges the function's positional parameters that are installed, then what only they needed (decommission.sh). */
+  readonly purgeArgs: Emitted;
   /** "Is this package installed?" as a helper taking one name (runtime and decommission scripts). */
   readonly installed: { readonly fn: string; readonly helper: HelperName };
+  /** The helpers these lines call, by name (runcmd defines them too, without their change tracking). */
+  readonly helpers: Readonly<Record<HelperName, ShellHelper>>;
 }
 
-export type CloudInitRendering = CloudInitPackageManager;
+export interface CloudInitRendering extends CloudInitPackageManager {
+  /** The helpers only runcmd's calls use, by name. */
+  readonly helpers: Readonly<Record<HelperName, ShellHelper>>;
+}
 
 export interface AnsibleRendering {
   /** Fully qualified module name. */
@@ -81,9 +88,167 @@ const apt: PackageManagerRecord = {
       lines: ['if [ "$imgc_dirty" -eq 1 ]; then', '  imgc_apt_fresh=0', 'fi'],
       helpers: ['aptState'],
     },
+    purgeArgs: { lines: ['imgc_apt_purge_autoremove "$@"'], helpers: ['aptPurgeAutoremove'] },
     installed: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
     hold: (ns, held) => ({ lines: [`imgc_${held ? 'hold' : 'unhold'} ${words(ns)}`], helpers: [held ? 'hold' : 'unhold'] }),
     upgrade: (dist) => ({ lines: [`imgc_apt_upgrade ${aptUpgrade(dist)}`], helpers: ['aptUpgrade'] }),
+    helpers: {
+      aptState: {
+        deps: [],
+        code: [
+          '# 1 once the package lists are fresh in this run; a changed apt source resets it.',
+          'imgc_apt_fresh=0',
+        ],
+      },
+      aptInstalled: {
+        deps: [],
+        code: [
+          '# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or',
+          '# name=version-glob as apt takes it: kubelet=1.30.*) installed.',
+          'imgc_apt_installed() {',
+          '  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields',
+          '  case $1 in',
+          '    *=*)',
+          '      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards',
+          '      case "$(dpkg-query -W -f=\'${Status} ${Version}\' "${1%%=*}" 2>/dev/null || :)" in',
+          '        "install ok installed "${1#*=}) return 0 ;;',
+          '        *) return 1 ;;',
+          '      esac',
+          '      ;;',
+          '    *) [ "$(dpkg-query -W -f=\'${Status}\' "$1" 2>/dev/null || :)" = \'install ok installed\' ] ;;',
+          '  esac',
+          '}',
+        ],
+      },
+      aptSelect: {
+        deps: ['aptInstalled'],
+        code: [
+          '# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of',
+          '# the PACKAGEs that are installed (or missing), in their order; not at all when none',
+          '# is. The one place that asks which packages are installed.',
+          'imgc_apt_select() {',
+          '  imgc_which=$1',
+          '  imgc_then=$2',
+          '  shift 2',
+          '  for imgc_p in "$@"; do',
+          '    shift',
+          '    if imgc_apt_installed "$imgc_p"; then',
+          '      imgc_is=installed',
+          '    else',
+          '      imgc_is=missing',
+          '    fi',
+          '    if [ "$imgc_is" = "$imgc_which" ]; then',
+          '      set -- "$@" "$imgc_p"',
+          '    fi',
+          '  done',
+          '  if [ "$#" -gt 0 ]; then',
+          '    "$imgc_then" "$@"',
+          '  fi',
+          '}',
+        ],
+      },
+      aptInstall: {
+        deps: ['aptState', 'aptSelect'],
+        code: [
+          '# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without',
+          '# recommends; updates the package lists first, once per run (again after an apt',
+          '# source changed).',
+          'imgc_apt_install() {',
+          '  imgc_apt_select missing imgc_apt_install_these "$@"',
+          '}',
+          'imgc_apt_install_these() {',
+          '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
+          '    apt-get update',
+          '    imgc_apt_fresh=1',
+          '  fi',
+          '  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\',
+          '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+      aptRemove: {
+        deps: ['aptSelect'],
+        code: [
+          '# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.',
+          'imgc_apt_remove() {',
+          '  imgc_apt_select installed imgc_apt_remove_these "$@"',
+          '}',
+          'imgc_apt_remove_these() {',
+          '  DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+      aptPurgeAutoremove: {
+        deps: ['aptSelect'],
+        code: [
+          '# imgc_apt_purge_autoremove PACKAGE...: purges the PACKAGEs still installed, then what',
+          '# only they needed.',
+          'imgc_apt_purge_autoremove() {',
+          '  imgc_apt_select installed imgc_apt_purge_autoremove_these "$@"',
+          '}',
+          'imgc_apt_purge_autoremove_these() {',
+          '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
+          '  DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+      hold: {
+        deps: [],
+        code: [
+          '# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).',
+          'imgc_hold() {',
+          '  for imgc_p in "$@"; do',
+          '    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then',
+          '      apt-mark hold "$imgc_p" >/dev/null',
+          '      imgc_dirty=1',
+          '    fi',
+          '  done',
+          '}',
+        ],
+      },
+      unhold: {
+        deps: [],
+        code: [
+          '# imgc_unhold PACKAGE...: no PACKAGE is held.',
+          'imgc_unhold() {',
+          '  for imgc_p in "$@"; do',
+          '    if apt-mark showhold | grep -qxF -- "$imgc_p"; then',
+          '      apt-mark unhold "$imgc_p" >/dev/null',
+          '      imgc_dirty=1',
+          '    fi',
+          '  done',
+          '}',
+        ],
+      },
+      aptUpgrade: {
+        deps: ['aptState'],
+        code: [
+          '# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions',
+          '# of the sources, as Ansible\'s apt module does it (upgrade adds new dependencies,',
+          '# removes nothing); held packages stay. Lists updated first, once per run.',
+          'imgc_apt_upgrade() {',
+          '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
+          '    apt-get update',
+          '    imgc_apt_fresh=1',
+          '  fi',
+          '  set -- "$1" --no-install-recommends',
+          '  if [ "$1" = upgrade ]; then',
+          '    set -- "$@" --with-new-pkgs',
+          '  fi',
+          '  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).',
+          '  if ! LC_ALL=C apt-get -s "$@" | grep -Eq \'^(Inst|Remv) \'; then',
+          '    return 0',
+          '  fi',
+          '  DEBIAN_FRONTEND=noninteractive apt-get -y \\',
+          '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
+          '  imgc_dirty=1',
+          '}',
+        ],
+      },
+    },
   },
   cloudInit: {
     install: (ns) => ({ argv: ['imgc_apt_install', ...ns], helpers: ['aptInstall'] }),
@@ -91,6 +256,24 @@ const apt: PackageManagerRecord = {
     sourcesChanged: { argv: ['imgc_apt_changed'], helpers: ['aptChanged'] },
     hold: (ns, held) => ({ argv: [held ? 'imgc_hold' : 'imgc_unhold', ...ns], helpers: [held ? 'hold' : 'unhold'] }),
     upgrade: (dist) => ({ argv: ['imgc_apt_upgrade', aptUpgrade(dist)], helpers: ['aptUpgrade'] }),
+    helpers: {
+      aptPurge: {
+        deps: ['aptSelect'],
+        code: [
+          '# imgc_apt_purge PACKAGE...: purges the PACKAGEs that are installed.',
+          'imgc_apt_purge() {',
+          '  imgc_apt_select installed imgc_apt_purge_these "$@"',
+          '}',
+          'imgc_apt_purge_these() {',
+          '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
+          '}',
+        ],
+      },
+      aptChanged: {
+        deps: ['aptState'],
+        code: ['# imgc_apt_changed: an apt source changed; the next install updates the package lists.', 'imgc_apt_changed() {', '  imgc_apt_fresh=0', '}'],
+      },
+    },
   },
   ansible: {
     module: 'ansible.builtin.apt',

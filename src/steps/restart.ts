@@ -32,6 +32,22 @@ export const restart = {
   comment: (s) => `${s.action} ${unitName(s.name)} now (live hosts only)`,
   inRoot: true,
 
+  shellHelpers: {
+    serviceNow: {
+      deps: [],
+      code: [
+        '# imgc_service_now start|restart UNIT: on a live host, starts UNIT unless it is',
+        '# active, or restarts it.',
+        'imgc_service_now() {',
+        '  if [ "$1" = start ] && systemctl is-active --quiet "$2"; then',
+        '    return 0',
+        '  fi',
+        '  systemctl "$1" "$2"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s, ctx) => (ctx.liveHost ? shellLine(`imgc_service_now ${s.action} ${word(unitName(s.name))}`, 'serviceNow') : imageBuild(s)),
   ansible: (s, ctx) =>
     ctx.liveHost

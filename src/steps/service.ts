@@ -52,6 +52,34 @@ export const service = {
   touches: (s) => ({ needs: s.package !== undefined ? [{ kind: 'package', key: s.package }] : [], changes: [{ kind: 'service', key: s.name }] }),
   inRoot: true,
 
+  shellHelpers: {
+    enable: {
+      deps: [],
+      code: [
+        '# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).',
+        'imgc_enable() {',
+        '  if systemctl is-enabled --quiet "$1" 2>/dev/null; then',
+        '    return 0',
+        '  fi',
+        '  systemctl enable "$1"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+    disable: {
+      deps: [],
+      code: [
+        '# imgc_disable UNIT: UNIT is not enabled at boot (nothing is stopped).',
+        'imgc_disable() {',
+        '  if [ "$(systemctl is-enabled "$1" 2>/dev/null || :)" != enabled ]; then',
+        '    return 0',
+        '  fi',
+        '  systemctl disable "$1"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s) => (s.enabled ? shellLine(`imgc_enable ${word(s.name)}`, 'enable') : shellLine(`imgc_disable ${word(s.name)}`, 'disable')),
   ansible: (s, ctx) => {
     ctx.notes.add('Services are only enabled or disabled (symlinks, works offline in a chroot); nothing is started.');

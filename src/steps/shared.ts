@@ -34,7 +34,7 @@ export const shellAttrs = (s: Owned): string => words([normalMode(s.mode), s.own
 export const shellLine = (line: string, ...helpers: HelperName[]): Emitted => ({ lines: [line], helpers });
 
 /** The helper function that checks each kind of guarded file (src/emit/validators.ts). */
-export const checkHelper: Record<Validator, { fn: string; helper: Extract<HelperName, 'checkSudoers' | 'checkSshd'> }> = {
+export const checkHelper: Record<Validator, { fn: string; helper: HelperName }> = {
   sudoers: { fn: 'imgc_check_sudoers', helper: 'checkSudoers' },
   sshd: { fn: 'imgc_check_sshd', helper: 'checkSshd' },
 };

@@ -27,6 +27,32 @@ export const swapOff = {
   touches: () => ({ changes: [fact('path', FSTAB)], writesFiles: true }),
   inRoot: true,
 
+  shellHelpers: {
+    swapoff: {
+      deps: ['file'],
+      code: [
+        '# imgc_swapoff FSTAB: comments out the swap entries of FSTAB.',
+        'imgc_swapoff() {',
+        '  if [ ! -f "$1" ]; then',
+        '    return 0',
+        '  fi',
+        '  imgc_want=$(LC_ALL=C awk \'$0 !~ /^[ \\t]*#/ && $3 == "swap" { print "#" $0; next } { print }\' "$1" && printf x)',
+        '  imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
+        '}',
+      ],
+      runcmd: [
+        '# imgc_swapoff FSTAB: comments out the swap entries of FSTAB, then turns swap off',
+        '# now (cloud-init runs this on the live machine, not in a chroot).',
+        'imgc_swapoff() {',
+        '  if [ -f "$1" ]; then',
+        '    imgc_want=$(LC_ALL=C awk \'$0 !~ /^[ \\t]*#/ && $3 == "swap" { print "#" $0; next } { print }\' "$1" && printf x)',
+        '    imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
+        '  fi',
+        '  swapoff -a',
+        '}',
+      ],
+    },
+  },
   shell: () => ({ lines: [`imgc_swapoff ${FSTAB}`], helpers: ['swapoff'] }),
   ansible: (s) => [
     task({

@@ -24,6 +24,29 @@ export const symlink = {
   touches: (s) => ({ changes: [{ kind: 'path', key: s.path }], writesFiles: true }),
   inRoot: true,
 
+  shellHelpers: {
+    symlink: {
+      deps: [],
+      code: [
+        '# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.',
+        'imgc_symlink() {',
+        '  if [ -h "$1" ]; then',
+        '    # readlink ends its output with a newline; the x keeps $( ) from eating',
+        '    # newlines that belong to the target, and both go again below.',
+        '    imgc_have=$(readlink -- "$1" && printf x)',
+        '    if [ "${imgc_have%?x}" = "$2" ]; then',
+        '      return 0',
+        '    fi',
+        '  elif [ -d "$1" ]; then',
+        '    printf \'imgc: %s is a directory, not a symbolic link\\n\' "$1" >&2',
+        '    return 1',
+        '  fi',
+        '  ln -sfn -- "$2" "$1"',
+        '  imgc_dirty=1',
+        '}',
+      ],
+    },
+  },
   shell: (s) => shellLine(`imgc_symlink ${words([s.path, s.target])}`, 'symlink'),
   ansible: (s) => [
     task({

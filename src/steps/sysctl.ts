@@ -37,6 +37,17 @@ export const sysctl = {
   touches: (s) => ({ changes: [{ kind: 'sysctl', key: s.key }, { kind: 'path', key: s.file }], writesFiles: true }),
   inRoot: true,
 
+  shellHelpers: {
+    sysctl: {
+      deps: ['line'],
+      code: [
+        '# imgc_sysctl FILE KEY VALUE: FILE has the line "KEY = VALUE".',
+        'imgc_sysctl() {',
+        '  imgc_line "$1" = "$2" "$2 = $3"',
+        '}',
+      ],
+    },
+  },
   shell: (s) => shellLine(`imgc_sysctl ${words([s.file, s.key, s.value])}`, 'sysctl'),
   ansible: (s, ctx) => {
     ctx.notes.add(

@@ -15,7 +15,8 @@ const files = (dir: string): string[] =>
   });
 
 // What only the registry says: module names and commands of a package manager as a target runs them.
-// Helper function bodies (src/compilers/*/helpers.ts, the decommission script's purge) are shell text, not renderings.
+// The bodies of the shell helpers that drive a package manager are the registry's too; the frames' and kinds'
+// helpers (src/compilers/*/helpers.ts, StepKind.shellHelpers) name none of these.
 const knowledge = [/ansible\.builtin\.(apt|dnf)'/, /dpkg_selections/, /'dpkg-query'/, /'rpm'/, /policy_rc_d/, /install_weak_deps/, /'python3-apt'/, /`imgc_apt_(install|remove|purge) /, /'imgc_apt_(install|purge|changed|installed)'/, /apt-get install -y -qq/];
 
 describe('package managers', () => {

@@ -4,93 +4,20 @@
 // functions and every later entry is a list `[imgc_x, ARG…]`: values from the
 // IR only ever travel as arguments, never inside this code. Static POSIX sh,
 // no IR values in here; every helper checks before it acts, so a second run
-// changes nothing. Helper variables are globals prefixed imgc_.
+// changes nothing. Helper variables are globals prefixed imgc_. Most are the
+// phase scripts' (the shell frame's, the package managers', the kinds'),
+// without their change tracking; this file holds runcmd's own.
 
-import { helper as shellHelper, type HelperName as ShellHelperName } from '../shell/helpers.js';
+import { helperTable, helpersCalled, shellHelpers, withoutChanges } from '../shell/helpers.js';
 import { fn, type HelperName } from '../../emit/cloud-init/calls.js';
+import type { ShellHelper } from '../../emit/shell/emitted.js';
+import { packageManagers } from '../../steps/package-managers.js';
 import { webhookHelper } from '../webhook-sdk.js';
 
 export type { HelperName };
 
-interface Helper {
-  readonly deps: readonly HelperName[];
-  readonly code: readonly string[];
-}
-
-/**
- * A function the shell backend's phase scripts define too, taken from there
- * without its change tracking (imgc_dirty): runcmd reports no changes.
- */
-const fromShell = (h: Exclude<ShellHelperName, 'aptRemove'>): Helper => shellHelper(h, { dirty: false }) as Helper;
-
-const helpers: Record<HelperName, Helper> = {
-  attrs: fromShell('attrs'),
-  checked: fromShell('checked'),
-  checkSudoers: fromShell('checkSudoers'),
-  checkSshd: fromShell('checkSshd'),
-  file: fromShell('file'),
-  parent: fromShell('parent'),
-  dir: fromShell('dir'),
-  symlink: fromShell('symlink'),
-  line: fromShell('line'),
-  sysctl: fromShell('sysctl'),
-  module: fromShell('module'),
-  swapoff: {
-    deps: ['file'],
-    code: [
-      '# imgc_swapoff FSTAB: comments out the swap entries of FSTAB, then turns swap off',
-      '# now (cloud-init runs this on the live machine, not in a chroot).',
-      'imgc_swapoff() {',
-      '  if [ -f "$1" ]; then',
-      '    imgc_want=$(LC_ALL=C awk \'$0 !~ /^[ \\t]*#/ && $3 == "swap" { print "#" $0; next } { print }\' "$1" && printf x)',
-      '    imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
-      '  fi',
-      '  swapoff -a',
-      '}',
-    ],
-  },
-  remove: fromShell('remove'),
-  truncate: fromShell('truncate'),
-  group: fromShell('group'),
-  user: fromShell('user'),
-  member: fromShell('member'),
-  userShell: fromShell('userShell'),
-  enable: fromShell('enable'),
-  disable: fromShell('disable'),
-  mask: fromShell('mask'),
-  unmask: fromShell('unmask'),
-  hold: fromShell('hold'),
-  unhold: fromShell('unhold'),
-  fetch: fromShell('fetch'),
-  get: fromShell('get'),
-  download: fromShell('download'),
-  archive: fromShell('archive'),
-  serviceNow: fromShell('serviceNow'),
-  aptState: fromShell('aptState'),
-  aptInstalled: fromShell('aptInstalled'),
-  aptInstall: fromShell('aptInstall'),
-  aptPurge: {
-    deps: ['aptInstalled'],
-    code: [
-      '# imgc_apt_purge PACKAGE...: purges the PACKAGEs that are installed.',
-      'imgc_apt_purge() {',
-      '  for imgc_p in "$@"; do',
-      '    shift',
-      '    if imgc_apt_installed "$imgc_p"; then',
-      '      set -- "$@" "$imgc_p"',
-      '    fi',
-      '  done',
-      '  if [ "$#" -eq 0 ]; then',
-      '    return 0',
-      '  fi',
-      '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
-      '}',
-    ],
-  },
-  aptChanged: {
-    deps: ['aptState'],
-    code: ['# imgc_apt_changed: an apt source changed; the next install updates the package lists.', 'imgc_apt_changed() {', '  imgc_apt_fresh=0', '}'],
-  },
+/** runcmd's own: running a command once, hooks, and a phase's failure. */
+const frameHelpers: Record<HelperName, ShellHelper> = {
   creates: {
     deps: [],
     code: [
@@ -168,31 +95,29 @@ const helpers: Record<HelperName, Helper> = {
       '}',
     ],
   },
-  eol: fromShell('eol'),
-  lineinfile: fromShell('lineinfile'),
-  blockinfile: fromShell('blockinfile'),
-  inifile: fromShell('inifile'),
-  keyedit: fromShell('keyedit'),
-  aptUpgrade: fromShell('aptUpgrade'),
-  puppet: fromShell('puppet'),
 };
 
-const order = Object.keys(helpers) as HelperName[];
+let table: ReadonlyMap<HelperName, ShellHelper> | undefined;
+
+/**
+ * Every helper runcmd may call: the phase scripts' without their change
+ * tracking (runcmd reports no changes), the package managers' runcmd-only
+ * ones, then runcmd's own.
+ */
+const runcmdHelpers = (): ReadonlyMap<HelperName, ShellHelper> =>
+  (table ??= helperTable([
+    Object.fromEntries([...shellHelpers()].map(([name, h]) => [name, { deps: h.deps, code: withoutChanges(h) }])),
+    ...Object.values(packageManagers).flatMap((pm) => (pm.cloudInit ? [pm.cloudInit.helpers] : [])),
+    frameHelpers,
+  ]));
 
 /**
  * The first entry of runcmd or bootcmd: `set -eu` (cloud-init runs the entries
  * as one script and would otherwise go on after a failed one), the code of
- * `used` and what it calls, in this file's order, then the frame's `functions`.
+ * `used` and what it calls, then the frame's `functions`.
  */
 export const helperScript = (used: Iterable<HelperName>, functions: readonly string[] = []): string => {
-  const want = new Set<HelperName>();
-  const add = (h: HelperName): void => {
-    if (want.has(h)) return;
-    want.add(h);
-    helpers[h].deps.forEach(add);
-  };
-  for (const h of used) add(h);
-  const code = order.filter((h) => want.has(h)).map((h) => helpers[h].code.join('\n'));
+  const code = helpersCalled(runcmdHelpers(), used).map((h) => h.code.join('\n'));
   return `${['# imgc: stop at the first failed entry (cloud-init would run the rest).', 'set -eu', ...code, ...functions].join('\n')}\n`;
 };
 

@@ -52,23 +52,6 @@ const undoHelpers = {
     '  imgc_dirty=1',
     '}',
   ),
-  purge: lines(
-    '# imgc_purge PACKAGE...: purges the PACKAGEs still installed, then what only they needed.',
-    'imgc_purge() {',
-    '  for imgc_p in "$@"; do',
-    '    shift',
-    '    if imgc_apt_installed "$imgc_p"; then',
-    '      set -- "$@" "$imgc_p"',
-    '    fi',
-    '  done',
-    '  if [ "$#" -eq 0 ]; then',
-    '    return 0',
-    '  fi',
-    '  DEBIAN_FRONTEND=noninteractive apt-get purge -y "$@"',
-    '  DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y',
-    '  imgc_dirty=1',
-    '}',
-  ),
   path: lines(
     '# imgc_undo_path PATH: removes PATH: a file or symbolic link, or a directory when empty.',
     'imgc_undo_path() {',
@@ -226,9 +209,9 @@ export const shellDecommission = (ir: Image, opts: RuntimeShellOptions): Compile
     const lines: string[] = [];
     const pkgs = items.filter((c): c is Extract<Creation, { kind: 'package' }> => c.kind === 'package');
     if (pkgs.length) {
-      need.add('purge');
-      used.add('aptInstalled');
-      lines.push('set --', ...pkgs.flatMap((c) => [`if imgc_recorded ${word(c.token)}; then`, `  set -- "$@" ${word(c.name)}`, 'fi']), 'imgc_purge "$@"', ...pkgs.map((c) => `imgc_forget ${word(c.token)}`));
+      const purge = opts.pm().purgeArgs;
+      purge.helpers.forEach((h) => used.add(h));
+      lines.push('set --', ...pkgs.flatMap((c) => [`if imgc_recorded ${word(c.token)}; then`, `  set -- "$@" ${word(c.name)}`, 'fi']), ...purge.lines, ...pkgs.map((c) => `imgc_forget ${word(c.token)}`));
     }
     for (const c of items) lines.push(...undo(c, need, used));
     if (need.has('dropLine')) need.add('lineFile');

@@ -1,29 +1,27 @@
 // The shell functions phase scripts call: static POSIX sh, no IR values in
-// here (steps pass values as arguments, quoted by quote.ts). A phase script
-// carries only the helpers its steps use, in this file's order, so each script
-// is self-contained and can be copied alone into a root.
+// here (steps pass values as arguments, quoted by quote.ts). This file holds
+// the frame's own, those several kinds call; a kind's own are its
+// `shellHelpers` (src/steps/<kind>.ts), a package manager's are in its record
+// (src/steps/package-managers.ts). An output defines only the helpers its
+// steps call and what those call (the shell target: once, in phases/helpers.sh,
+// for all its phase scripts).
 //
-// Conventions: every helper checks before it acts and sets imgc_dirty=1 only
-// when it changed something; helper variables are globals prefixed imgc_
-// (POSIX sh has no `local`).
+// Conventions (src/emit/shell/emitted.ts `ShellHelper`): every helper checks
+// before it acts and sets imgc_dirty=1 only when it changed something; helper
+// variables are globals prefixed imgc_ (POSIX sh has no `local`).
 
 import { validatorBody } from '../../emit/validators.js';
-import { keyEditProgram } from '../../emit/key-edit.js';
-import type { HelperName } from '../../emit/shell/emitted.js';
+import type { HelperName, ShellHelper } from '../../emit/shell/emitted.js';
+import { allKinds } from '../../steps/index.js';
+import { packageManagers } from '../../steps/package-managers.js';
 
-export type { HelperName };
+export type { HelperName, ShellHelper };
 
-interface Helper {
-  readonly deps: readonly HelperName[];
-  readonly code: string;
-}
-
-const lines = (...ls: string[]): string => ls.join('\n');
-
-const helpers: Record<HelperName, Helper> = {
+/** The frame's own helpers: the building blocks several kinds (and their helpers) call. */
+const frameHelpers: Record<HelperName, ShellHelper> = {
   attrs: {
     deps: [],
-    code: lines(
+    code: [
       '# imgc_attrs PATH MODE OWNER GROUP: sets what differs; an empty MODE, OWNER or',
       '# GROUP leaves it alone. MODE has 4 octal digits; chmod gets a 5th leading 0 so',
       '# that it also clears a directory\'s set-group-ID bit. Owner before mode: chown',
@@ -42,11 +40,11 @@ const helpers: Record<HelperName, Helper> = {
       '    imgc_dirty=1',
       '  fi',
       '}',
-    ),
+    ],
   },
   checked: {
     deps: [],
-    code: lines(
+    code: [
       '# imgc_checked CHECK COMMAND...: runs COMMAND with imgc_check set to CHECK, which',
       '# imgc_file runs on the new content before it takes the file\'s place.',
       'imgc_checked() {',
@@ -60,19 +58,19 @@ const helpers: Record<HelperName, Helper> = {
       '    return "$imgc_rc"',
       '  fi',
       '}',
-    ),
+    ],
   },
   checkSudoers: {
     deps: [],
-    code: lines('# imgc_check_sudoers FILE: visudo accepts FILE (see src/compilers/validators.ts).', 'imgc_check_sudoers() {', ...validatorBody.sudoers.map((l) => `  ${l}`), '}'),
+    code: ['# imgc_check_sudoers FILE: visudo accepts FILE (see src/compilers/validators.ts).', 'imgc_check_sudoers() {', ...validatorBody.sudoers.map((l) => `  ${l}`), '}'],
   },
   checkSshd: {
     deps: [],
-    code: lines('# imgc_check_sshd FILE: sshd -t accepts FILE (see src/compilers/validators.ts).', 'imgc_check_sshd() {', ...validatorBody.sshd.map((l) => `  ${l}`), '}'),
+    code: ['# imgc_check_sshd FILE: sshd -t accepts FILE (see src/compilers/validators.ts).', 'imgc_check_sshd() {', ...validatorBody.sshd.map((l) => `  ${l}`), '}'],
   },
   file: {
     deps: ['attrs'],
-    code: lines(
+    code: [
       '# imgc_file PATH MODE OWNER GROUP CONTENT: PATH is a regular file holding exactly',
       '# CONTENT. A changed file keeps its old mode and owner unless given; a new one is',
       '# 0644 root:root unless given. Written to a temporary file, then renamed, after',
@@ -107,11 +105,11 @@ const helpers: Record<HelperName, Helper> = {
       '  imgc_tmp=',
       '  imgc_dirty=1',
       '}',
-    ),
+    ],
   },
   parent: {
     deps: [],
-    code: lines(
+    code: [
       '# imgc_parent PATH: creates the directory PATH is in, when it is missing.',
       'imgc_parent() {',
       '  imgc_up=${1%/*}',
@@ -120,11 +118,11 @@ const helpers: Record<HelperName, Helper> = {
       '    imgc_dirty=1',
       '  fi',
       '}',
-    ),
+    ],
   },
   dir: {
     deps: ['attrs'],
-    code: lines(
+    code: [
       '# imgc_dir PATH MODE OWNER GROUP: PATH is a directory with those attributes.',
       'imgc_dir() {',
       '  if [ ! -d "$1" ]; then',
@@ -133,32 +131,11 @@ const helpers: Record<HelperName, Helper> = {
       '  fi',
       '  imgc_attrs "$1" "$2" "$3" "$4"',
       '}',
-    ),
-  },
-  symlink: {
-    deps: [],
-    code: lines(
-      '# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.',
-      'imgc_symlink() {',
-      '  if [ -h "$1" ]; then',
-      '    # readlink ends its output with a newline; the x keeps $( ) from eating',
-      '    # newlines that belong to the target, and both go again below.',
-      '    imgc_have=$(readlink -- "$1" && printf x)',
-      '    if [ "${imgc_have%?x}" = "$2" ]; then',
-      '      return 0',
-      '    fi',
-      '  elif [ -d "$1" ]; then',
-      '    printf \'imgc: %s is a directory, not a symbolic link\\n\' "$1" >&2',
-      '    return 1',
-      '  fi',
-      '  ln -sfn -- "$2" "$1"',
-      '  imgc_dirty=1',
-      '}',
-    ),
+    ],
   },
   line: {
     deps: ['parent', 'file'],
-    code: lines(
+    code: [
       '# imgc_line FILE SEP KEY LINE: FILE has LINE in place of the line whose key is KEY',
       '# (later lines with that key go), or at its end. A line\'s key is its text before',
       '# the first SEP, or the whole line when SEP is empty, without surrounding blanks.',
@@ -187,246 +164,11 @@ const helpers: Record<HelperName, Helper> = {
       '  imgc_parent "$1"',
       '  imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
       '}',
-    ),
-  },
-  sysctl: {
-    deps: ['line'],
-    code: lines(
-      '# imgc_sysctl FILE KEY VALUE: FILE has the line "KEY = VALUE".',
-      'imgc_sysctl() {',
-      '  imgc_line "$1" = "$2" "$2 = $3"',
-      '}',
-    ),
-  },
-  module: {
-    deps: ['line'],
-    code: lines(
-      '# imgc_module FILE NAME: FILE (modules-load.d) lists the kernel module NAME.',
-      'imgc_module() {',
-      '  imgc_line "$1" \'\' "$2" "$2"',
-      '}',
-    ),
-  },
-  swapoff: {
-    deps: ['file'],
-    code: lines(
-      '# imgc_swapoff FSTAB: comments out the swap entries of FSTAB.',
-      'imgc_swapoff() {',
-      '  if [ ! -f "$1" ]; then',
-      '    return 0',
-      '  fi',
-      '  imgc_want=$(LC_ALL=C awk \'$0 !~ /^[ \\t]*#/ && $3 == "swap" { print "#" $0; next } { print }\' "$1" && printf x)',
-      '  imgc_file "$1" \'\' \'\' \'\' "${imgc_want%x}"',
-      '}',
-    ),
-  },
-  remove: {
-    deps: [],
-    code: lines(
-      '# imgc_remove PATTERN...: removes each path a PATTERN names, with what lies',
-      '# below it. The last segment of a pattern may hold sh globs (* ? [...]); one',
-      '# that names nothing is no error. Patterns hold no white space (the IR refuses it).',
-      'imgc_remove() {',
-      '  for imgc_pattern in "$@"; do',
-      '    # Unquoted on purpose: the glob expands here, in the root.',
-      '    # shellcheck disable=SC2086',
-      '    for imgc_path in $imgc_pattern; do',
-      '      if [ -e "$imgc_path" ] || [ -L "$imgc_path" ]; then',
-      '        rm -rf -- "$imgc_path"',
-      '        imgc_dirty=1',
-      '      fi',
-      '    done',
-      '  done',
-      '}',
-    ),
-  },
-  truncate: {
-    deps: [],
-    code: lines(
-      '# imgc_truncate PATTERN...: empties each regular file a PATTERN names (globs as',
-      '# for imgc_remove), keeping its owner and mode; a missing file stays missing.',
-      'imgc_truncate() {',
-      '  for imgc_pattern in "$@"; do',
-      '    # shellcheck disable=SC2086',
-      '    for imgc_path in $imgc_pattern; do',
-      '      if [ -f "$imgc_path" ] && [ ! -L "$imgc_path" ] && [ -s "$imgc_path" ]; then',
-      '        : >"$imgc_path"',
-      '        imgc_dirty=1',
-      '      fi',
-      '    done',
-      '  done',
-      '}',
-    ),
-  },
-  group: {
-    deps: [],
-    code: lines(
-      '# imgc_group NAME [groupadd options]: creates group NAME unless it exists.',
-      'imgc_group() {',
-      '  imgc_name=$1',
-      '  shift',
-      '  if getent group "$imgc_name" >/dev/null; then',
-      '    return 0',
-      '  fi',
-      '  groupadd "$@" "$imgc_name"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  user: {
-    deps: [],
-    code: lines(
-      '# imgc_user NAME PRIMARY_GROUP [useradd options]: creates user NAME unless it',
-      '# exists. An empty PRIMARY_GROUP means a group of the user\'s own name, created',
-      '# with it unless it exists already.',
-      'imgc_user() {',
-      '  imgc_name=$1',
-      '  imgc_pg=$2',
-      '  shift 2',
-      '  if getent passwd "$imgc_name" >/dev/null; then',
-      '    return 0',
-      '  fi',
-      '  if [ -n "$imgc_pg" ]; then',
-      '    useradd --gid "$imgc_pg" "$@" "$imgc_name"',
-      '  elif getent group "$imgc_name" >/dev/null; then',
-      '    useradd --gid "$imgc_name" "$@" "$imgc_name"',
-      '  else',
-      '    useradd --user-group "$@" "$imgc_name"',
-      '  fi',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  member: {
-    deps: [],
-    code: lines(
-      '# imgc_member USER GROUP: USER is a member of GROUP.',
-      'imgc_member() {',
-      '  case " $(id -nG "$1") " in',
-      '    *" $2 "*) ;;',
-      '    *)',
-      '      usermod --append --groups "$2" "$1"',
-      '      imgc_dirty=1',
-      '      ;;',
-      '  esac',
-      '}',
-    ),
-  },
-  userShell: {
-    deps: [],
-    code: lines(
-      '# imgc_user_shell USER SHELL: USER logs in with SHELL.',
-      'imgc_user_shell() {',
-      '  imgc_have=$(getent passwd "$1" | cut -d: -f7)',
-      '  if [ "$imgc_have" != "$2" ]; then',
-      '    usermod --shell "$2" "$1"',
-      '    imgc_dirty=1',
-      '  fi',
-      '}',
-    ),
-  },
-  enable: {
-    deps: [],
-    code: lines(
-      '# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).',
-      'imgc_enable() {',
-      '  if systemctl is-enabled --quiet "$1" 2>/dev/null; then',
-      '    return 0',
-      '  fi',
-      '  systemctl enable "$1"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  disable: {
-    deps: [],
-    code: lines(
-      '# imgc_disable UNIT: UNIT is not enabled at boot (nothing is stopped).',
-      'imgc_disable() {',
-      '  if [ "$(systemctl is-enabled "$1" 2>/dev/null || :)" != enabled ]; then',
-      '    return 0',
-      '  fi',
-      '  systemctl disable "$1"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  mask: {
-    deps: [],
-    code: lines(
-      '# imgc_mask UNIT: UNIT is masked (linked to /dev/null: nothing starts or enables it;',
-      '# links only, nothing is stopped).',
-      'imgc_mask() {',
-      '  if [ "$(readlink "/etc/systemd/system/$1" || :)" = /dev/null ]; then',
-      '    return 0',
-      '  fi',
-      '  systemctl mask "$1"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  unmask: {
-    deps: [],
-    code: lines(
-      '# imgc_unmask UNIT: UNIT is not masked.',
-      'imgc_unmask() {',
-      '  if [ "$(readlink "/etc/systemd/system/$1" || :)" != /dev/null ]; then',
-      '    return 0',
-      '  fi',
-      '  systemctl unmask "$1"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  hold: {
-    deps: [],
-    code: lines(
-      '# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).',
-      'imgc_hold() {',
-      '  for imgc_p in "$@"; do',
-      '    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then',
-      '      apt-mark hold "$imgc_p" >/dev/null',
-      '      imgc_dirty=1',
-      '    fi',
-      '  done',
-      '}',
-    ),
-  },
-  unhold: {
-    deps: [],
-    code: lines(
-      '# imgc_unhold PACKAGE...: no PACKAGE is held.',
-      'imgc_unhold() {',
-      '  for imgc_p in "$@"; do',
-      '    if apt-mark showhold | grep -qxF -- "$imgc_p"; then',
-      '      apt-mark unhold "$imgc_p" >/dev/null',
-      '      imgc_dirty=1',
-      '    fi',
-      '  done',
-      '}',
-    ),
-  },
-  fetch: {
-    deps: ['parent'],
-    code: lines(
-      '# imgc_fetch URL PATH: downloads URL to PATH unless PATH exists and is not empty.',
-      'imgc_fetch() {',
-      '  if [ -s "$2" ]; then',
-      '    return 0',
-      '  fi',
-      '  imgc_parent "$2"',
-      '  imgc_tmp=$(mktemp "$2.imgc-XXXXXX")',
-      '  curl -fsSL --retry 3 -o "$imgc_tmp" --url "$1"',
-      '  chmod 0644 "$imgc_tmp"',
-      '  mv -f -- "$imgc_tmp" "$2"',
-      '  imgc_tmp=',
-      '  imgc_dirty=1',
-      '}',
-    ),
+    ],
   },
   get: {
     deps: [],
-    code: lines(
+    code: [
       '# imgc_get URL SHA256 FILE: FILE holds the bytes of URL, whose sha256 is SHA256:',
       '# taken from $IMGC_DOWNLOADS/SHA256 when the build put it there (a chroot build',
       '# fetches on the build machine), else fetched with curl. A wrong sum fails and',
@@ -444,176 +186,11 @@ const helpers: Record<HelperName, Helper> = {
       '    return 1',
       '  fi',
       '}',
-    ),
-  },
-  download: {
-    deps: ['attrs', 'parent', 'get'],
-    code: lines(
-      '# imgc_download URL SHA256 PATH MODE OWNER GROUP: PATH is the file at URL, checked',
-      '# against SHA256 before it takes PATH\'s place (a file there with that sum stays).',
-      '# A new file is 0644 root:root unless given.',
-      'imgc_download() {',
-      '  if [ -f "$3" ] && [ ! -h "$3" ] && printf \'%s  %s\\n\' "$2" "$3" | sha256sum -c --status; then',
-      '    imgc_attrs "$3" "$4" "$5" "$6"',
-      '    return 0',
-      '  fi',
-      '  imgc_parent "$3"',
-      '  imgc_tmp=$(mktemp "$3.imgc-XXXXXX")',
-      '  if ! imgc_get "$1" "$2" "$imgc_tmp"; then',
-      '    rm -f -- "$imgc_tmp"',
-      '    imgc_tmp=',
-      '    return 1',
-      '  fi',
-      '  chmod 0644 "$imgc_tmp"',
-      '  imgc_attrs "$imgc_tmp" "$4" "$5" "$6"',
-      '  mv -f -- "$imgc_tmp" "$3"',
-      '  imgc_tmp=',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  archive: {
-    deps: ['dir', 'get'],
-    code: lines(
-      '# imgc_archive URL SHA256 FORMAT STRIP DIR MODE OWNER GROUP PATH...: DIR (made if',
-      '# missing, with MODE OWNER GROUP) holds the archive at URL unpacked, its sha256',
-      '# checked first; OWNER and GROUP own what it unpacks. Unpacked in a temporary',
-      '# directory, then copied in; again only when one of the PATHs it declares is',
-      '# missing, and it fails when one is still missing after.',
-      'imgc_archive() {',
-      '  imgc_dir "$5" "$6" "$7" "$8"',
-      '  imgc_a_url=$1',
-      '  imgc_a_sum=$2',
-      '  imgc_a_fmt=$3',
-      '  imgc_a_strip=$4',
-      '  imgc_a_dir=$5',
-      '  imgc_a_own=$7${8:+:$8}',
-      '  shift 8',
-      '  imgc_a_missing=',
-      '  for imgc_p in "$@"; do',
-      '    if [ ! -e "$imgc_p" ] && [ ! -h "$imgc_p" ]; then',
-      '      imgc_a_missing=1',
-      '    fi',
-      '  done',
-      '  if [ -z "$imgc_a_missing" ]; then',
-      '    return 0',
-      '  fi',
-      '  imgc_a_tmp=$(mktemp -d /tmp/imgc-archive-XXXXXX)',
-      '  mkdir "$imgc_a_tmp/t"',
-      '  if ! imgc_get "$imgc_a_url" "$imgc_a_sum" "$imgc_a_tmp/a"; then',
-      '    rm -rf -- "$imgc_a_tmp"',
-      '    return 1',
-      '  fi',
-      '  case $imgc_a_fmt in',
-      '    zip) unzip -q "$imgc_a_tmp/a" -d "$imgc_a_tmp/t" ;;',
-      '    tar.gz) tar -x -z --no-same-owner -f "$imgc_a_tmp/a" -C "$imgc_a_tmp/t" --strip-components="$imgc_a_strip" ;;',
-      '    tar.xz) tar -x -J --no-same-owner -f "$imgc_a_tmp/a" -C "$imgc_a_tmp/t" --strip-components="$imgc_a_strip" ;;',
-      '    *) tar -x --zstd --no-same-owner -f "$imgc_a_tmp/a" -C "$imgc_a_tmp/t" --strip-components="$imgc_a_strip" ;;',
-      '  esac',
-      '  if [ -n "$imgc_a_own" ]; then',
-      '    find "$imgc_a_tmp/t" -mindepth 1 -exec chown -h -- "$imgc_a_own" {} +',
-      '  fi',
-      '  find "$imgc_a_tmp/t" -mindepth 1 -maxdepth 1 -exec cp -a -- {} "$imgc_a_dir/" \\;',
-      '  rm -rf -- "$imgc_a_tmp"',
-      '  imgc_dirty=1',
-      '  for imgc_p in "$@"; do',
-      '    if [ ! -e "$imgc_p" ] && [ ! -h "$imgc_p" ]; then',
-      '      printf \'imgc: %s: the archive from %s did not hold it (check strip and the declared paths)\\n\' "$imgc_p" "$imgc_a_url" >&2',
-      '      return 1',
-      '    fi',
-      '  done',
-      '}',
-    ),
-  },
-  serviceNow: {
-    deps: [],
-    code: lines(
-      '# imgc_service_now start|restart UNIT: on a live host, starts UNIT unless it is',
-      '# active, or restarts it.',
-      'imgc_service_now() {',
-      '  if [ "$1" = start ] && systemctl is-active --quiet "$2"; then',
-      '    return 0',
-      '  fi',
-      '  systemctl "$1" "$2"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  aptState: {
-    deps: [],
-    code: lines(
-      '# 1 once the package lists are fresh in this run; a changed apt source resets it.',
-      'imgc_apt_fresh=0',
-    ),
-  },
-  aptInstalled: {
-    deps: [],
-    code: lines(
-      '# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or',
-      '# name=version-glob as apt takes it: kubelet=1.30.*) installed.',
-      'imgc_apt_installed() {',
-      '  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields',
-      '  case $1 in',
-      '    *=*)',
-      '      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards',
-      '      case "$(dpkg-query -W -f=\'${Status} ${Version}\' "${1%%=*}" 2>/dev/null || :)" in',
-      '        "install ok installed "${1#*=}) return 0 ;;',
-      '        *) return 1 ;;',
-      '      esac',
-      '      ;;',
-      '    *) [ "$(dpkg-query -W -f=\'${Status}\' "$1" 2>/dev/null || :)" = \'install ok installed\' ] ;;',
-      '  esac',
-      '}',
-    ),
-  },
-  aptInstall: {
-    deps: ['aptState', 'aptInstalled'],
-    code: lines(
-      '# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without',
-      '# recommends; updates the package lists first, once per run (again after an apt',
-      '# source changed).',
-      'imgc_apt_install() {',
-      '  for imgc_p in "$@"; do',
-      '    shift',
-      '    if ! imgc_apt_installed "$imgc_p"; then',
-      '      set -- "$@" "$imgc_p"',
-      '    fi',
-      '  done',
-      '  if [ "$#" -eq 0 ]; then',
-      '    return 0',
-      '  fi',
-      '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
-      '    apt-get update',
-      '    imgc_apt_fresh=1',
-      '  fi',
-      '  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \\',
-      '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  aptRemove: {
-    deps: ['aptInstalled'],
-    code: lines(
-      '# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.',
-      'imgc_apt_remove() {',
-      '  for imgc_p in "$@"; do',
-      '    shift',
-      '    if imgc_apt_installed "$imgc_p"; then',
-      '      set -- "$@" "$imgc_p"',
-      '    fi',
-      '  done',
-      '  if [ "$#" -eq 0 ]; then',
-      '    return 0',
-      '  fi',
-      '  DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"',
-      '  imgc_dirty=1',
-      '}',
-    ),
+    ],
   },
   eol: {
     deps: [],
-    code: lines(
+    code: [
       '# imgc_eol FILE: FILE is empty or ends in a line break (prints 1), or not (0).',
       'imgc_eol() {',
       '  if [ -s "$1" ] && [ "$(tail -c 1 -- "$1" | od -An -tx1 | tr -d \' \')" != 0a ]; then',
@@ -622,317 +199,60 @@ const helpers: Record<HelperName, Helper> = {
       '    echo 1',
       '  fi',
       '}',
-    ),
-  },
-  lineinfile: {
-    deps: ['eol', 'file'],
-    code: lines(
-      '# imgc_lineinfile FILE STATE REGEXP LINE: Ansible lineinfile on an existing FILE',
-      '# (symbolic links followed; owner and mode kept). present: the last line the',
-      '# extended regular expression REGEXP (empty: none) matches becomes LINE; with no',
-      '# match and no line equal to LINE, LINE is appended. absent: the lines REGEXP',
-      '# matches (without REGEXP: equal to LINE) go. As Ansible, a last line without a',
-      '# line break keeps it missing unless the step rewrites it or appends after it.',
-      'imgc_lineinfile() {',
-      '  imgc_path=$(readlink -f -- "$1") || imgc_path=$1',
-      '  if [ ! -f "$imgc_path" ]; then',
-      '    printf \'imgc: %s: no such file (a line is edited in an existing file)\\n\' "$1" >&2',
-      '    return 1',
-      '  fi',
-      '  imgc_want=$(IMGC_EOL=$(imgc_eol "$imgc_path") IMGC_STATE=$2 IMGC_RE=$3 IMGC_LINE=$4 LC_ALL=C awk \'',
-      '    BEGIN { re = ENVIRON["IMGC_RE"]; line = ENVIRON["IMGC_LINE"]; eol = ENVIRON["IMGC_EOL"] }',
-      '    {',
-      '      l[NR] = $0',
-      '      k = $0',
-      '      sub(/\\r+$/, "", k)',
-      '      if (re != "" && $0 ~ re) { hit[NR] = 1; at = NR }',
-      '      if (k == line) { same[NR] = 1; eq = NR }',
-      '    }',
-      '    END {',
-      '      n = NR',
-      '      if (ENVIRON["IMGC_STATE"] == "absent") {',
-      '        for (i = 1; i <= n; i++) if (re != "" ? hit[i] : same[i]) drop[i] = 1',
-      '      } else {',
-      '        if (!at) at = eq',
-      '        if (at) {',
-      '          l[at] = line',
-      '          if (at == n) eol = 1',
-      '        } else {',
-      '          l[++n] = line',
-      '          eol = 1',
-      '        }',
-      '      }',
-      '      for (i = 1; i <= n; i++) if (!drop[i]) printf "%s%s", l[i], (i < n || eol ? "\\n" : "")',
-      '    }',
-      '  \' "$imgc_path" && printf x)',
-      '  imgc_file "$imgc_path" \'\' \'\' \'\' "${imgc_want%x}"',
-      '}',
-    ),
-  },
-  inifile: {
-    deps: ['file'],
-    code: lines(
-      '# imgc_inifile FILE SECTION KEY VALUE STATE SEP: community.general.ini_file 6.6 on',
-      '# an existing FILE, for one value (SECTION empty: the keys before the first section).',
-      '# present: the first line of KEY in the section holding VALUE, else the first line',
-      '# of KEY, commented out (# or ;) or not, becomes KEY SEP VALUE and the other lines',
-      '# of KEY go; with none, it is added after the last line of the section that is not',
-      '# blank or a comment, or the section is appended with it. absent: the lines setting',
-      '# KEY go. As ini_file, a changed file is written with line feeds and no byte order',
-      '# mark; the file is rewritten only when ini_file would (owner and mode kept).',
-      'imgc_inifile() {',
-      '  if [ ! -f "$1" ]; then',
-      '    printf \'imgc: %s: no such file (a key is set in an existing file)\\n\' "$1" >&2',
-      '    return 1',
-      '  fi',
-      '  # Read as Python reads text: a byte order mark dropped, CR LF, CR and LF each end a line.',
-      '  case $(tail -c 1 -- "$1" | od -An -tx1 | tr -d \' \') in',
-      '    \'\' | 0a | 0d) imgc_ends=1 ;;',
-      '    *) imgc_ends=0 ;;',
-      '  esac',
-      '  if [ "$(head -c 4 -- "$1" | od -An -tx1 | tr -d \' \\n\')" = efbbbf ]; then',
-      '    imgc_ends=1',
-      '  fi',
-      '  imgc_want=$(IMGC_EOL=$imgc_ends IMGC_SECTION=$2 IMGC_KEY=$3 IMGC_VALUE=$4 IMGC_STATE=$5 IMGC_SEP=$6 LC_ALL=C awk \'',
-      '    # The option pattern [#;]?[ \\t]*KEY[ \\t]*(=|$)[ \\t]*(.*): 1 (value in v) or 0.',
-      '    function opt(s, commented,   r) {',
-      '      if (commented && (substr(s, 1, 1) == "#" || substr(s, 1, 1) == ";")) s = substr(s, 2)',
-      '      sub(/^[ \\t]+/, "", s)',
-      '      if (substr(s, 1, length(key)) != key) return 0',
-      '      r = substr(s, length(key) + 1)',
-      '      sub(/^[ \\t]+/, "", r)',
-      '      if (r != "" && substr(r, 1, 1) != "=") return 0',
-      '      if (r != "") r = substr(r, 2)',
-      '      sub(/^[ \\t]+/, "", r)',
-      '      v = r',
-      '      return 1',
-      '    }',
-      '    function set(i, line) {',
-      '      if (S[i] != line) changed = 1',
-      '      S[i] = line',
-      '      C[i] = 1',
-      '    }',
-      '    BEGIN {',
-      '      sec = ENVIRON["IMGC_SECTION"]; key = ENVIRON["IMGC_KEY"]; want = ENVIRON["IMGC_VALUE"]',
-      '      present = ENVIRON["IMGC_STATE"] == "present"; line = key ENVIRON["IMGC_SEP"] want',
-      '      fake = "ad01e11446efb704fcdbdb21f2c43757423d91c5"',
-      '      if (sec == "") sec = fake',
-      '    }',
-      '    {',
-      '      s = $0',
-      '      if (NR == 1 && substr(s, 1, 3) == "\\357\\273\\277") s = substr(s, 4)',
-      '      k = split(s, P, "\\r")',
-      '      if (k > 1 && P[k] == "") k--',
-      '      if (k == 0) L[++n] = ""',
-      '      for (j = 1; j <= k; j++) L[++n] = P[j]',
-      '    }',
-      '    END {',
-      '      # An empty file is one empty line; a last line without a line break is a change.',
-      '      if (n == 0) L[++n] = ""',
-      '      else if (ENVIRON["IMGC_EOL"] != 1) changed = 1',
-      '      L[0] = "[" fake "]"',
-      '      L[n + 1] = "["',
-      '      within = 0; start = 0; stop = 0',
-      '      for (i = 0; i <= n + 1; i++) {',
-      '        if (index(L[i], "[" sec "]") == 1) { within = 1; start = i }',
-      '        else if (substr(L[i], 1, 1) == "[" && within) { stop = i; break }',
-      '      }',
-      '      m = stop - start',
-      '      for (i = 0; i < m; i++) S[i] = L[start + i]',
-      '      if (present) {',
-      '        todo = 1',
-      '        for (i = 0; i < m && todo; i++) if (opt(S[i], 1) && v == want) { set(i, line); todo = 0 }',
-      '        for (i = 0; i < m && todo; i++) if (!C[i] && opt(S[i], 1)) { set(i, line); todo = 0 }',
-      '        for (i = m - 1; i > 0; i--) if (!C[i] && opt(S[i], 1)) { drop[i] = 1; changed = 1 }',
-      '        if (todo) {',
-      '          for (i = m; i > 0; i--) {',
-      '            if (S[i - 1] !~ /^[ \\t]*([#;].*)?$/) {',
-      '              add = i; todo = 0; changed = 1',
-      '              break',
-      '            }',
-      '          }',
-      '        }',
-      '      } else {',
-      '        for (i = 0; i < m; i++) if (opt(S[i], 0)) { drop[i] = 1; changed = 1 }',
-      '      }',
-      '      if (!within && present) changed = 1',
-      '      if (!changed) { printf "="; exit }',
-      '      printf "+"',
-      '      # The file without the two sentinel lines, the key added at S index add.',
-      '      for (i = 1; i <= n; i++) {',
-      '        j = i - start',
-      '        if (within && i >= start && i < stop) {',
-      '          if (add && j == add) print line',
-      '          if (!drop[j]) print S[j]',
-      '        } else {',
-      '          if (add && add == m && i == stop) print line',
-      '          print L[i]',
-      '        }',
-      '      }',
-      '      if (add && add == m && stop == n + 1) print line',
-      '      if (!within && present) { print "[" sec "]"; print line }',
-      '    }',
-      '  \' "$1" && printf x)',
-      '  imgc_want=${imgc_want%x}',
-      '  if [ "$imgc_want" != = ]; then',
-      '    imgc_file "$1" \'\' \'\' \'\' "${imgc_want#+}"',
-      '  fi',
-      '}',
-    ),
-  },
-  keyedit: {
-    deps: [],
-    code: lines(
-      '# imgc_keyedit FORMAT FILE KEYS VALUE STATE: one key of an existing TOML or YAML',
-      '# FILE (KEYS and VALUE as JSON), set (present) or removed (absent) by the root\'s',
-      '# python3 with tomlkit or ruamel.yaml, which keep comments and order; the file is',
-      '# replaced only when the key changes (owner and mode kept). src/emit/key-edit.ts.',
-      'imgc_keyedit() {',
-      `  imgc_said=$(/usr/bin/python3 -c '${keyEditProgram}' "$@") || return 1`,
-      '  if [ "$imgc_said" = changed ]; then',
-      '    imgc_dirty=1',
-      '  fi',
-      '}',
-    ),
-  },
-  blockinfile: {
-    deps: ['eol', 'file'],
-    code: lines(
-      '# imgc_blockinfile FILE BEGIN END BLOCK: Ansible blockinfile on an existing FILE',
-      '# (symbolic links followed; owner and mode kept): the lines from the last BEGIN',
-      '# line to the last END line are replaced by BEGIN, the lines of BLOCK and END,',
-      '# else those are appended; an empty BLOCK removes them.',
-      'imgc_blockinfile() {',
-      '  imgc_path=$(readlink -f -- "$1") || imgc_path=$1',
-      '  if [ ! -f "$imgc_path" ]; then',
-      '    printf \'imgc: %s: no such file (a block is edited in an existing file)\\n\' "$1" >&2',
-      '    return 1',
-      '  fi',
-      '  imgc_want=$(IMGC_EOL=$(imgc_eol "$imgc_path") IMGC_BEGIN=$2 IMGC_END=$3 IMGC_BLOCK=$4 LC_ALL=C awk \'',
-      '    BEGIN { m0 = ENVIRON["IMGC_BEGIN"]; m1 = ENVIRON["IMGC_END"]; eol = ENVIRON["IMGC_EOL"] }',
-      '    {',
-      '      l[NR] = $0',
-      '      if ($0 == m0) { p0 = n0; n0 = NR }',
-      '      if ($0 == m1) { p1 = n1; n1 = NR }',
-      '    }',
-      '    END {',
-      '      n = NR',
-      '      # A marker counts only as a whole line, line break included.',
-      '      if (!eol && n0 == n) n0 = p0',
-      '      if (!eol && n1 == n) n1 = p1',
-      '      if (n0 && n1) {',
-      '        a = n0 < n1 ? n0 : n1',
-      '        b = n0 < n1 ? n1 : n0',
-      '      } else {',
-      '        a = n + 1',
-      '        b = n',
-      '      }',
-      '      for (i = 1; i < a; i++) print l[i]',
-      '      block = ENVIRON["IMGC_BLOCK"]',
-      '      if (block != "") {',
-      '        sub(/\\n$/, "", block)',
-      '        print m0',
-      '        print block',
-      '        print m1',
-      '      }',
-      '      for (i = b + 1; i <= n; i++) printf "%s%s", l[i], (i < n || eol ? "\\n" : "")',
-      '    }',
-      '  \' "$imgc_path" && printf x)',
-      '  imgc_file "$imgc_path" \'\' \'\' \'\' "${imgc_want%x}"',
-      '}',
-    ),
-  },
-  aptUpgrade: {
-    deps: ['aptState'],
-    code: lines(
-      '# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions',
-      '# of the sources, as Ansible\'s apt module does it (upgrade adds new dependencies,',
-      '# removes nothing); held packages stay. Lists updated first, once per run.',
-      'imgc_apt_upgrade() {',
-      '  if [ "$imgc_apt_fresh" -eq 0 ]; then',
-      '    apt-get update',
-      '    imgc_apt_fresh=1',
-      '  fi',
-      '  set -- "$1" --no-install-recommends',
-      '  if [ "$1" = upgrade ]; then',
-      '    set -- "$@" --with-new-pkgs',
-      '  fi',
-      '  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).',
-      '  if ! LC_ALL=C apt-get -s "$@" | grep -Eq \'^(Inst|Remv) \'; then',
-      '    return 0',
-      '  fi',
-      '  DEBIAN_FRONTEND=noninteractive apt-get -y \\',
-      '    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"',
-      '  imgc_dirty=1',
-      '}',
-    ),
-  },
-  puppet: {
-    deps: [],
-    code: lines(
-      '# imgc_puppet NAME TEXT [PATH TEXT]...: applies the Puppet manifest NAME holding',
-      '# TEXT with puppet apply; each PATH TEXT pair is a file of its module directory',
-      '# (then Puppet\'s whole --modulepath). They are written to a directory of their',
-      '# own, removed after. --detailed-exitcodes: 2 is changes made, 0 none, anything',
-      '# else a failure, whose messages Puppet has written to stderr.',
-      'imgc_puppet() {',
-      '  imgc_tmp=$(mktemp -d /run/imgc-puppet.XXXXXX) || return 1',
-      '  imgc_name=$1',
-      '  printf \'%s\' "$2" >"$imgc_tmp/$1"',
-      '  shift 2',
-      '  while [ "$#" -gt 1 ]; do',
-      '    mkdir -p -- "$(dirname -- "$imgc_tmp/modules/$1")"',
-      '    printf \'%s\' "$2" >"$imgc_tmp/modules/$1"',
-      '    shift 2',
-      '  done',
-      '  set -- "$imgc_tmp/$imgc_name"',
-      '  if [ -d "$imgc_tmp/modules" ]; then',
-      '    set -- --modulepath "$imgc_tmp/modules" "$@"',
-      '  fi',
-      '  imgc_rc=0',
-      '  puppet apply --detailed-exitcodes --color=false "$@" || imgc_rc=$?',
-      '  rm -rf -- "$imgc_tmp"',
-      '  case $imgc_rc in',
-      '    0) ;;',
-      '    2)',
-      '      imgc_dirty=1',
-      '      ;;',
-      '    *)',
-      '      printf \'imgc: puppet apply of %s failed (exit status %s)\\n\' "$imgc_name" "$imgc_rc" >&2',
-      '      return 1',
-      '      ;;',
-      '  esac',
-      '}',
-    ),
+    ],
   },
 };
-
-const order = Object.keys(helpers) as HelperName[];
 
 /**
- * One helper's own dependencies and code, for another backend's script that
- * runs the same functions (cloud-init's runcmd). With `dirty: false` the
- * `imgc_dirty=1` lines go: a script that does not report changes.
+ * Helpers by name, in the order a script defines them; a name given twice is
+ * a mistake in imgc, caught when the table is made.
  */
-export const helper = (h: HelperName, opts: { readonly dirty: boolean }): { deps: readonly HelperName[]; code: string[] } => {
-  const code = helpers[h].code.split('\n');
-  if (opts.dirty) return { deps: helpers[h].deps, code };
-  // Without change tracking: a branch that only tracked a change keeps `:`, as sh needs a command there.
-  const onlyCommand = (i: number) => /(then|else|do)$/.test(code[i - 1]?.trim() ?? '') && /^(fi|else|elif|done)\b/.test(code[i + 1]?.trim() ?? '');
-  return {
-    deps: helpers[h].deps,
-    code: code.flatMap((l, i) => (l.trim() !== 'imgc_dirty=1' ? [l] : onlyCommand(i) ? [l.replace('imgc_dirty=1', ':')] : [])),
-  };
+export const helperTable = (groups: readonly Readonly<Record<HelperName, ShellHelper>>[]): ReadonlyMap<HelperName, ShellHelper> => {
+  const table = new Map<HelperName, ShellHelper>();
+  for (const group of groups)
+    for (const [name, h] of Object.entries(group)) {
+      if (table.has(name)) throw new Error(`internal: two shell helpers named ${name}`);
+      table.set(name, h);
+    }
+  return table;
 };
 
-/** The code of `used` and everything they call, in this file's order. */
-export const helperCode = (used: Iterable<HelperName>): string[] => {
+/** The helpers `used` and everything they call, in the table's order. */
+export const helpersCalled = <H extends { readonly deps: readonly HelperName[] }>(table: ReadonlyMap<HelperName, H>, used: Iterable<HelperName>): H[] => {
   const want = new Set<HelperName>();
   const add = (h: HelperName): void => {
     if (want.has(h)) return;
+    const helper = table.get(h);
+    if (!helper) throw new Error(`internal: no shell helper named ${h}`);
     want.add(h);
-    helpers[h].deps.forEach(add);
+    helper.deps.forEach(add);
   };
   for (const h of used) add(h);
-  return order.filter((h) => want.has(h)).map((h) => helpers[h].code);
+  return [...table].filter(([name]) => want.has(name)).map(([, h]) => h);
 };
+
+let table: ReadonlyMap<HelperName, ShellHelper> | undefined;
+
+/** Every helper a phase script may call: the frame's, the package managers', then each kind's, in the registry's order. */
+export const shellHelpers = (): ReadonlyMap<HelperName, ShellHelper> =>
+  (table ??= helperTable([
+    frameHelpers,
+    ...Object.values(packageManagers).flatMap((pm) => (pm.shell ? [pm.shell.helpers] : [])),
+    ...[...allKinds().values()].flatMap((k) => (k.shellHelpers ? [k.shellHelpers] : [])),
+  ]));
+
+/**
+ * A helper's code for a script that does not report changes (cloud-init's
+ * runcmd): its `runcmd` code where it has one, else its code without the
+ * `imgc_dirty=1` lines.
+ */
+export const withoutChanges = (h: ShellHelper): string[] => {
+  if (h.runcmd) return [...h.runcmd];
+  const code = h.code;
+  // A branch that only tracked a change keeps `:`, as sh needs a command there.
+  const onlyCommand = (i: number) => /(then|else|do)$/.test(code[i - 1]?.trim() ?? '') && /^(fi|else|elif|done)\b/.test(code[i + 1]?.trim() ?? '');
+  return code.flatMap((l, i) => (l.trim() !== 'imgc_dirty=1' ? [l] : onlyCommand(i) ? [l.replace('imgc_dirty=1', ':')] : []));
+};
+
+/** The code of `used` and everything they call, one string per helper. */
+export const helperCode = (used: Iterable<HelperName>): string[] => helpersCalled(shellHelpers(), used).map((h) => h.code.join('\n'));

@@ -1,19 +1,10 @@
 // What a runcmd (or bootcmd) rendering of a step is: calls `[imgc_helper, ARG…]`
 // of the helper functions the cloud-init frame defines in the script's first
-// entry (src/compilers/cloud-init/helpers.ts, one body per name here).
-import type { HelperName as ShellHelperName } from '../shell/emitted.js';
+// entry (src/compilers/cloud-init/helpers.ts).
+import type { HelperName } from '../shell/emitted.js';
 
-/** The shell backend's helpers but aptRemove (runcmd purges), and runcmd's own. */
-export type HelperName =
-  | Exclude<ShellHelperName, 'aptRemove'>
-  | 'aptPurge'
-  | 'aptChanged'
-  | 'creates'
-  | 'body'
-  | 'event'
-  | 'webhook'
-  | 'failing'
-  | 'once';
+/** The shell functions runcmd entries call: the phase scripts' helpers (without change tracking) and runcmd's own. */
+export type { HelperName };
 
 /**
  * cloud-init's modules a step may run in, in the order cloud-init runs them

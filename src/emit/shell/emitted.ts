@@ -1,49 +1,27 @@
 // What a shell rendering of a step is: its lines and the helper functions
-// (src/compilers/shell/helpers.ts, which defines one body per name here) they call.
+// they call, and what a helper function is.
 
-/** The shell functions a step's lines may call (`imgc_<name>`); their code is the shell frame's. */
-export type HelperName =
-  | 'attrs'
-  | 'checked'
-  | 'checkSudoers'
-  | 'checkSshd'
-  | 'file'
-  | 'parent'
-  | 'dir'
-  | 'symlink'
-  | 'line'
-  | 'sysctl'
-  | 'module'
-  | 'swapoff'
-  | 'remove'
-  | 'truncate'
-  | 'group'
-  | 'user'
-  | 'member'
-  | 'userShell'
-  | 'enable'
-  | 'disable'
-  | 'mask'
-  | 'unmask'
-  | 'fetch'
-  | 'get'
-  | 'download'
-  | 'archive'
-  | 'serviceNow'
-  | 'aptState'
-  | 'aptInstalled'
-  | 'aptInstall'
-  | 'aptRemove'
-  | 'hold'
-  | 'unhold'
-  | 'eol'
-  | 'lineinfile'
-  | 'blockinfile'
-  | 'inifile'
-  | 'keyedit'
-  | 'aptUpgrade'
-  | 'puppet';
+/**
+ * A shell function a step's lines may call, by name (`imgc_<name>`, as
+ * src/emit/cloud-init/calls.ts `fn` spells it). Its body is a `ShellHelper`
+ * of the shell frame (those several kinds call), of the package-manager
+ * registry, or of the kind whose renderings call it (`shellHelpers`).
+ */
+export type HelperName = string;
 
+/**
+ * The code of one shell helper: static POSIX sh (no IR values: steps pass
+ * them as arguments), which checks before it acts and sets imgc_dirty=1 only
+ * when it changed something; its variables are globals prefixed imgc_.
+ */
+export interface ShellHelper {
+  /** The helpers it calls: a script that defines it defines them too. */
+  readonly deps: readonly HelperName[];
+  /** Its lines: a comment saying what it does, then the function. */
+  readonly code: readonly string[];
+  /** cloud-init's runcmd code, where a live machine needs more than a phase script does. Absent: `code` without its change tracking. */
+  readonly runcmd?: readonly string[];
+}
 
 /** Shell lines for a step's body and the helpers they call. */
 export interface Emitted {

@@ -114,23 +114,6 @@ imgc_dir() {
   imgc_attrs "$1" "$2" "$3" "$4"
 }
 
-# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.
-imgc_symlink() {
-  if [ -h "$1" ]; then
-    # readlink ends its output with a newline; the x keeps $( ) from eating
-    # newlines that belong to the target, and both go again below.
-    imgc_have=$(readlink -- "$1" && printf x)
-    if [ "${imgc_have%?x}" = "$2" ]; then
-      return 0
-    fi
-  elif [ -d "$1" ]; then
-    printf 'imgc: %s is a directory, not a symbolic link\n' "$1" >&2
-    return 1
-  fi
-  ln -sfn -- "$2" "$1"
-  imgc_dirty=1
-}
-
 # imgc_line FILE SEP KEY LINE: FILE has LINE in place of the line whose key is KEY
 # (later lines with that key go), or at its end. A line's key is its text before
 # the first SEP, or the whole line when SEP is empty, without surrounding blanks.
@@ -158,6 +141,139 @@ imgc_line() {
   ' "$imgc_src" && printf x)
   imgc_parent "$1"
   imgc_file "$1" '' '' '' "${imgc_want%x}"
+}
+
+# imgc_get URL SHA256 FILE: FILE holds the bytes of URL, whose sha256 is SHA256:
+# taken from $IMGC_DOWNLOADS/SHA256 when the build put it there (a chroot build
+# fetches on the build machine), else fetched with curl. A wrong sum fails and
+# names both sums.
+imgc_get() {
+  if [ -n "${IMGC_DOWNLOADS:-}" ] && [ -f "$IMGC_DOWNLOADS/$2" ]; then
+    cp -- "$IMGC_DOWNLOADS/$2" "$3"
+  elif ! curl -fsSL --retry 3 -o "$3" --url "$1"; then
+    printf 'imgc: cannot fetch %s\n' "$1" >&2
+    return 1
+  fi
+  if ! printf '%s  %s\n' "$2" "$3" | sha256sum -c --status; then
+    imgc_got=$(sha256sum <"$3")
+    printf 'imgc: %s: sha256 mismatch: expected %s, got %s\n' "$1" "$2" "${imgc_got%% *}" >&2
+    return 1
+  fi
+}
+
+# 1 once the package lists are fresh in this run; a changed apt source resets it.
+imgc_apt_fresh=0
+
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
+# name=version-glob as apt takes it: kubelet=1.30.*) installed.
+imgc_apt_installed() {
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*)
+      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
+      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
+        "install ok installed "${1#*=}) return 0 ;;
+        *) return 1 ;;
+      esac
+      ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
+}
+
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
+  for imgc_p in "$@"; do
+    shift
+    if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
+  fi
+}
+
+# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
+# recommends; updates the package lists first, once per run (again after an apt
+# source changed).
+imgc_apt_install() {
+  imgc_apt_select missing imgc_apt_install_these "$@"
+}
+imgc_apt_install_these() {
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
+# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).
+imgc_hold() {
+  for imgc_p in "$@"; do
+    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then
+      apt-mark hold "$imgc_p" >/dev/null
+      imgc_dirty=1
+    fi
+  done
+}
+
+# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions
+# of the sources, as Ansible's apt module does it (upgrade adds new dependencies,
+# removes nothing); held packages stay. Lists updated first, once per run.
+imgc_apt_upgrade() {
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
+  fi
+  set -- "$1" --no-install-recommends
+  if [ "$1" = upgrade ]; then
+    set -- "$@" --with-new-pkgs
+  fi
+  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).
+  if ! LC_ALL=C apt-get -s "$@" | grep -Eq '^(Inst|Remv) '; then
+    return 0
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get -y \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
+# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.
+imgc_symlink() {
+  if [ -h "$1" ]; then
+    # readlink ends its output with a newline; the x keeps $( ) from eating
+    # newlines that belong to the target, and both go again below.
+    imgc_have=$(readlink -- "$1" && printf x)
+    if [ "${imgc_have%?x}" = "$2" ]; then
+      return 0
+    fi
+  elif [ -d "$1" ]; then
+    printf 'imgc: %s is a directory, not a symbolic link\n' "$1" >&2
+    return 1
+  fi
+  ln -sfn -- "$2" "$1"
+  imgc_dirty=1
+}
+
+# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
+imgc_enable() {
+  if systemctl is-enabled --quiet "$1" 2>/dev/null; then
+    return 0
+  fi
+  systemctl enable "$1"
+  imgc_dirty=1
 }
 
 # imgc_sysctl FILE KEY VALUE: FILE has the line "KEY = VALUE".
@@ -209,15 +325,6 @@ imgc_truncate() {
   done
 }
 
-# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
-imgc_enable() {
-  if systemctl is-enabled --quiet "$1" 2>/dev/null; then
-    return 0
-  fi
-  systemctl enable "$1"
-  imgc_dirty=1
-}
-
 # imgc_mask UNIT: UNIT is masked (linked to /dev/null: nothing starts or enables it;
 # links only, nothing is stopped).
 imgc_mask() {
@@ -226,34 +333,6 @@ imgc_mask() {
   fi
   systemctl mask "$1"
   imgc_dirty=1
-}
-
-# imgc_hold PACKAGE...: each installed PACKAGE is held at its version (apt-mark).
-imgc_hold() {
-  for imgc_p in "$@"; do
-    if ! apt-mark showhold | grep -qxF -- "$imgc_p"; then
-      apt-mark hold "$imgc_p" >/dev/null
-      imgc_dirty=1
-    fi
-  done
-}
-
-# imgc_get URL SHA256 FILE: FILE holds the bytes of URL, whose sha256 is SHA256:
-# taken from $IMGC_DOWNLOADS/SHA256 when the build put it there (a chroot build
-# fetches on the build machine), else fetched with curl. A wrong sum fails and
-# names both sums.
-imgc_get() {
-  if [ -n "${IMGC_DOWNLOADS:-}" ] && [ -f "$IMGC_DOWNLOADS/$2" ]; then
-    cp -- "$IMGC_DOWNLOADS/$2" "$3"
-  elif ! curl -fsSL --retry 3 -o "$3" --url "$1"; then
-    printf 'imgc: cannot fetch %s\n' "$1" >&2
-    return 1
-  fi
-  if ! printf '%s  %s\n' "$2" "$3" | sha256sum -c --status; then
-    imgc_got=$(sha256sum <"$3")
-    printf 'imgc: %s: sha256 mismatch: expected %s, got %s\n' "$1" "$2" "${imgc_got%% *}" >&2
-    return 1
-  fi
 }
 
 # imgc_download URL SHA256 PATH MODE OWNER GROUP: PATH is the file at URL, checked
@@ -325,66 +404,4 @@ imgc_archive() {
       return 1
     fi
   done
-}
-
-# 1 once the package lists are fresh in this run; a changed apt source resets it.
-imgc_apt_fresh=0
-
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
-# name=version-glob as apt takes it: kubelet=1.30.*) installed.
-imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
-  case $1 in
-    *=*)
-      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
-      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
-        "install ok installed "${1#*=}) return 0 ;;
-        *) return 1 ;;
-      esac
-      ;;
-    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
-  esac
-}
-
-# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
-# recommends; updates the package lists first, once per run (again after an apt
-# source changed).
-imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
-  if [ "$imgc_apt_fresh" -eq 0 ]; then
-    apt-get update
-    imgc_apt_fresh=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
-  imgc_dirty=1
-}
-
-# imgc_apt_upgrade upgrade|dist-upgrade: the installed packages at the newest versions
-# of the sources, as Ansible's apt module does it (upgrade adds new dependencies,
-# removes nothing); held packages stay. Lists updated first, once per run.
-imgc_apt_upgrade() {
-  if [ "$imgc_apt_fresh" -eq 0 ]; then
-    apt-get update
-    imgc_apt_fresh=1
-  fi
-  set -- "$1" --no-install-recommends
-  if [ "$1" = upgrade ]; then
-    set -- "$@" --with-new-pkgs
-  fi
-  # A simulation lists what would be installed or upgraded (Inst) or removed (Remv).
-  if ! LC_ALL=C apt-get -s "$@" | grep -Eq '^(Inst|Remv) '; then
-    return 0
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get -y \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
-  imgc_dirty=1
 }

@@ -176,6 +176,138 @@ imgc_line() {
   imgc_file "$1" '' '' '' "${imgc_want%x}"
 }
 
+# 1 once the package lists are fresh in this run; a changed apt source resets it.
+imgc_apt_fresh=0
+
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
+# name=version-glob as apt takes it: kubelet=1.30.*) installed.
+imgc_apt_installed() {
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*)
+      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
+      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
+        "install ok installed "${1#*=}) return 0 ;;
+        *) return 1 ;;
+      esac
+      ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
+}
+
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
+  for imgc_p in "$@"; do
+    shift
+    if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
+  fi
+}
+
+# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
+# recommends; updates the package lists first, once per run (again after an apt
+# source changed).
+imgc_apt_install() {
+  imgc_apt_select missing imgc_apt_install_these "$@"
+}
+imgc_apt_install_these() {
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
+# imgc_user NAME PRIMARY_GROUP [useradd options]: creates user NAME unless it
+# exists. An empty PRIMARY_GROUP means a group of the user's own name, created
+# with it unless it exists already.
+imgc_user() {
+  imgc_name=$1
+  imgc_pg=$2
+  shift 2
+  if getent passwd "$imgc_name" >/dev/null; then
+    return 0
+  fi
+  if [ -n "$imgc_pg" ]; then
+    useradd --gid "$imgc_pg" "$@" "$imgc_name"
+  elif getent group "$imgc_name" >/dev/null; then
+    useradd --gid "$imgc_name" "$@" "$imgc_name"
+  else
+    useradd --user-group "$@" "$imgc_name"
+  fi
+  imgc_dirty=1
+}
+
+# imgc_member USER GROUP: USER is a member of GROUP.
+imgc_member() {
+  case " $(id -nG "$1") " in
+    *" $2 "*) ;;
+    *)
+      usermod --append --groups "$2" "$1"
+      imgc_dirty=1
+      ;;
+  esac
+}
+
+# imgc_user_shell USER SHELL: USER logs in with SHELL.
+imgc_user_shell() {
+  imgc_have=$(getent passwd "$1" | cut -d: -f7)
+  if [ "$imgc_have" != "$2" ]; then
+    usermod --shell "$2" "$1"
+    imgc_dirty=1
+  fi
+}
+
+# imgc_group NAME [groupadd options]: creates group NAME unless it exists.
+imgc_group() {
+  imgc_name=$1
+  shift
+  if getent group "$imgc_name" >/dev/null; then
+    return 0
+  fi
+  groupadd "$@" "$imgc_name"
+  imgc_dirty=1
+}
+
+# imgc_fetch URL PATH: downloads URL to PATH unless PATH exists and is not empty.
+imgc_fetch() {
+  if [ -s "$2" ]; then
+    return 0
+  fi
+  imgc_parent "$2"
+  imgc_tmp=$(mktemp "$2.imgc-XXXXXX")
+  curl -fsSL --retry 3 -o "$imgc_tmp" --url "$1"
+  chmod 0644 "$imgc_tmp"
+  mv -f -- "$imgc_tmp" "$2"
+  imgc_tmp=
+  imgc_dirty=1
+}
+
+# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
+imgc_enable() {
+  if systemctl is-enabled --quiet "$1" 2>/dev/null; then
+    return 0
+  fi
+  systemctl enable "$1"
+  imgc_dirty=1
+}
+
 # imgc_sysctl FILE KEY VALUE: FILE has the line "KEY = VALUE".
 imgc_sysctl() {
   imgc_line "$1" = "$2" "$2 = $3"
@@ -223,119 +355,4 @@ imgc_truncate() {
       fi
     done
   done
-}
-
-# imgc_group NAME [groupadd options]: creates group NAME unless it exists.
-imgc_group() {
-  imgc_name=$1
-  shift
-  if getent group "$imgc_name" >/dev/null; then
-    return 0
-  fi
-  groupadd "$@" "$imgc_name"
-  imgc_dirty=1
-}
-
-# imgc_user NAME PRIMARY_GROUP [useradd options]: creates user NAME unless it
-# exists. An empty PRIMARY_GROUP means a group of the user's own name, created
-# with it unless it exists already.
-imgc_user() {
-  imgc_name=$1
-  imgc_pg=$2
-  shift 2
-  if getent passwd "$imgc_name" >/dev/null; then
-    return 0
-  fi
-  if [ -n "$imgc_pg" ]; then
-    useradd --gid "$imgc_pg" "$@" "$imgc_name"
-  elif getent group "$imgc_name" >/dev/null; then
-    useradd --gid "$imgc_name" "$@" "$imgc_name"
-  else
-    useradd --user-group "$@" "$imgc_name"
-  fi
-  imgc_dirty=1
-}
-
-# imgc_member USER GROUP: USER is a member of GROUP.
-imgc_member() {
-  case " $(id -nG "$1") " in
-    *" $2 "*) ;;
-    *)
-      usermod --append --groups "$2" "$1"
-      imgc_dirty=1
-      ;;
-  esac
-}
-
-# imgc_user_shell USER SHELL: USER logs in with SHELL.
-imgc_user_shell() {
-  imgc_have=$(getent passwd "$1" | cut -d: -f7)
-  if [ "$imgc_have" != "$2" ]; then
-    usermod --shell "$2" "$1"
-    imgc_dirty=1
-  fi
-}
-
-# imgc_enable UNIT: UNIT is enabled at boot (symlinks only: nothing is started).
-imgc_enable() {
-  if systemctl is-enabled --quiet "$1" 2>/dev/null; then
-    return 0
-  fi
-  systemctl enable "$1"
-  imgc_dirty=1
-}
-
-# imgc_fetch URL PATH: downloads URL to PATH unless PATH exists and is not empty.
-imgc_fetch() {
-  if [ -s "$2" ]; then
-    return 0
-  fi
-  imgc_parent "$2"
-  imgc_tmp=$(mktemp "$2.imgc-XXXXXX")
-  curl -fsSL --retry 3 -o "$imgc_tmp" --url "$1"
-  chmod 0644 "$imgc_tmp"
-  mv -f -- "$imgc_tmp" "$2"
-  imgc_tmp=
-  imgc_dirty=1
-}
-
-# 1 once the package lists are fresh in this run; a changed apt source resets it.
-imgc_apt_fresh=0
-
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
-# name=version-glob as apt takes it: kubelet=1.30.*) installed.
-imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
-  case $1 in
-    *=*)
-      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
-      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
-        "install ok installed "${1#*=}) return 0 ;;
-        *) return 1 ;;
-      esac
-      ;;
-    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
-  esac
-}
-
-# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
-# recommends; updates the package lists first, once per run (again after an apt
-# source changed).
-imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
-  if [ "$imgc_apt_fresh" -eq 0 ]; then
-    apt-get update
-    imgc_apt_fresh=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
-  imgc_dirty=1
 }

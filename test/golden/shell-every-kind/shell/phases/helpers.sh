@@ -105,31 +105,51 @@ imgc_parent() {
   fi
 }
 
-# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.
-imgc_symlink() {
-  if [ -h "$1" ]; then
-    # readlink ends its output with a newline; the x keeps $( ) from eating
-    # newlines that belong to the target, and both go again below.
-    imgc_have=$(readlink -- "$1" && printf x)
-    if [ "${imgc_have%?x}" = "$2" ]; then
-      return 0
-    fi
-  elif [ -d "$1" ]; then
-    printf 'imgc: %s is a directory, not a symbolic link\n' "$1" >&2
-    return 1
-  fi
-  ln -sfn -- "$2" "$1"
-  imgc_dirty=1
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
+# name=version-glob as apt takes it: kubelet=1.30.*) installed.
+imgc_apt_installed() {
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*)
+      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
+      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
+        "install ok installed "${1#*=}) return 0 ;;
+        *) return 1 ;;
+      esac
+      ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
 }
 
-# imgc_group NAME [groupadd options]: creates group NAME unless it exists.
-imgc_group() {
-  imgc_name=$1
-  shift
-  if getent group "$imgc_name" >/dev/null; then
-    return 0
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
+  for imgc_p in "$@"; do
+    shift
+    if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
   fi
-  groupadd "$@" "$imgc_name"
+}
+
+# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.
+imgc_apt_remove() {
+  imgc_apt_select installed imgc_apt_remove_these "$@"
+}
+imgc_apt_remove_these() {
+  DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"
   imgc_dirty=1
 }
 
@@ -164,42 +184,39 @@ imgc_member() {
   esac
 }
 
+# imgc_group NAME [groupadd options]: creates group NAME unless it exists.
+imgc_group() {
+  imgc_name=$1
+  shift
+  if getent group "$imgc_name" >/dev/null; then
+    return 0
+  fi
+  groupadd "$@" "$imgc_name"
+  imgc_dirty=1
+}
+
+# imgc_symlink PATH TARGET: PATH is a symbolic link to TARGET.
+imgc_symlink() {
+  if [ -h "$1" ]; then
+    # readlink ends its output with a newline; the x keeps $( ) from eating
+    # newlines that belong to the target, and both go again below.
+    imgc_have=$(readlink -- "$1" && printf x)
+    if [ "${imgc_have%?x}" = "$2" ]; then
+      return 0
+    fi
+  elif [ -d "$1" ]; then
+    printf 'imgc: %s is a directory, not a symbolic link\n' "$1" >&2
+    return 1
+  fi
+  ln -sfn -- "$2" "$1"
+  imgc_dirty=1
+}
+
 # imgc_disable UNIT: UNIT is not enabled at boot (nothing is stopped).
 imgc_disable() {
   if [ "$(systemctl is-enabled "$1" 2>/dev/null || :)" != enabled ]; then
     return 0
   fi
   systemctl disable "$1"
-  imgc_dirty=1
-}
-
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
-# name=version-glob as apt takes it: kubelet=1.30.*) installed.
-imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
-  case $1 in
-    *=*)
-      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
-      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
-        "install ok installed "${1#*=}) return 0 ;;
-        *) return 1 ;;
-      esac
-      ;;
-    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
-  esac
-}
-
-# imgc_apt_remove PACKAGE...: removes the PACKAGEs that are installed.
-imgc_apt_remove() {
-  for imgc_p in "$@"; do
-    shift
-    if imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get remove -y "$@"
   imgc_dirty=1
 }

@@ -88,6 +88,64 @@ imgc_get() {
   fi
 }
 
+# 1 once the package lists are fresh in this run; a changed apt source resets it.
+imgc_apt_fresh=0
+
+# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
+# name=version-glob as apt takes it: kubelet=1.30.*) installed.
+imgc_apt_installed() {
+  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
+  case $1 in
+    *=*)
+      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
+      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
+        "install ok installed "${1#*=}) return 0 ;;
+        *) return 1 ;;
+      esac
+      ;;
+    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
+  esac
+}
+
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
+  for imgc_p in "$@"; do
+    shift
+    if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
+  fi
+}
+
+# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
+# recommends; updates the package lists first, once per run (again after an apt
+# source changed).
+imgc_apt_install() {
+  imgc_apt_select missing imgc_apt_install_these "$@"
+}
+imgc_apt_install_these() {
+  if [ "$imgc_apt_fresh" -eq 0 ]; then
+    apt-get update
+    imgc_apt_fresh=1
+  fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
 # imgc_archive URL SHA256 FORMAT STRIP DIR MODE OWNER GROUP PATH...: DIR (made if
 # missing, with MODE OWNER GROUP) holds the archive at URL unpacked, its sha256
 # checked first; OWNER and GROUP own what it unpacks. Unpacked in a temporary
@@ -135,45 +193,4 @@ imgc_archive() {
       return 1
     fi
   done
-}
-
-# 1 once the package lists are fresh in this run; a changed apt source resets it.
-imgc_apt_fresh=0
-
-# imgc_apt_installed PACKAGE: true when dpkg has PACKAGE (a name, name=version, or
-# name=version-glob as apt takes it: kubelet=1.30.*) installed.
-imgc_apt_installed() {
-  # shellcheck disable=SC2016 # ${Status} and ${Version} are dpkg-query fields
-  case $1 in
-    *=*)
-      # shellcheck disable=SC2254 # the pin is a pattern: a Debian version holds no glob character but its wildcards
-      case "$(dpkg-query -W -f='${Status} ${Version}' "${1%%=*}" 2>/dev/null || :)" in
-        "install ok installed "${1#*=}) return 0 ;;
-        *) return 1 ;;
-      esac
-      ;;
-    *) [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || :)" = 'install ok installed' ] ;;
-  esac
-}
-
-# imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
-# recommends; updates the package lists first, once per run (again after an apt
-# source changed).
-imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
-  if [ "$imgc_apt_fresh" -eq 0 ]; then
-    apt-get update
-    imgc_apt_fresh=1
-  fi
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
-  imgc_dirty=1
 }

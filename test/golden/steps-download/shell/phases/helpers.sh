@@ -79,26 +79,6 @@ imgc_dir() {
   imgc_attrs "$1" "$2" "$3" "$4"
 }
 
-# imgc_user NAME PRIMARY_GROUP [useradd options]: creates user NAME unless it
-# exists. An empty PRIMARY_GROUP means a group of the user's own name, created
-# with it unless it exists already.
-imgc_user() {
-  imgc_name=$1
-  imgc_pg=$2
-  shift 2
-  if getent passwd "$imgc_name" >/dev/null; then
-    return 0
-  fi
-  if [ -n "$imgc_pg" ]; then
-    useradd --gid "$imgc_pg" "$@" "$imgc_name"
-  elif getent group "$imgc_name" >/dev/null; then
-    useradd --gid "$imgc_name" "$@" "$imgc_name"
-  else
-    useradd --user-group "$@" "$imgc_name"
-  fi
-  imgc_dirty=1
-}
-
 # imgc_get URL SHA256 FILE: FILE holds the bytes of URL, whose sha256 is SHA256:
 # taken from $IMGC_DOWNLOADS/SHA256 when the build put it there (a chroot build
 # fetches on the build machine), else fetched with curl. A wrong sum fails and
@@ -115,28 +95,6 @@ imgc_get() {
     printf 'imgc: %s: sha256 mismatch: expected %s, got %s\n' "$1" "$2" "${imgc_got%% *}" >&2
     return 1
   fi
-}
-
-# imgc_download URL SHA256 PATH MODE OWNER GROUP: PATH is the file at URL, checked
-# against SHA256 before it takes PATH's place (a file there with that sum stays).
-# A new file is 0644 root:root unless given.
-imgc_download() {
-  if [ -f "$3" ] && [ ! -h "$3" ] && printf '%s  %s\n' "$2" "$3" | sha256sum -c --status; then
-    imgc_attrs "$3" "$4" "$5" "$6"
-    return 0
-  fi
-  imgc_parent "$3"
-  imgc_tmp=$(mktemp "$3.imgc-XXXXXX")
-  if ! imgc_get "$1" "$2" "$imgc_tmp"; then
-    rm -f -- "$imgc_tmp"
-    imgc_tmp=
-    return 1
-  fi
-  chmod 0644 "$imgc_tmp"
-  imgc_attrs "$imgc_tmp" "$4" "$5" "$6"
-  mv -f -- "$imgc_tmp" "$3"
-  imgc_tmp=
-  imgc_dirty=1
 }
 
 # 1 once the package lists are fresh in this run; a changed apt source resets it.
@@ -158,24 +116,83 @@ imgc_apt_installed() {
   esac
 }
 
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
+  for imgc_p in "$@"; do
+    shift
+    if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
+  fi
+}
+
 # imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
 # recommends; updates the package lists first, once per run (again after an apt
 # source changed).
 imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
+  imgc_apt_select missing imgc_apt_install_these "$@"
+}
+imgc_apt_install_these() {
   if [ "$imgc_apt_fresh" -eq 0 ]; then
     apt-get update
     imgc_apt_fresh=1
   fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$@"
+  imgc_dirty=1
+}
+
+# imgc_user NAME PRIMARY_GROUP [useradd options]: creates user NAME unless it
+# exists. An empty PRIMARY_GROUP means a group of the user's own name, created
+# with it unless it exists already.
+imgc_user() {
+  imgc_name=$1
+  imgc_pg=$2
+  shift 2
+  if getent passwd "$imgc_name" >/dev/null; then
+    return 0
+  fi
+  if [ -n "$imgc_pg" ]; then
+    useradd --gid "$imgc_pg" "$@" "$imgc_name"
+  elif getent group "$imgc_name" >/dev/null; then
+    useradd --gid "$imgc_name" "$@" "$imgc_name"
+  else
+    useradd --user-group "$@" "$imgc_name"
+  fi
+  imgc_dirty=1
+}
+
+# imgc_download URL SHA256 PATH MODE OWNER GROUP: PATH is the file at URL, checked
+# against SHA256 before it takes PATH's place (a file there with that sum stays).
+# A new file is 0644 root:root unless given.
+imgc_download() {
+  if [ -f "$3" ] && [ ! -h "$3" ] && printf '%s  %s\n' "$2" "$3" | sha256sum -c --status; then
+    imgc_attrs "$3" "$4" "$5" "$6"
+    return 0
+  fi
+  imgc_parent "$3"
+  imgc_tmp=$(mktemp "$3.imgc-XXXXXX")
+  if ! imgc_get "$1" "$2" "$imgc_tmp"; then
+    rm -f -- "$imgc_tmp"
+    imgc_tmp=
+    return 1
+  fi
+  chmod 0644 "$imgc_tmp"
+  imgc_attrs "$imgc_tmp" "$4" "$5" "$6"
+  mv -f -- "$imgc_tmp" "$3"
+  imgc_tmp=
   imgc_dirty=1
 }

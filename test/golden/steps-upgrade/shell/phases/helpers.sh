@@ -61,19 +61,36 @@ imgc_apt_installed() {
   esac
 }
 
+# imgc_apt_select installed|missing FUNCTION PACKAGE...: calls FUNCTION with those of
+# the PACKAGEs that are installed (or missing), in their order; not at all when none
+# is. The one place that asks which packages are installed.
+imgc_apt_select() {
+  imgc_which=$1
+  imgc_then=$2
+  shift 2
+  for imgc_p in "$@"; do
+    shift
+    if imgc_apt_installed "$imgc_p"; then
+      imgc_is=installed
+    else
+      imgc_is=missing
+    fi
+    if [ "$imgc_is" = "$imgc_which" ]; then
+      set -- "$@" "$imgc_p"
+    fi
+  done
+  if [ "$#" -gt 0 ]; then
+    "$imgc_then" "$@"
+  fi
+}
+
 # imgc_apt_install PACKAGE...: installs the PACKAGEs that are not installed, without
 # recommends; updates the package lists first, once per run (again after an apt
 # source changed).
 imgc_apt_install() {
-  for imgc_p in "$@"; do
-    shift
-    if ! imgc_apt_installed "$imgc_p"; then
-      set -- "$@" "$imgc_p"
-    fi
-  done
-  if [ "$#" -eq 0 ]; then
-    return 0
-  fi
+  imgc_apt_select missing imgc_apt_install_these "$@"
+}
+imgc_apt_install_these() {
   if [ "$imgc_apt_fresh" -eq 0 ]; then
     apt-get update
     imgc_apt_fresh=1
