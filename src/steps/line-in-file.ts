@@ -117,6 +117,7 @@ export const lineInFile = {
   describe: (s) => `${what(s)} ${s.state === 'absent' ? 'removed from' : 'in'} '${s.path}'`,
   comment: (s) => `${s.state === 'absent' ? 'no ' : ''}${what(s)} in ${s.path}${s.state === 'present' && s.regexp !== undefined ? ` (replacing /${s.regexp}/)` : ''}`,
   touches: (s) => ({ needs: [fact('path', s.path)], changes: [fact('path', s.path)], writesFiles: true }),
+  edits: (s) => [s.path],
   inRoot: true,
 
   shell: (s) => shellLine(`imgc_lineinfile ${words([s.path, s.state, s.regexp ?? '', s.line ?? ''])}`, 'lineinfile'),

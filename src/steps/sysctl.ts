@@ -34,6 +34,7 @@ export const sysctl = {
   describe: (s) => `sysctl '${s.key}'`,
   comment: (s) => `sysctl ${s.key} = ${s.value} in ${s.file}`,
   paths: (s) => [[s.file, 'file']],
+  edits: (s) => [s.file],
   touches: (s) => ({ changes: [{ kind: 'sysctl', key: s.key }, { kind: 'path', key: s.file }], writesFiles: true }),
   inRoot: true,
 
