@@ -8,7 +8,7 @@ import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../core/variables.js';
-import { packageName, type PackageManager } from '../core/packages.js';
+import { packageName, parsePackageSpec, type PackageManager } from '../core/packages.js';
 import { describeStep, kindOf } from '../steps/index.js';
 import { isBelow, runOrder, walkFacts, type Placed } from '../ir/flow.js';
 import { conditionVariable, describeAssignment, runsUnder, variants, type Assignment } from '../core/conditions.js';
@@ -346,7 +346,7 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
       const rel = [related(`first ${describeStep(first.step)} here (phase '${first.phase}')`, first.step.loc)];
       const base = { loc: step.loc, stepId: step.id, related: rel };
       if (key.startsWith('package:')) {
-        out.push(diagnostic('IMGC0009', `package '${key.slice(8)}' is installed again`, { ...base, hint: 'drop the second install' }));
+        out.push(pinClash(first, placed, key.slice(8), family) ?? diagnostic('IMGC0009', `package '${key.slice(8)}' is installed again`, { ...base, hint: 'drop the second install' }));
       } else if (key.startsWith('artifact:')) {
         out.push(diagnostic('IMGC0010', `artifact output '${key.slice(9)}' is named twice`, { ...base, hint: 'give each artifact its own output name' }));
       } else {
@@ -355,4 +355,32 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
     }
   }
   return out;
+};
+
+/** The version a step's install of package `name` pins, if it pins one. */
+const pinOf = (step: Step, name: string, family: PackageManager): string | undefined => {
+  if (step.kind !== 'packages') return undefined;
+  const spec = step.names.map((n) => parsePackageSpec(n, family)).find((p) => p.name === name);
+  return spec?.version;
+};
+
+/** Whether two pins can name one version: equal, or one a glob (`1.31.*`) the other matches. A variable's value is not known: it may. */
+const samePin = (a: string, b: string): boolean =>
+  a === b || hasMarker(a) || hasMarker(b) || (a.endsWith('*') && b.startsWith(a.slice(0, -1))) || (b.endsWith('*') && a.startsWith(b.slice(0, -1)));
+
+/**
+ * A package installed again pinned to another version than before (IMGC0016):
+ * one of the two pins cannot hold, and apt refuses the downgrade, so the
+ * build fails where the checker could have said it.
+ */
+const pinClash = (first: Placed, placed: Placed, name: string, family: PackageManager): Diagnostic | undefined => {
+  const was = pinOf(first.step, name, family);
+  const now = pinOf(placed.step, name, family);
+  if (was === undefined || now === undefined || samePin(was, now)) return undefined;
+  return diagnostic('IMGC0016', `package '${name}' is pinned to version '${now}' by ${describeStep(placed.step)}, but to '${was}' by ${describeStep(first.step)} in phase '${first.phase}'`, {
+    loc: placed.step.loc,
+    stepId: placed.step.id,
+    related: [related(`'${name}' pinned to '${was}' here`, first.step.loc)],
+    hint: `pin one version of '${name}', once (a variable can hold it for every step that names it), or remove the package before installing the other version`,
+  });
 };

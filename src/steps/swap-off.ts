@@ -25,7 +25,6 @@ export const swapOff = {
   describe: () => 'swap off',
   comment: () => 'swap off (swap entries of /etc/fstab commented out)',
   touches: () => ({ changes: [fact('path', FSTAB)], writesFiles: true }),
-  edits: () => [FSTAB],
   inRoot: true,
 
   shell: () => ({ lines: [`imgc_swapoff ${FSTAB}`], helpers: ['swapoff'] }),

@@ -128,6 +128,17 @@ describe('package pins (apt name[:arch][=version])', () => {
     ]);
   });
 
+  it('two different pins of one package are IMGC0016, an error naming both steps; a glob the other pin matches, or a removal between, is not', () => {
+    const ir = image('t').base(base).customize((p) => p.packages(['curl=7.88.1-10+deb12u5'])).provision((p) => p.packages(['jq', 'curl=7.88.1-10+deb12u8'])).toIR();
+    const ds = checkImage(ir);
+    expect(ds.map((d) => `${d.code}@${d.stepId}`)).toEqual(['IMGC0016@provision.1.packages']);
+    expect(ds[0]!.severity).toBe('error');
+    expect(ds[0]!.message).toBe("package 'curl' is pinned to version '7.88.1-10+deb12u8' by install of 'jq', 'curl=7.88.1-10+deb12u8', but to '7.88.1-10+deb12u5' by install of 'curl=7.88.1-10+deb12u5' in phase 'customize'");
+    expect(ds[0]!.related[0]!.loc?.line).toBeGreaterThan(0);
+    expect(verdict((p) => p.packages(['curl=7.88.*']).packages(['curl=7.88.1-10+deb12u5']))).toEqual(['IMGC0009@customize.2.packages']);
+    expect(verdict((p) => p.packages(['curl=7.88.1-10+deb12u5']).removePackages(['curl']).packages(['curl=7.88.1-10+deb12u8']))).toEqual([]);
+  });
+
   it('the IR holds the spec as written, and the schema takes arch qualifiers and version globs', () => {
     const ir = image('t').base(base).customize((p) => p.packages(['curl:amd64=7.88*'])).toIR();
     expect(ir.phases[0]!.steps[0]).toMatchObject({ names: ['curl:amd64=7.88*'] });
@@ -172,7 +183,7 @@ describe('every kind\'s written paths take part in the two-writers and kind chec
     service: { none: 'enabling links the unit into the .wants directories its [Install] section names, which the checker does not read' },
     sysctl: { samples: [[(p) => p.sysctl('vm.swappiness', 0, { file: '/etc/sysctl.d/t.conf' }), [['/etc/sysctl.d/t.conf', 'edit']]]] },
     kernelModule: { samples: [[(p) => p.kernelModule('overlay', { file: '/etc/modules-load.d/t.conf' }), [['/etc/modules-load.d/t.conf', 'edit']]]] },
-    swapOff: { samples: [[(p) => p.swapOff(), [['/etc/fstab', 'edit']]]] },
+    swapOff: { none: 'it comments out the swap entries of whatever /etc/fstab holds; a whole fstab written later is a new table (the reference node writes its disk\'s)' },
     command: { samples: [[(p) => p.command('true', { provides: { path: ['/etc/t'] } }), [['/etc/t', 'declared']]]] },
     clean: { none: 'it removes or empties what is there, whoever wrote it; a path removed may be made again' },
     mask: { samples: [[(p) => p.maskService('t'), [['/etc/systemd/system/t.service', 'symlink']]]] },
