@@ -178,7 +178,9 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
       hint ??
       (req.kind === 'package'
         ? `install it in an earlier step: p.packages(['${req.key}'])`
-        : `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`),
+        : req.kind === 'kernelModule'
+          ? `list it to be loaded at boot in an earlier step: p.kernelModule('${req.key}')`
+          : `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`),
   });
 };
 

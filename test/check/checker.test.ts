@@ -237,3 +237,16 @@ describe('every kind\'s written paths take part in the two-writers and kind chec
     expect(pathCodes((p) => p.directory(path), sample, nothing, 'b')).toEqual(as === 'directory' || as === 'declared' ? [] : ['IMGC0012']);
   });
 });
+
+describe('sysctl keys a kernel module registers require the module (src/core/sysctl-modules.ts)', () => {
+  it('net.bridge.* and net.netfilter.* without the module listed before are IMGC0001, after it IMGC0002; listed before, clean', () => {
+    expect(verdict((p) => p.sysctl('net.bridge.bridge-nf-call-iptables', 1))).toEqual(['IMGC0001@customize.1.sysctl']);
+    expect(verdict((p) => p.sysctl('net/netfilter/nf_conntrack_max', 262144))).toEqual(['IMGC0001@customize.1.sysctl']);
+    expect(verdict((p) => p.sysctl('net.bridge.bridge-nf-call-ip6tables', 1).kernelModule('br_netfilter'))).toEqual(['IMGC0002@customize.1.sysctl']);
+    expect(verdict((p) => p.kernelModule('br_netfilter').kernelModule('nf_conntrack').sysctl('net.bridge.bridge-nf-call-iptables', 1).sysctl('net.netfilter.nf_conntrack_max', 262144))).toEqual([]);
+  });
+
+  it('keys of the kernel itself need no module', () => {
+    expect(verdict((p) => p.sysctl('net.ipv4.ip_forward', 1).sysctl('vm.swappiness', 0).sysctl('net.bridgeless', 1))).toEqual([]);
+  });
+});
