@@ -171,8 +171,9 @@ describe('every kind\'s written paths take part in the two-writers and kind chec
   const SUM = 'a'.repeat(64);
   const url = 'https://downloads.example.org/t';
   type As = 'file' | 'symlink' | 'directory' | 'edit' | 'declared';
+  type Abs = `/${string}`;
   /** Per registered kind: steps that write paths (each with what the step makes it), or why the kind writes none of its own. */
-  const writers: Record<string, { samples: [(p: P) => unknown, [string, As][]][] } | { none: string }> = {
+  const writers: Record<string, { samples: [(p: P) => unknown, [Abs, As][]][] } | { none: string }> = {
     user: { samples: [[(p) => p.user('kube', { home: '/home/kube' }), [['/home/kube', 'directory']]]] },
     group: { none: 'a group is a line of /etc/group, which the base has and no step writes whole' },
     directory: { samples: [[(p) => p.directory('/opt/t'), [['/opt/t', 'directory']]]] },
