@@ -223,9 +223,10 @@ const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, Made>): Diagno
   const { step } = placed;
   if (step.kind === 'file' || step.kind === 'symlink') return [];
   const makes = new Map(madePaths(step));
-  return (kindOf(step).touches?.(step).changes ?? [])
-    .filter((f) => f.kind === 'path' && !step.removes.some((r) => r.kind === 'path' && r.key === f.key))
-    .flatMap(({ key }) => {
+  // The files it edits a part of: a whole write (a download, a unit, an archive's path) is IMGC0006's.
+  return (kindOf(step).edits?.(step) ?? [])
+    .filter((key) => !step.removes.some((r) => r.kind === 'path' && r.key === key))
+    .flatMap((key) => {
       const first = made.get(key);
       // A path this step makes another kind of thing is IMGC0012's.
       if (!first || first.placed.step.kind !== 'file' || (makes.get(key) ?? 'file') !== 'file') return [];

@@ -236,6 +236,8 @@ describe('every kind\'s written paths take part in the two-writers and kind chec
     expect(pathCodes(nothing, sample, (p) => p.directory(path), 'c')).toEqual(as === 'directory' || as === 'declared' ? [] : ['IMGC0012']);
     // Made where a directory is: a kind conflict for a file, a link or an edit.
     expect(pathCodes((p) => p.directory(path), sample, nothing, 'b')).toEqual(as === 'directory' || as === 'declared' ? [] : ['IMGC0012']);
+    // Made where a whole file is: two writers, an edit of a written file (a warning), or a kind conflict.
+    expect(pathCodes((p) => p.file(path, { content: 'y\n' }), sample, nothing, 'b')).toEqual([as === 'directory' ? 'IMGC0012' : as === 'edit' ? 'IMGC0015' : 'IMGC0006']);
   });
 });
 
