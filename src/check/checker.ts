@@ -8,7 +8,7 @@ import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
 import { didYouMean } from './suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../core/variables.js';
-import { packageName, type PackageManager } from '../core/packages.js';
+import { packageName, parsePackageSpec, type PackageManager } from '../core/packages.js';
 import { describeStep, kindOf } from '../steps/index.js';
 import { isBelow, runOrder, walkFacts, type Placed } from '../ir/flow.js';
 import { conditionVariable, describeAssignment, runsUnder, variants, type Assignment } from '../core/conditions.js';
@@ -178,13 +178,39 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
       hint ??
       (req.kind === 'package'
         ? `install it in an earlier step: p.packages(['${req.key}'])`
-        : `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`),
+        : req.kind === 'kernelModule'
+          ? `list it to be loaded at boot in an earlier step: p.kernelModule('${req.key}')`
+          : `add a step that provides ${what}, or declare it with command(..., { provides: { ${req.kind}: ['${req.key}'] } })`),
   });
 };
 
 
 /** The paths a step makes, with the kind of thing each is. */
 const madePaths = (step: Step): [string, PathKind][] => kindOf(step).paths?.(step) ?? [];
+
+/** A path a step writes: what it makes it (undefined: a raw step's declared path, not known), and whether it edits a part of it only. */
+interface Written {
+  readonly path: string;
+  readonly kind: PathKind | undefined;
+  readonly edit: boolean;
+}
+
+/**
+ * Every path a step writes, whatever its kind, for the two-writers
+ * (IMGC0006/0007) and kind (IMGC0012) checks: the paths it makes, the files
+ * it edits, and the paths it provides (declared by a raw step or a role,
+ * unpacked from an archive). What a package brings is not a write: its
+ * configuration files are there to be replaced. Not what it removes.
+ */
+const writtenPaths = (step: Step): Written[] => {
+  const k = kindOf(step);
+  const edits = new Set(k.edits?.(step) ?? []);
+  const out = new Map<string, PathKind | undefined>(madePaths(step));
+  for (const p of edits) if (!out.has(p)) out.set(p, 'file');
+  if (!k.touches?.(step).packageManager) for (const f of step.provides) if (f.kind === 'path' && !out.has(f.key)) out.set(f.key, undefined);
+  const removed = new Set(step.removes.filter((f) => f.kind === 'path').map((f) => f.key));
+  return [...out].filter(([path]) => !removed.has(path)).map(([path, kind]) => ({ path, kind, edit: edits.has(path) }));
+};
 
 const article = (k: PathKind) => (k === 'directory' ? 'a directory' : k === 'file' ? 'a file' : 'a symlink');
 
@@ -193,13 +219,14 @@ const article = (k: PathKind) => (k === 'directory' ? 'a directory' : k === 'fil
  * block, a key, a sysctl): each run writes the whole file back, then edits it
  * again, so no run after the first is ever unchanged.
  */
-const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, { kind: PathKind; placed: Placed; writes: boolean }>): Diagnostic[] => {
+const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, Made>): Diagnostic[] => {
   const { step } = placed;
   if (step.kind === 'file' || step.kind === 'symlink') return [];
   const makes = new Map(madePaths(step));
-  return (kindOf(step).touches?.(step).changes ?? [])
-    .filter((f) => f.kind === 'path' && !step.removes.some((r) => r.kind === 'path' && r.key === f.key))
-    .flatMap(({ key }) => {
+  // The files it edits a part of: a whole write (a download, a unit, an archive's path) is IMGC0006's.
+  return (kindOf(step).edits?.(step) ?? [])
+    .filter((key) => !step.removes.some((r) => r.kind === 'path' && r.key === key))
+    .flatMap((key) => {
       const first = made.get(key);
       // A path this step makes another kind of thing is IMGC0012's.
       if (!first || first.placed.step.kind !== 'file' || (makes.get(key) ?? 'file') !== 'file') return [];
@@ -214,6 +241,23 @@ const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, { kind: PathKi
     });
 };
 
+/** What a path is after the steps so far: its kind (undefined: declared by a raw step), who made it, whether whole or by an edit. */
+interface Made {
+  kind: PathKind | undefined;
+  placed: Placed;
+  writes: boolean;
+  edit: boolean;
+}
+
+/** A whole file written where an earlier step edited a part of one: the edit is lost. */
+const editLost = (placed: Placed, path: string, first: Placed): Diagnostic =>
+  diagnostic('IMGC0006', `${describeStep(placed.step)} writes '${path}' whole, replacing the edit of ${describeStep(first.step)} (phase '${first.phase}'): that edit is lost`, {
+    loc: placed.step.loc,
+    stepId: placed.step.id,
+    related: [related(`'${path}' is edited here`, first.step.loc)],
+    hint: 'write the edited text in this step\'s content and drop the edit, or write the file before editing it',
+  });
+
 /**
  * What each path is, step by step: a path made a different kind of thing than
  * an earlier step made it (a directory where a file is, a file below a file),
@@ -221,7 +265,7 @@ const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, { kind: PathKi
  */
 const pathConflicts = (steps: Placed[]): Diagnostic[] => {
   const out: Diagnostic[] = [];
-  const made = new Map<string, { kind: PathKind; placed: Placed; writes: boolean }>();
+  const made = new Map<string, Made>();
   const kindClash = (placed: Placed, path: string, kind: PathKind, first: { kind: PathKind; placed: Placed }, below: boolean) =>
     diagnostic(
       'IMGC0012',
@@ -243,22 +287,28 @@ const pathConflicts = (steps: Placed[]): Diagnostic[] => {
       made.delete(f.key);
       if (step.kind !== 'packages') for (const p of [...made.keys()]) if (isBelow(p, f.key)) made.delete(p);
     }
-    for (const [path, kind] of madePaths(step)) {
+    for (const { path, kind, edit } of writtenPaths(step)) {
       // Below a file: the parent a step writes into is not a directory.
       for (let dir = parentDir(path); dir !== '/'; dir = parentDir(dir)) {
         const up = made.get(dir);
         if (up && up.kind === 'file') {
-          out.push(kindClash(placed, dir, kind, up, true));
+          out.push(kindClash(placed, dir, kind ?? 'file', { kind: up.kind, placed: up.placed }, true));
           break;
         }
       }
       const first = made.get(path);
-      const writes = step.kind === 'file' || step.kind === 'symlink';
+      // A whole file or link (or a declared path of unknown kind) replaces what was there.
+      const writes = !edit && kind !== 'directory';
       if (!first) {
-        made.set(path, { kind, placed, writes });
+        made.set(path, { kind, placed, writes, edit });
         continue;
       }
       if (first.kind === 'directory' && kind === 'directory') continue;
+      if (first.edit && writes) {
+        out.push(editLost(placed, path, first.placed));
+        made.set(path, { kind, placed, writes, edit });
+        continue;
+      }
       if (first.writes && writes) {
         const rel = [related(`first ${describeStep(first.placed.step)} here (phase '${first.placed.phase}')`, first.placed.step.loc)];
         const base = { loc: step.loc, stepId: step.id, related: rel };
@@ -270,9 +320,9 @@ const pathConflicts = (steps: Placed[]): Diagnostic[] => {
         );
         continue;
       }
-      if (first.kind !== kind) {
-        out.push(kindClash(placed, path, kind, first, false));
-        made.set(path, { kind, placed, writes });
+      if (first.kind !== undefined && kind !== undefined && first.kind !== kind) {
+        out.push(kindClash(placed, path, kind, { kind: first.kind, placed: first.placed }, false));
+        made.set(path, { kind, placed, writes, edit });
       }
     }
   }
@@ -299,7 +349,7 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
       const rel = [related(`first ${describeStep(first.step)} here (phase '${first.phase}')`, first.step.loc)];
       const base = { loc: step.loc, stepId: step.id, related: rel };
       if (key.startsWith('package:')) {
-        out.push(diagnostic('IMGC0009', `package '${key.slice(8)}' is installed again`, { ...base, hint: 'drop the second install' }));
+        out.push(pinClash(first, placed, key.slice(8), family) ?? diagnostic('IMGC0009', `package '${key.slice(8)}' is installed again`, { ...base, hint: 'drop the second install' }));
       } else if (key.startsWith('artifact:')) {
         out.push(diagnostic('IMGC0010', `artifact output '${key.slice(9)}' is named twice`, { ...base, hint: 'give each artifact its own output name' }));
       } else {
@@ -308,4 +358,32 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
     }
   }
   return out;
+};
+
+/** The version a step's install of package `name` pins, if it pins one. */
+const pinOf = (step: Step, name: string, family: PackageManager): string | undefined => {
+  if (step.kind !== 'packages') return undefined;
+  const spec = step.names.map((n) => parsePackageSpec(n, family)).find((p) => p.name === name);
+  return spec?.version;
+};
+
+/** Whether two pins can name one version: equal, or one a glob (`1.31.*`) the other matches. A variable's value is not known: it may. */
+const samePin = (a: string, b: string): boolean =>
+  a === b || hasMarker(a) || hasMarker(b) || (a.endsWith('*') && b.startsWith(a.slice(0, -1))) || (b.endsWith('*') && a.startsWith(b.slice(0, -1)));
+
+/**
+ * A package installed again pinned to another version than before (IMGC0016):
+ * one of the two pins cannot hold, and apt refuses the downgrade, so the
+ * build fails where the checker could have said it.
+ */
+const pinClash = (first: Placed, placed: Placed, name: string, family: PackageManager): Diagnostic | undefined => {
+  const was = pinOf(first.step, name, family);
+  const now = pinOf(placed.step, name, family);
+  if (was === undefined || now === undefined || samePin(was, now)) return undefined;
+  return diagnostic('IMGC0016', `package '${name}' is pinned to version '${now}' by ${describeStep(placed.step)}, but to '${was}' by ${describeStep(first.step)} in phase '${first.phase}'`, {
+    loc: placed.step.loc,
+    stepId: placed.step.id,
+    related: [related(`'${name}' pinned to '${was}' here`, first.step.loc)],
+    hint: `pin one version of '${name}', once (a variable can hold it for every step that names it), or remove the package before installing the other version`,
+  });
 };

@@ -103,7 +103,7 @@ export type SymlinkStep = {
 };
 export type PackagesStep = {
     kind: "packages";
-    action: "remove" | "install";
+    action: "install" | "remove";
     names: string[];
     id: string;
     provides: Fact[];

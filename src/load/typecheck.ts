@@ -104,6 +104,45 @@ const onlyAsCommonJs = /^TS(1309|1470):/;
 
 type CachedCheck = { inputs: HashedInput[]; diagnostics: TsDiagnostic[] };
 
+/** Of a check's inputs, the user's files and the package.json files there are on their paths (not imgc's own). */
+const watched = (inputs: readonly HashedInput[]): string[] => {
+  const read = inputs.map((i) => i.file).filter((f) => isUsersFile(f) && path.basename(f) !== 'package.json');
+  return decidingFiles(read).filter((f) => path.basename(f) !== 'package.json' || existsSync(f));
+};
+
+const inNodeModules = (file: string) => file.includes(`${path.sep}node_modules${path.sep}`);
+
+/**
+ * Every file that decides the answer for the files tsc read (`--listFiles`,
+ * which names no package.json): the files themselves outside node_modules;
+ * for each, the package.json files TypeScript consults for its module format
+ * (`"type"`), from its directory up to the first that exists (the absent
+ * ones too: one created there changes it); and for what it read in
+ * node_modules, each package's package.json (its version), not its every
+ * file. The generated tsconfig and imgc's and TypeScript's versions are in
+ * the cache key; the user's tsconfig.json is not read (`tsconfigFor`).
+ */
+export const decidingFiles = (files: readonly string[]): string[] => {
+  const out = new Set<string>();
+  const seen = new Set<string>();
+  for (const file of files) {
+    if (inNodeModules(file)) {
+      const i = file.lastIndexOf(`${path.sep}node_modules${path.sep}`) + `${path.sep}node_modules${path.sep}`.length;
+      const parts = file.slice(i).split(path.sep);
+      out.add(path.join(file.slice(0, i), ...parts.slice(0, parts[0]!.startsWith('@') ? 2 : 1), 'package.json'));
+      continue;
+    }
+    out.add(file);
+    for (let dir = path.dirname(file); !seen.has(dir); dir = path.dirname(dir)) {
+      seen.add(dir);
+      const pj = path.join(dir, 'package.json');
+      out.add(pj);
+      if (existsSync(pj) || path.dirname(dir) === dir) break;
+    }
+  }
+  return [...out];
+};
+
 /**
  * TypeScript's diagnostics for the definition `file` (absolute) and the local
  * files it imports, within `timeoutMs`. Each is IMGC1001 here; the loader
@@ -115,8 +154,8 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
   const answer = (ds: TsDiagnostic[], inputs: HashedInput[]) => ({
     inputs,
     diagnostics: ds.filter((d) => !onlyAsCommonJs.test(d.message)).map((d) => diagnostic('IMGC1001', d.message, d.file !== undefined && d.line !== undefined ? { loc: locOf(dir, d.file, d.line, d.column ?? 1) } : {})),
-    // The user's files the compiler read: what `imgc check --watch` watches.
-    files: inputs.map((i) => i.file).filter(isUsersFile),
+    // The user's files the compiler read, and the package.json files that decide them: what `imgc check --watch` watches.
+    files: watched(inputs),
   });
   const config = tsconfigFor(file);
   const key = `${sha256(`${cacheSalt}\0${config}`)}.json`;
@@ -134,7 +173,7 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
     return { diagnostics: [diagnostic('IMGC1001', `TypeScript could not check this definition (${why})`, { loc: locOf(dir, file, 1, 1), hint: 'split very long chains of steps into modules (defineModule) of a few hundred steps each, or pass --no-typecheck' })], files: [file] };
   }
   const diagnostics = parsed.diagnostics.filter((d) => d.file === undefined || isUsersFile(d.file));
-  const inputs = hashInputs(parsed.files.filter((f) => !f.includes(`${path.sep}node_modules${path.sep}`)));
+  const inputs = hashInputs(decidingFiles(parsed.files));
   writeCached('typecheck', key, JSON.stringify({ inputs, diagnostics } satisfies CachedCheck));
   return answer(diagnostics, inputs);
 };

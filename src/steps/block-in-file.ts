@@ -64,6 +64,7 @@ export const blockInFile = {
   describe: (s) => `block '${markers(s)[0]}' ${s.state === 'absent' ? 'removed from' : 'in'} '${s.path}'`,
   comment: (s) => (s.state === 'absent' ? `no block '${markers(s)[0]}' in ${s.path}` : `block of ${count(s)} in ${s.path} ('${markers(s)[0]}')`),
   touches: (s) => ({ needs: [fact('path', s.path)], changes: [fact('path', s.path)], writesFiles: true }),
+  edits: (s) => [s.path],
   inRoot: true,
 
   shellHelpers: {

@@ -149,6 +149,7 @@ export const dataKey = {
   describe: (s) => `${s.format.toUpperCase()} key '${keyText(s)}' ${s.state === 'absent' ? 'removed from' : 'of'} '${s.path}'`,
   comment,
   touches: (s) => ({ needs: [fact('path', s.path)], changes: [fact('path', s.path)], writesFiles: true }),
+  edits: (s) => [s.path],
   inRoot: true,
 
   shellHelpers: {

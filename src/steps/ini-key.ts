@@ -112,6 +112,7 @@ export const iniKey = {
   describe: (s) => `key '${s.key}'${where(s)} ${s.state === 'absent' ? 'removed from' : 'of'} '${s.path}'`,
   comment,
   touches: (s) => ({ needs: [fact('path', s.path)], changes: [fact('path', s.path)], writesFiles: true }),
+  edits: (s) => [s.path],
   inRoot: true,
 
   shellHelpers: {

@@ -28,6 +28,7 @@ export const kernelModule = {
   describe: (s) => `kernel module '${s.name}'`,
   comment: (s) => `kernel module ${s.name} in ${s.file}`,
   paths: (s) => [[s.file, 'file']],
+  edits: (s) => [s.file],
   touches: (s) => ({ changes: [{ kind: 'kernelModule', key: s.name }, { kind: 'path', key: s.file }], writesFiles: true }),
   inRoot: true,
 

@@ -204,6 +204,13 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** The paths the step makes, with what each is (IMGC0012 compares them). Absent: none. */
   paths?(s: S): [string, PathKind][];
   /**
+   * The files the step changes a part of (a line, a block, a key) and leaves
+   * the rest as it finds it; every other path it makes or declares it writes
+   * whole. A whole writer after an edit drops the edit (IMGC0006); an edit
+   * after a whole file is IMGC0015. Absent: none.
+   */
+  edits?(s: S): readonly string[];
+  /**
    * What the step touches beyond its declared facts, so targets that reorder
    * steps (cloud-init) keep it after what it depends on even in hand-made IR:
    * facts it needs, facts it changes, whether it writes files. Absent: its

@@ -117,6 +117,7 @@ export const lineInFile = {
   describe: (s) => `${what(s)} ${s.state === 'absent' ? 'removed from' : 'in'} '${s.path}'`,
   comment: (s) => `${s.state === 'absent' ? 'no ' : ''}${what(s)} in ${s.path}${s.state === 'present' && s.regexp !== undefined ? ` (replacing /${s.regexp}/)` : ''}`,
   touches: (s) => ({ needs: [fact('path', s.path)], changes: [fact('path', s.path)], writesFiles: true }),
+  edits: (s) => [s.path],
   inRoot: true,
 
   shellHelpers: {

@@ -13,6 +13,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import type { StepInput, StepKind } from './kind.js';
+import { unitPath } from './unit.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('mask'), name: UnitName, masked: z.boolean() }).strict();
 type MaskStep = z.infer<typeof schema>;
@@ -40,6 +41,8 @@ export const mask = {
 
   describe: (s) => `${verb(s)} of service '${s.name}'`,
   comment: (s) => `${verb(s)} ${unitName(s.name)}`,
+  // The mask is a link to /dev/null where a unit file of /etc/systemd/system would be (systemctl mask refuses a file there).
+  paths: (s) => (s.masked ? [[unitPath({ unit: unitName(s.name) }), 'symlink']] : []),
   inRoot: true,
 
   shellHelpers: {

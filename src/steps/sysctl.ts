@@ -12,6 +12,7 @@ import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine } from './shared.js';
 import type { StepKind, StepInput } from './kind.js';
 import { fact } from '../core/facts.js';
+import { sysctlModule } from '../core/sysctl-modules.js';
 
 const schema = z
   .object({
@@ -29,11 +30,14 @@ export const sysctl = {
   schema,
   make: (key: string, value: string | number, opts: { file?: string } = {}): StepInput<SysctlStep> => {
     const file = opts.file ?? '/etc/sysctl.d/99-imgc.conf';
-    return { kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)] };
+    // A key a module registers exists only once the module is loaded (src/core/sysctl-modules.ts).
+    const module = sysctlModule(key);
+    return { kind: 'sysctl', key, value: String(value), file, provides: [fact('sysctl', key), fact('path', file)], ...(module ? { requires: [fact('kernelModule', module.module)] } : {}) };
   },
   describe: (s) => `sysctl '${s.key}'`,
   comment: (s) => `sysctl ${s.key} = ${s.value} in ${s.file}`,
   paths: (s) => [[s.file, 'file']],
+  edits: (s) => [s.file],
   touches: (s) => ({ changes: [{ kind: 'sysctl', key: s.key }, { kind: 'path', key: s.file }], writesFiles: true }),
   inRoot: true,
 

@@ -56,5 +56,5 @@ const contentHash = (file: string): string | undefined => {
 /** The files (and directories) a result was made from, with their contents' hashes. */
 export const hashInputs = (files: readonly string[]): HashedInput[] => files.map((file) => ({ file, sha256: contentHash(file) ?? '' }));
 
-/** Whether a result made from `inputs` still holds: every file has the content it had. */
-export const inputsUnchanged = (inputs: readonly HashedInput[]): boolean => inputs.every((i) => contentHash(i.file) === i.sha256);
+/** Whether a result made from `inputs` still holds: every file has the content it had (one absent then is absent still). */
+export const inputsUnchanged = (inputs: readonly HashedInput[]): boolean => inputs.every((i) => (contentHash(i.file) ?? '') === i.sha256);

@@ -2,14 +2,15 @@
 // (`// expect: CODE line N`, `(also a type error)` when TypeScript reports the
 // same mistake, folded into it) and the exit code (`// exit: N`); imgc check
 // must produce exactly those.
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { imgc, imgcProcess, repoRoot } from '../helpers/cli.js';
+import { imgc, imgcProcess, repoRoot, tempDir } from '../helpers/cli.js';
 
 const brokenDir = path.join(repoRoot, 'examples', 'broken');
-const cases = readdirSync(brokenDir).filter((f) => f.endsWith('.ts')).sort();
+// A directory holds a definition that needs a package.json of its own (commonjs/).
+const cases = readdirSync(brokenDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.includes('node_modules')).sort();
 
 const expectations = (file: string) => {
   const text = readFileSync(path.join(brokenDir, file), 'utf8');
@@ -29,7 +30,7 @@ interface JsonDiagnostic {
 describe('broken examples', () => {
   it('there is one for every contract diagnostic', () => {
     const codes = new Set(cases.flatMap((f) => expectations(f).expected.map((e) => e.code)));
-    for (const code of ['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005', 'IMGC0006', 'IMGC0007', 'IMGC0008', 'IMGC0009', 'IMGC0010', 'IMGC0011', 'IMGC0012', 'IMGC0013', 'IMGC0014', 'IMGC0015', 'IMGC1001', 'IMGC1004', 'IMGC1002', 'IMGC1003', 'IMGC1006', 'IMGC2001', 'IMGC2003']) {
+    for (const code of ['IMGC0001', 'IMGC0002', 'IMGC0003', 'IMGC0004', 'IMGC0005', 'IMGC0006', 'IMGC0007', 'IMGC0008', 'IMGC0009', 'IMGC0010', 'IMGC0011', 'IMGC0012', 'IMGC0013', 'IMGC0014', 'IMGC0015', 'IMGC0016', 'IMGC1001', 'IMGC1004', 'IMGC1002', 'IMGC1003', 'IMGC1006', 'IMGC2001', 'IMGC2003']) {
       expect(codes, code).toContain(code);
     }
   });
@@ -44,6 +45,30 @@ describe('broken examples', () => {
     // One mistake, one diagnostic: the ones TypeScript saw too say so (seenBy), and only those.
     const layers = (ds: { code: string; line?: number | undefined; typesToo: boolean }[]) => ds.map((d) => `${d.code}@${d.line ?? '-'}:${d.typesToo}`).sort();
     expect(layers(got.map((d) => ({ code: d.code, line: d.loc?.line, typesToo: d.seenBy?.some((s) => s.layer === 'typescript') ?? false })))).toEqual(layers(expected));
+  });
+
+  it('a definition whose type-check its package.json decides: the cached answer follows a changed or a new package.json', async () => {
+    const dir = tempDir('broken-commonjs');
+    const sub = path.join(dir, 'sub');
+    cpSync(path.join(brokenDir, 'commonjs'), sub, { recursive: true });
+    const def = path.join(sub, 'json-attribute.ts');
+    const env = { IMGC_CACHE: tempDir('broken-commonjs-cache') };
+    const codes = async () => {
+      const r = await imgc(['check', '--format', 'json', def], { env });
+      return (JSON.parse(r.stdout) as { diagnostics: JsonDiagnostic[] }).diagnostics.map((d) => `${d.code}@${d.loc?.line ?? '-'}`);
+    };
+    // In an ES module package: clean, and cached.
+    writeFileSync(path.join(sub, 'package.json'), '{ "type": "module" }\n');
+    expect(await codes()).toEqual([]);
+    // Its own package.json back: CommonJS, whatever the cache holds.
+    cpSync(path.join(brokenDir, 'commonjs', 'package.json'), path.join(sub, 'package.json'));
+    expect(await codes()).toEqual(['IMGC1001@8']);
+    // None beside it, an ES module package above: clean; then one made beside it decides again.
+    rmSync(path.join(sub, 'package.json'));
+    writeFileSync(path.join(dir, 'package.json'), '{ "type": "module" }\n');
+    expect(await codes()).toEqual([]);
+    cpSync(path.join(brokenDir, 'commonjs', 'package.json'), path.join(sub, 'package.json'));
+    expect(await codes()).toEqual(['IMGC1001@8']);
   });
 
   it('refuses a 5,000-character image name before a build writes anything', async () => {

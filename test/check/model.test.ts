@@ -1,6 +1,6 @@
 // Model-based property test of the contract checker: random definitions
-// (users, groups, directories, files, symlinks, packages, a service, and
-// removals of each, across phases) run through a small reference interpreter
+// (users, groups, directories, files, symlinks, packages and their pins, a
+// service, units, downloads, archives, and removals of each, across phases) run through a small reference interpreter
 // over a simulated root; the checker's verdict (each diagnostic's code and
 // step) must be the interpreter's. The interpreter shares no code with the
 // checker: it only reads the step ids the builder gave.
@@ -14,7 +14,10 @@ import { debian12 } from '../../stdlib/bases.js';
 const USERS = ['u1', 'u2'] as const;
 const GROUPS = ['g1', 'g2'] as const;
 const PATHS = ['/m', '/m/a', '/m/a/b', '/m/c'] as const;
-const PACKAGES = ['systemd', 'containerd'] as const;
+const PACKAGES = ['systemd', 'containerd', 'curl'] as const;
+const UNIT = '/etc/systemd/system/m.service';
+/** An archive's directory and the path it declares it creates (one of PATHS). */
+const ARCHIVES = { '/m': '/m/c', '/m/a': '/m/a/b' } as const;
 
 type Op =
   | { op: 'user'; name: string; group?: string }
@@ -27,7 +30,11 @@ type Op =
   | { op: 'rm'; path: string }
   | { op: 'install'; name: string }
   | { op: 'purge'; name: string }
-  | { op: 'enable' };
+  | { op: 'enable' }
+  | { op: 'pin'; version: string }
+  | { op: 'unit'; content: string }
+  | { op: 'download'; path: string }
+  | { op: 'archive'; dest: keyof typeof ARCHIVES };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('user' as const), name: fc.constantFrom(...USERS), group: fc.option(fc.constantFrom(...GROUPS), { nil: undefined }) }),
@@ -41,7 +48,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('install' as const), name: fc.constantFrom(...PACKAGES) }),
   fc.record({ op: fc.constant('purge' as const), name: fc.constantFrom(...PACKAGES) }),
   fc.constant({ op: 'enable' as const }),
+  fc.record({ op: fc.constant('pin' as const), version: fc.constantFrom('1.6.20~ds1-1', '1.6.20~ds1-1+b1', '1.6.*') }),
+  fc.record({ op: fc.constant('unit' as const), content: fc.constantFrom('[Unit]\n', '[Service]\n') }),
+  fc.record({ op: fc.constant('download' as const), path: fc.constantFrom(...PATHS) }),
+  fc.record({ op: fc.constant('archive' as const), dest: fc.constantFrom('/m' as const, '/m/a' as const) }),
 );
+
+const SUM = 'a'.repeat(64);
 
 type P = PhaseBuilder<Facts>;
 const base: BaseImage = debian12();
@@ -70,6 +83,14 @@ const apply = (p: P, o: Op): P => {
       return p.removePackages([o.name]);
     case 'enable':
       return p.enableService('containerd');
+    case 'pin':
+      return p.packages([`containerd=${o.version}`]);
+    case 'unit':
+      return p.unit('m.service', o.content);
+    case 'download':
+      return p.download(`https://downloads.example.org${o.path}`, o.path as `/${string}`, { sha256: SUM });
+    case 'archive':
+      return p.archive(`https://downloads.example.org${o.dest}.tar.gz`, o.dest, { sha256: SUM, creates: [ARCHIVES[o.dest]] });
   }
 };
 
@@ -82,6 +103,7 @@ type Thing = `user:${string}` | `group:${string}` | `package:${string}` | `servi
 const brings: Record<string, Thing[]> = {
   systemd: ['package:systemd', 'command:systemctl', 'command:journalctl', 'service:systemd-journald', 'service:systemd-networkd', 'group:systemd-journal', 'path:/etc/systemd', 'path:/etc/systemd/system'],
   containerd: ['package:containerd', 'service:containerd', 'command:containerd', 'command:ctr', 'path:/etc/containerd'],
+  curl: ['package:curl', 'command:curl'],
 };
 
 const up = (p: string): string => p.slice(0, p.lastIndexOf('/')) || '/';
@@ -119,17 +141,47 @@ const effects = (o: Op): { needs: { thing: Thing; as: 'owner' | 'service' | 'pla
       return { needs: [], makes: [], takes: brings[o.name]! };
     case 'enable':
       return { needs: [{ thing: 'service:containerd', as: 'service' }, plain('command:systemctl')], makes: [], takes: [] };
+    case 'pin':
+      return { needs: [], makes: brings['containerd']!, takes: [] };
+    case 'unit':
+      return { needs: [plain('path:/etc/systemd/system')], makes: [`path:${UNIT}`, 'service:m', 'service:m.service'], takes: [] };
+    case 'download':
+      return { needs: [plain(`path:${up(o.path)}`), plain('command:curl')], makes: [`path:${o.path}`], takes: [] };
+    case 'archive':
+      return { needs: [plain(`path:${up(o.dest)}`), plain('command:curl'), plain('command:tar'), plain('command:gzip')], makes: [`path:${o.dest}`, `path:${ARCHIVES[o.dest]}`], takes: [] };
+  }
+};
+
+/** What an op writes: each path with what it makes it (undefined: declared, kind not known) and, for a whole writer, what it writes. */
+const writes = (o: Op): { path: string; kind: Kind | undefined; written?: string }[] => {
+  switch (o.op) {
+    case 'dir':
+      return [{ path: o.path, kind: 'dir' }];
+    case 'file':
+      return [{ path: o.path, kind: 'file', written: `file ${o.content}${o.owner ?? ''}` }];
+    case 'symlink':
+      return [{ path: o.path, kind: 'symlink', written: 'symlink' }];
+    case 'unit':
+      return [{ path: UNIT, kind: 'file', written: `unit ${o.content}` }];
+    case 'download':
+      return [{ path: o.path, kind: 'file', written: `download ${o.path}` }];
+    case 'archive':
+      return [{ path: o.dest, kind: 'dir' }, { path: ARCHIVES[o.dest], kind: undefined, written: `archive ${o.dest}` }];
+    default:
+      return [];
   }
 };
 
 /** The diagnostics (code@step) the model expects of `ops` (each with its step id), run in order. */
 const interpret = (ops: { op: Op; id: string }[]): string[] => {
   const out: string[] = [];
-  const present = new Set<Thing>(['path:/', 'path:/etc', 'command:sh']);
+  // Of the base's facts, those the ops need.
+  const present = new Set<Thing>(['path:/', 'path:/etc', 'path:/etc/systemd/system', 'command:sh', 'command:tar', 'command:gzip']);
   const goneBy = new Map<Thing, string>();
   // The root's tree: what each path is, and for files and symlinks what was written first.
-  const tree = new Map<string, { kind: Kind; written?: string }>([['/', { kind: 'dir' }]]);
-  const seen = new Set<string>();
+  const tree = new Map<string, { kind: Kind | undefined; written?: string }>([['/', { kind: 'dir' }]]);
+  // What was created and is still there; for a package, the version its first install pinned.
+  const seen = new Map<string, string | undefined>();
   ops.forEach(({ op, id }, i) => {
     const { needs, makes, takes } = effects(op);
     for (const { thing, as } of needs) {
@@ -147,33 +199,36 @@ const interpret = (ops: { op: Op; id: string }[]): string[] => {
       out.push(`${removal ? 'IMGC0005' : later ? 'IMGC0002' : as === 'owner' ? 'IMGC0003' : as === 'service' ? 'IMGC0004' : 'IMGC0001'}@${id}`);
     }
     // Duplicates: a second creation of what is still there.
-    const created = op.op === 'user' ? [`user:${op.name}`] : op.op === 'group' ? [`group:${op.name}`] : op.op === 'install' ? [`package:${op.name}`] : [];
+    const created = op.op === 'user' ? [`user:${op.name}`] : op.op === 'group' ? [`group:${op.name}`] : op.op === 'install' ? [`package:${op.name}`] : op.op === 'pin' ? ['package:containerd'] : [];
+    const pin = op.op === 'pin' ? op.version : undefined;
     for (const c of created) {
-      if (seen.has(c)) out.push(`${c.startsWith('package:') ? 'IMGC0009' : 'IMGC0008'}@${id}`);
-      seen.add(c);
+      if (seen.has(c)) {
+        const was = seen.get(c);
+        // Two pins that cannot name one version (a glob matches what starts with its prefix).
+        const clash = was !== undefined && pin !== undefined && was !== pin && !(was.endsWith('*') && pin.startsWith(was.slice(0, -1))) && !(pin.endsWith('*') && was.startsWith(pin.slice(0, -1)));
+        out.push(`${clash ? 'IMGC0016' : c.startsWith('package:') ? 'IMGC0009' : 'IMGC0008'}@${id}`);
+      } else seen.set(c, pin);
     }
     for (const t of takes) seen.delete(t);
     // The tree.
     if (op.op === 'rm') {
       for (const p of [...tree.keys()]) if (p === op.path || p.startsWith(`${op.path}/`)) tree.delete(p);
     }
-    if (op.op === 'dir' || op.op === 'file' || op.op === 'symlink') {
-      const kind: Kind = op.op;
-      for (let d = up(op.path); d !== '/'; d = up(d)) {
+    for (const { path, kind, written } of writes(op)) {
+      for (let d = up(path); d !== '/'; d = up(d)) {
         if (tree.get(d)?.kind === 'file') {
           out.push(`IMGC0012@${id}`);
           break;
         }
       }
-      const written = op.op === 'file' ? `file ${op.content}${op.owner ?? ''}` : op.op === 'symlink' ? 'symlink' : undefined;
-      const there = tree.get(op.path);
-      if (!there) tree.set(op.path, { kind, ...(written ? { written } : {}) });
+      const there = tree.get(path);
+      if (!there) tree.set(path, { kind, ...(written ? { written } : {}) });
       else if (there.kind === 'dir' && kind === 'dir') {
         // mkdir -p: nothing to say.
       } else if (there.written && written) out.push(`${there.written === written ? 'IMGC0007' : 'IMGC0006'}@${id}`);
-      else if (there.kind !== kind) {
+      else if (there.kind && kind && there.kind !== kind) {
         out.push(`IMGC0012@${id}`);
-        tree.set(op.path, { kind, ...(written ? { written } : {}) });
+        tree.set(path, { kind, ...(written ? { written } : {}) });
       }
     }
     // What the step takes away goes, with all below a removed directory (not for a package: dpkg takes its own files only).
@@ -225,5 +280,9 @@ describe('the checker agrees with a reference interpreter (model-based)', () => 
     expect(run([[{ op: 'dir', path: '/m' }, { op: 'dir', path: '/m/a' }, { op: 'rm', path: '/m' }, { op: 'file', path: '/m/a/b', content: 'a' }]]).expected).toEqual(['IMGC0005@p0.4.file']);
     expect(run([[{ op: 'dir', path: '/m' }, { op: 'file', path: '/m', content: 'a' }]]).expected).toEqual(['IMGC0012@p0.2.file']);
     expect(run([[{ op: 'install', name: 'systemd' }, { op: 'enable' }]]).expected).toEqual(['IMGC0004@p0.2.service']);
+    expect(run([[{ op: 'pin', version: '1.6.20~ds1-1' }], [{ op: 'pin', version: '1.6.20~ds1-1+b1' }]]).expected).toEqual(['IMGC0016@p1.1.packages']);
+    expect(run([[{ op: 'unit', content: '[Unit]\n' }, { op: 'unit', content: '[Service]\n' }]]).expected).toEqual(['IMGC0006@p0.2.unit']);
+    expect(run([[{ op: 'dir', path: '/m' }, { op: 'file', path: '/m/c', content: 'a' }, { op: 'install', name: 'curl' }, { op: 'archive', dest: '/m' }]]).expected).toEqual(['IMGC0006@p0.4.archive']);
+    expect(run([[{ op: 'dir', path: '/m' }, { op: 'dir', path: '/m/a' }, { op: 'download', path: '/m/a' }]]).expected).toEqual(['IMGC0001@p0.3.download', 'IMGC0012@p0.3.download']);
   });
 });

@@ -252,6 +252,31 @@ describe('the type-check', () => {
   });
 });
 
+describe('the type-check\'s cache key', () => {
+  it('holds the package a definition imports from node_modules by its package.json: a new version is checked again', async () => {
+    const dir = tempDir('load-tc-dep');
+    const cache = tempDir('load-tc-dep-cache');
+    const dep = (version: string, owner: string) =>
+      write(dir, {
+        'node_modules/site-contract/package.json': JSON.stringify({ name: 'site-contract', version, type: 'module', exports: { '.': { types: './index.d.ts', default: './index.js' } } }),
+        'node_modules/site-contract/index.d.ts': `export declare const owner: '${owner}';\n`,
+        'node_modules/site-contract/index.js': "export const owner = 'ops';\n",
+      });
+    dep('1.0.0', 'ops');
+    write(dir, {
+      'package.json': '{ "type": "module" }\n',
+      'def.ts': "import { debian12, image } from 'imgc';\nimport { owner } from 'site-contract';\nconst o: 'ops' = owner;\nexport default image('t').base(debian12()).customize((p) => p.user('ops').file('/etc/x', { owner: o, content: '' }));\n",
+    });
+    const check = async () => {
+      const r = await imgc(['check', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
+      return (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string }[] }).diagnostics.map((d) => d.message.slice(0, 7));
+    };
+    expect(await check()).toEqual([]);
+    dep('2.0.0', 'root');
+    expect(await check()).toEqual(['TS2322:']);
+  });
+});
+
 describe('the result of a definition', () => {
   const ir = async (dir: string, cache: string, env: Record<string, string> = {}) => {
     const r = await imgc(['ir', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache, ...env } });
