@@ -140,6 +140,12 @@ export interface BootOptions {
   inPlace?: boolean;
   /** Guest addresses (`10.0.2.100:80`) forwarded to ports on the host's 127.0.0.1: all the restricted network reaches. */
   forwards?: readonly { guest: string; port: number }[];
+  /**
+   * QEMU's user network without restrict=on: the guest reaches what the host
+   * reaches (the apt mirror; the host's loopback as 10.0.2.2). For a first
+   * boot whose seed installs packages.
+   */
+  openNetwork?: boolean;
 }
 
 export interface BootResult extends VerifyResult {
@@ -214,7 +220,7 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     mkdirSync(path.dirname(opts.consoleLog), { recursive: true });
 
     const started = Date.now();
-    const qemu = { tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+    const qemu = { tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], open: opts.openNetwork === true, ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
     let outcome = await runQemu({ ...qemu, accel, probeSeconds: probe ? KVM_PROBE_SECONDS : 0 });
     if (typeof outcome === 'object') {
       opts.onInfo?.(`${outcome.kvmFailed}: booting with TCG instead`);
@@ -269,6 +275,7 @@ const runQemu = async (o: {
   probeSeconds: number;
   seed?: string;
   forwards: readonly { guest: string; port: number }[];
+  open: boolean;
   signal?: AbortSignal;
 }): Promise<QemuOutcome> => {
   rmSync(o.results, { force: true });
@@ -284,7 +291,7 @@ const runQemu = async (o: {
     '-display', 'none',
     '-no-reboot',
     // restrict=on: QEMU's DHCP and nothing beyond the guest, but the forwards to the host's loopback.
-    '-nic', ['user', 'model=virtio-net-pci', 'restrict=on', ...o.forwards.map((f) => `guestfwd=tcp:${f.guest}-cmd:${loopbackBridge(f.port).replace(/,/g, ',,')}`)].join(','),
+    '-nic', ['user', 'model=virtio-net-pci', ...(o.open ? [] : ['restrict=on']), ...o.forwards.map((f) => `guestfwd=tcp:${f.guest}-cmd:${loopbackBridge(f.port).replace(/,/g, ',,')}`)].join(','),
     '-drive', `if=pflash,format=raw,unit=0,readonly=on,file=${o.firmware}`,
     '-drive', `if=pflash,format=raw,unit=1,file=${path.join(o.tmp, 'vars.fd')}`,
     '-drive', `if=virtio,format=raw,file=${o.raw}`,

@@ -25,15 +25,11 @@ const tools: [string, string][] = [
 
 const missing = tools.filter(([f]) => !existsSync(f)).map(([, p]) => p);
 
-/**
- * Why the VM tests cannot run here, or undefined. Opt-in
- * (`IMGC_VM_TESTS=1 npm run test:vm`) until a whole run has been seen green
- * on the 2-core CI machine: see docs/packer.md, "Tests".
- */
 /** Every VM test's gate beside its tools: `npm run test:vm` sets IMGC_VM_TESTS=1; `npm test` leaves them out for now (CI's time). */
 export const vmOptIn: string | undefined =
   process.env['IMGC_VM_TESTS'] !== '1' ? 'the VM tests are opt-in for now (CI time under TCG): npm run test:vm' : undefined;
 
+/** Why the VM tests of the packer and cloud-init targets cannot run here, or undefined. */
 export const cannotVm: string | undefined =
   cannotBuild ??
   (missing.length
