@@ -183,6 +183,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** The IR shape: a strict zod object spreading `stepBase` (src/core/fields.ts). */
   readonly schema: z.ZodType<S>;
   /**
+   * The schemas `schema` is built from that the IR's types name on their own
+   * (a hook's action), in the order written: src/ir/types.ts gets one type
+   * each, before the step's (scripts/gen.mjs). Absent: none.
+   */
+  readonly parts?: Readonly<Record<string, z.ZodType>>;
+  /**
    * The step from what the builder's method was given (src/dsl/builder.ts,
    * one line per method): its fields and the facts it provides, requires and
    * removes; a mistake in them is a DefinitionError (src/core/definition-error.ts).
