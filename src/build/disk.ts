@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, lutimesSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { bootFiles } from '../steps/artifact.js';
+import { bootFiles } from '../core/root.js';
 import { capture, run, type RunOptions } from '../host/exec.js';
 import { GPT_TYPE, SECTOR } from '../host/gpt.js';
 

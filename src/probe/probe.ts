@@ -9,12 +9,11 @@
 // files a bootable disk is made from are always looked for, so a probe of a
 // built node holds what its artifact phase requires.
 import { readBaseFacts } from '../build/base-facts.js';
-import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../core/root.js';
+import { bootFiles, configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../core/root.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
 import { factId } from '../core/facts.js';
-import { bootFiles } from '../steps/artifact.js';
 
 export interface ProbeOptions {
   /** What the contract calls the probed root (default: what was read). */

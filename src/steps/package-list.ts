@@ -14,7 +14,7 @@ import { bool, str, template } from '../emit/ansible/quote.js';
 import { entry, map, seq } from '../emit/ansible/yaml.js';
 import { str as ciStr } from '../emit/cloud-init/quote.js';
 import { packageManagers } from './package-managers.js';
-import { packageExpectation } from './packages.js';
+import { packageExpectation } from './shared.js';
 import type { StepInput, StepKind } from './kind.js';
 
 const schema = z

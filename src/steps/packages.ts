@@ -4,15 +4,14 @@ import { z } from '../util/zod.js';
 import { PackageSpec, stepBase } from '../core/fields.js';
 import { packageName } from '../core/packages.js';
 import { displayMarkers, hasMarker } from '../core/variables.js';
-import { isInstalled } from '../core/root.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { packageManagers } from './package-managers.js';
 import { str } from '../emit/cloud-init/quote.js';
-import type { RootExpectation, StepKind, MakeContext, StepInput } from './kind.js';
+import type { StepKind, MakeContext, StepInput } from './kind.js';
 import { fact } from '../core/facts.js';
 import { packageFacts, packageRepo } from '../core/catalog.js';
-import { declared, type DeclaredFacts } from './shared.js';
+import { declared, packageExpectation, type DeclaredFacts } from './shared.js';
 
 /**
  * A package pinned to a version that references variables (`kubelet=${v}`):
@@ -34,17 +33,6 @@ const schema = z
   .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(Spec).min(1) })
   .strict();
 type PackagesStep = z.infer<typeof schema>;
-
-/** What verify expects of one package on the root: installed, or not. */
-export const packageExpectation = (name: string, installed: boolean): RootExpectation => ({
-  subject: `fact:package:${name}`,
-  what: `package '${name}' ${installed ? 'installed' : 'removed'}`,
-  check: (r) => {
-    const st = r.dpkg.get(name);
-    if (installed) return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
-    return isInstalled(st) ? `still installed (status: ${st})` : undefined;
-  },
-});
 
 export const packages = {
   kind: 'packages',

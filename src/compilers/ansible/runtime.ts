@@ -4,7 +4,7 @@
 // ansible.builtin.fail with it, before any play changes anything. The steps
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
-import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { blockMarkers } from '../../core/creations.js';
 import { sensitiveGuard, valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';

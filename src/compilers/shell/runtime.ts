@@ -5,7 +5,7 @@
 // Every step records what it created on the host (see ../runtime.ts), which
 // decommission.sh reads. Webhook and event hooks run on the machine driving
 // the run: hooks/NN-<phase>-{pre,post}.sh, as in the build output.
-import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { blockMarkers } from '../../core/creations.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
