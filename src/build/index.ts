@@ -10,7 +10,7 @@ import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { compilers } from '../compilers/index.js';
 import type { CompiledFiles } from '../compilers/types.js';
-import type { Image, StepOf } from '../ir/schema.js';
+import type { Image } from '../ir/schema.js';
 import { CommandError, haveCommand } from '../host/exec.js';
 import { lockFile } from '../host/flock.js';
 import { writeTreeAtomically } from '../host/write.js';
@@ -30,7 +30,7 @@ import { runPhases } from './stages.js';
 import { BuildError, failed, locText, type BuildOptions, type BuildRun } from './state.js';
 import type { BuildSummary } from './summary.js';
 import { openStaging, openWork, startRoot } from './work.js';
-import { imageView } from '../ir/phases.js';
+import { imageView, isBuildArtifact, isBuildCheck } from '../ir/phases.js';
 
 export type { Io } from './display.js';
 export { BuildError, type BuildOptions } from './state.js';
@@ -49,7 +49,7 @@ export const freeBytes = (dir: string): number => {
 };
 
 const requiredTools = (ir: Image, opts: BuildOptions): string[] => {
-  const artifacts = ir.phases.flatMap((p) => p.steps).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
+  const artifacts = ir.phases.flatMap((p) => p.steps).filter(isBuildArtifact);
   return [
     'chroot',
     'flock',
@@ -232,7 +232,7 @@ const buildInto = async (run: BuildRun, ready: { files: CompiledFiles; sensitive
       const work = openWork(run, workParent, { files, compiledDir, sensitive }, (dir) => (workDir = dir));
       const resume = await startRoot(run, work, base);
       const results = await runPhases(run, work, resume);
-      if (!ir.phases.some((p) => p.steps.some((s) => s.kind === 'verify' && s.check === 'facts'))) {
+      if (!ir.phases.some((p) => p.steps.some((s) => isBuildCheck(s) && s.check === 'facts'))) {
         display.info('facts not verified: the definition has no verify facts() step (imgc verify --root can check them)');
       }
       if (results.staged.length) await publishBuild(run, work, base, results);

@@ -63,6 +63,8 @@ export const Phase = z
   })
   .strict();
 export type Phase = z.infer<typeof Phase>;
+/** A phase's pre or post hook. */
+export type Hook = Phase['pre'][number];
 
 export const Base = z
   .object({

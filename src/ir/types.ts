@@ -612,6 +612,7 @@ export type Phase = {
     runtimeOnly?: true | undefined;
     loc?: SourceLocation | undefined;
 };
+export type Hook = Phase['pre'][number];
 export type Base = {
     name: string;
     distro: "debian" | "ubuntu";

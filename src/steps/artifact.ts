@@ -53,6 +53,7 @@ export const artifact = {
   comment: (s) => `${s.format} artifact ${s.output}`,
   inRoot: false,
   phaseKind: 'artifact',
+  doneBy: 'build',
 
   shell: { elsewhere: () => 'imgc build makes artifacts' },
   ansible: { elsewhere: (s) => `${s.format} ${labelText(s.output)} (imgc build)` },

@@ -66,10 +66,23 @@ export type KindName = keyof typeof kinds;
 /** The IR shape of the registered kinds' steps. */
 export type RegisteredStep = z.infer<(typeof kinds)[KindName]['schema']>;
 
+/** The kinds that have the fields `F` (`{ phaseKind: 'verify' }`): how other parts of imgc pick the steps they do themselves, instead of naming kinds. */
+export type KindsWith<F> = { [K in KindName]: (typeof kinds)[K] extends F ? K : never }[KindName];
+/** The steps of the kinds that have the fields `F`. */
+export type StepWith<F> = Extract<RegisteredStep, { kind: KindsWith<F> }>;
+
 const registered = new Map<string, StepKind>(Object.entries(kinds).map(([name, k]) => [name, k as unknown as StepKind]));
 
 /** Whether step `s` is of a registered kind. */
 export const isRegistered = <S extends StepCommon>(s: S): s is Extract<S, RegisteredStep> => registered.has(s.kind);
+
+/** Whether step `s`'s kind has the fields `F` (`isStepWith({ doneBy: 'build', phaseKind: 'artifact' })`). */
+export const isStepWith =
+  <const F extends Partial<StepKind>>(fields: F) =>
+  <S extends StepCommon>(s: S): s is Extract<S, { kind: KindsWith<F> }> => {
+    const k = registered.get(s.kind) as Partial<Record<string, unknown>> | undefined;
+    return k !== undefined && Object.entries(fields).every(([f, v]) => k[f] === v);
+  };
 
 /** The kind of step `s`. */
 export const kindOf = <S extends RegisteredStep>(s: S): StepKind<S> => registered.get(s.kind) as unknown as StepKind<S>;

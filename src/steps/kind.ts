@@ -229,6 +229,14 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   readonly inRoot: boolean;
   /** A phase holding a step of this kind makes artifacts from the root or checks it, rather than changing it (src/ir/phases.ts). */
   readonly phaseKind?: 'artifact' | 'verify';
+  /**
+   * Who does the step when no target's phase script does: `build`, imgc build
+   * from the finished root (an artifact: src/build/artifacts.ts; a check:
+   * src/build/stages.ts); `packer`, the packer target as a source of its
+   * template (src/compilers/packer/sources.ts). Those parts select their steps
+   * by this field (`isStepWith` in ./index.ts), never by kind name. Absent: the phase scripts.
+   */
+  readonly doneBy?: 'build' | 'packer';
   /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
   readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
   /**

@@ -17,7 +17,7 @@
 // Within one stage the lists keep the definition's order, except `packages`,
 // which installs all its names in one apt-get call (so a step that depends on
 // an earlier one there goes further down).
-import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
+import type { Fact, Hook, Phase, Step } from '../../ir/schema.js';
 import { kindOf } from '../../steps/index.js';
 import { rendering } from '../renderings.js';
 
@@ -28,7 +28,6 @@ const rank = (s: Stage): number => stages.indexOf(s);
 /** Stages whose module does its entries one after the other, in list order. */
 const inOrder = (s: Stage): boolean => s !== 'packages';
 
-export type Hook = StepOf<'hook'>;
 /** A step a cloud-config places (its kind is `inRoot`). */
 export type RootStep = Exclude<Step, Hook>;
 

@@ -1,9 +1,9 @@
 // What each placed step becomes: an entry of its module's list, or runcmd
 // (bootcmd) entries `[imgc_helper, ARG…]`. Values go through quote.ts.
-import type { Image, SourceLocation } from '../../ir/schema.js';
+import type { Hook, Image, SourceLocation } from '../../ir/schema.js';
 import { fn, type HelperName } from './helpers.js';
 import type { Call } from '../../emit/cloud-init/calls.js';
-import type { Hook, Placed, RootStep, Stage } from './plan.js';
+import type { Placed, RootStep, Stage } from './plan.js';
 import { json, str } from '../../emit/cloud-init/quote.js';
 import { hasExpansionChars, LITERAL_NOTE, words } from '../../emit/shell/quote.js';
 import { seq, type Item, type Node } from '../../emit/cloud-init/yaml.js';
