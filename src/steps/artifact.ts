@@ -52,6 +52,7 @@ export const artifact = {
   describe: (s) => `${s.format} artifact '${s.output}'`,
   comment: (s) => `${s.format} artifact ${s.output}`,
   inRoot: false,
+  creates: (s) => [`artifact:${s.output}`],
   phaseKind: 'artifact',
   doneBy: 'build',
 

@@ -33,6 +33,7 @@ export const group = {
   comment: (s) => `group ${s.name}`,
   touches: (s) => ({ changes: [{ kind: 'group', key: s.name }] }),
   inRoot: true,
+  creates: (s) => [`group:${s.name}`],
 
   shell: (s) => shellLine(`imgc_group ${words([s.name, ...options(s)])}`, 'group'),
   ansible: (s) => [

@@ -58,6 +58,8 @@ export const phaseStepSchemas = Object.values(kinds)
 /** The kind whose steps are a phase's `pre` and `post` hooks, and its schema. */
 export const hookKind = hook.kind;
 export const hookStepSchema = hook.schema;
+/** Whether `s` is a phase's hook (in lists that hold both, as a run's order does). */
+export const isHook = <S extends StepCommon>(s: S): s is Extract<S, { kind: typeof hook.kind }> => s.kind === hook.kind;
 
 /** The schemas of every kind, for the IR's Step union: the phase kinds, then the hook kind. */
 export const stepSchemas = [...phaseStepSchemas, hookStepSchema] as const;

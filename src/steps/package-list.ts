@@ -46,6 +46,7 @@ export const packageList = {
   comment: (s) => (hasMarker(s.list) ? `install the packages listed in variable ${variableOf(s)}` : `install ${s.list || 'nothing'} (a list variable's value)`),
   touches: () => ({ packageManager: true }),
   inRoot: true,
+  takesLists: true,
   chroot: { mounts: () => true, network: () => true },
   variables: ['list'],
   variablesIn: (value) => wholeReference.test(value),

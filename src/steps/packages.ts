@@ -2,7 +2,7 @@
 // (apt now). Names may pin versions (`name[:arch][=version]`, src/core/packages.ts).
 import { z } from '../util/zod.js';
 import { PackageSpec, stepBase } from '../core/fields.js';
-import { packageName } from '../core/packages.js';
+import { packageName, parsePackageSpec } from '../core/packages.js';
 import { displayMarkers, hasMarker } from '../core/variables.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
@@ -51,6 +51,13 @@ export const packages = {
   comment: (s) => `${s.action} ${s.names.join(' ')}`,
   touches: (s) => ({ changes: s.names.map((n) => ({ kind: 'package' as const, key: n.split('=')[0]! })), packageManager: true }),
   inRoot: true,
+  creates: (s, family) => (s.action === 'install' ? s.names.map((n) => `package:${packageName(n, family)}`) : []),
+  removesListedOnly: true,
+  installs: (s) => s.action === 'install',
+  factDetails: (s, f) => {
+    const pinned = f.kind === 'package' ? s.names.map((n) => parsePackageSpec(n)).find((p) => p.name === f.key && p.version) : undefined;
+    return pinned?.version ? { version: pinned.version } : {};
+  },
   chroot: { mounts: () => true, network: () => true },
   variables: ['names[*]'],
   // Only in the version: the name is a fact key (a reference there is IMGC0011).

@@ -42,6 +42,7 @@ export const service = {
   comment: (s) => `${s.enabled ? 'enable' : 'disable'} ${s.name}`,
   touches: (s) => ({ needs: s.package !== undefined ? [{ kind: 'package', key: s.package }] : [], changes: [{ kind: 'service', key: s.name }] }),
   inRoot: true,
+  unitPackage: (s) => s.package,
 
   shell: (s) => (s.enabled ? shellLine(`imgc_enable ${word(s.name)}`, 'enable') : shellLine(`imgc_disable ${word(s.name)}`, 'disable')),
   ansible: (s, ctx) => {
