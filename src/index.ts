@@ -1,12 +1,15 @@
 // The public API: what `import … from 'imgc'` gives a definition.
 export { image, ImageBuilder, type BaseImage, type PhaseOptions } from './dsl/image.js';
 export { DefinitionError } from './core/definition-error.js';
-export { script, webhook, event, type HookOptions } from './steps/hook.js';
-export type { CommandOptions } from './steps/command.js';
 export type { DeclaredFacts } from './steps/shared.js';
-export type { AnsibleRoleOptions } from './steps/ansible-role.js';
-export type { PuppetApplyOptions } from './steps/puppet-apply.js';
 export {
+  script,
+  webhook,
+  event,
+  type HookOptions,
+  type CommandOptions,
+  type AnsibleRoleOptions,
+  type PuppetApplyOptions,
   StepBuilder,
   type PhaseBuilder,
   ArtifactBuilder,

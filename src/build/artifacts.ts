@@ -10,18 +10,16 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { StepOf } from '../ir/schema.js';
+import type { BuildArtifact } from '../ir/phases.js';
 import { fileSha256, sha256, stableJson, withoutLocations } from './cache.js';
 import { warmHashWorker } from './sparse-hash.js';
 import { run, type RunOptions } from '../host/exec.js';
 import { packRoot, type Compression } from '../host/tar.js';
 import { derivedUuid, makeBootableDisk, makeExt4, sizeBytes } from './disk.js';
 
-export type ArtifactStep = StepOf<'artifact'>;
-
 export interface ArtifactRecord {
   step: string;
-  format: ArtifactStep['format'];
+  format: BuildArtifact['format'];
   output: string;
   /** sha256 of the file; for `dir`, of a canonical listing of the tree (paths, types, owners, modes, contents). */
   sha256: string;
@@ -47,7 +45,7 @@ export interface ReuseState {
 export const REUSE_STATE = '.imgc-artifacts.json';
 
 /** What an artifact is made from: one making of a cached root (its id) and the step's settings. */
-export const artifactInput = (rootId: string, step: ArtifactStep): string => {
+export const artifactInput = (rootId: string, step: BuildArtifact): string => {
   const { id: _id, ...settings } = withoutLocations(step);
   return sha256(stableJson({ root: rootId, artifact: settings }));
 };
@@ -94,10 +92,10 @@ export const treeSha256 = async (dir: string): Promise<{ sha256: string; bytes: 
   return { sha256: h.digest('hex'), bytes };
 };
 
-const diskSize = (step: ArtifactStep): string => step.size ?? '4G';
+const diskSize = (step: BuildArtifact): string => step.size ?? '4G';
 
 /** Raw and qcow2 artifacts of the same disk share one raw image: a bootable GPT disk or a bare ext4 filesystem, of a size. */
-const diskKey = (step: ArtifactStep): string => `${step.bootable ? 'boot' : 'ext4'}-${diskSize(step)}`;
+const diskKey = (step: BuildArtifact): string => `${step.bootable ? 'boot' : 'ext4'}-${diskSize(step)}`;
 
 export interface ArtifactContext {
   root: string;
@@ -114,7 +112,7 @@ export interface ArtifactContext {
   run: RunOptions;
   /** Called when an artifact is done. */
   onDone?: (rec: ArtifactRecord, ms: number) => void;
-  onStart?: (step: ArtifactStep) => void;
+  onStart?: (step: BuildArtifact) => void;
 }
 
 const ensureInside = (dir: string, output: string): string => {
@@ -129,7 +127,7 @@ const ensureInside = (dir: string, output: string): string => {
  * why it is made again. `imgc build --plan` says the same without making it.
  */
 export const artifactReuse = (
-  step: ArtifactStep,
+  step: BuildArtifact,
   rootId: string | undefined,
   previous: { dir: string; state: ReuseState } | undefined,
 ): { kept: ReuseState['artifacts'][string] } | { why: string } => {
@@ -153,13 +151,13 @@ export const artifactReuse = (
  * `reused`: there is nothing of them to publish). Returns the records and
  * the reuse state to publish beside them.
  */
-export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: ArtifactContext): Promise<{ records: ArtifactRecord[]; state: ReuseState }> => {
+export const makeArtifacts = async (steps: readonly BuildArtifact[], ctx: ArtifactContext): Promise<{ records: ArtifactRecord[]; state: ReuseState }> => {
   mkdirSync(ctx.staging, { recursive: true });
   const records: ArtifactRecord[] = [];
   const state: ReuseState = { version: 1, artifacts: {} };
   const rawBySize = new Map<string, string>();
   const epoch = ctx.epoch !== undefined ? { epoch: ctx.epoch } : {};
-  const raw = async (step: ArtifactStep, into?: string): Promise<string> => {
+  const raw = async (step: BuildArtifact, into?: string): Promise<string> => {
     const key = diskKey(step);
     const have = rawBySize.get(key);
     if (have && !into) return have;
@@ -179,7 +177,7 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
   // is computed while the next artifact is made (by mkfs, tar, qemu-img on
   // the other cores), and all are awaited before the staging is published.
   const hashing: Promise<void>[] = [];
-  const recorded = (step: ArtifactStep, started: number, rec: Promise<ArtifactRecord>): void => {
+  const recorded = (step: BuildArtifact, started: number, rec: Promise<ArtifactRecord>): void => {
     const settled = rec.then((r) => {
       done.set(step.id, r);
       ctx.onDone?.(r, Date.now() - started);
@@ -190,9 +188,9 @@ export const makeArtifacts = async (steps: readonly ArtifactStep[], ctx: Artifac
   // Whether the previous build's artifact can be kept costs a walk of it (a
   // `dir` is thousands of lstats): every step's is found out while the first
   // command that makes an artifact runs, rather than each in turn before it.
-  const inputOf = (step: ArtifactStep) => (ctx.rootId ? artifactInput(ctx.rootId, step) : undefined);
-  const keptFrom = new Map<ArtifactStep, ReuseState['artifacts'][string] | undefined>();
-  const reuseOf = (step: ArtifactStep) => {
+  const inputOf = (step: BuildArtifact) => (ctx.rootId ? artifactInput(ctx.rootId, step) : undefined);
+  const keptFrom = new Map<BuildArtifact, ReuseState['artifacts'][string] | undefined>();
+  const reuseOf = (step: BuildArtifact) => {
     if (!keptFrom.has(step)) {
       const r = artifactReuse(step, ctx.rootId, ctx.previous);
       keptFrom.set(step, 'kept' in r ? r.kept : undefined);

@@ -3,7 +3,8 @@
 // published, when a runtime fact does not hold. Kept apart from index.ts.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Image, StepOf } from '../ir/schema.js';
+import type { Image } from '../ir/schema.js';
+import { isBuildArtifact, isBuildCheck, type BuildCheck } from '../ir/phases.js';
 import { formatVerify } from '../verify/index.js';
 import { QemuFailed, verifyBoot } from '../verify/boot.js';
 import type { ArtifactRecord } from './artifacts.js';
@@ -21,8 +22,8 @@ export const sourceDateEpoch = (env: NodeJS.ProcessEnv): number | undefined => {
 /** Host tools the definition's bootable disks and boot check need. */
 export const bootTools = (ir: Image): string[] => {
   const steps = ir.phases.flatMap((p) => p.steps);
-  const bootable = steps.some((s) => s.kind === 'artifact' && s.bootable);
-  const boots = steps.some((s) => s.kind === 'verify' && s.check === 'boot');
+  const bootable = steps.some((s) => isBuildArtifact(s) && s.bootable);
+  const boots = steps.some((s) => isBuildCheck(s) && s.check === 'boot');
   return [...(bootable ? ['sfdisk', 'mkfs.fat', 'mmd', 'mcopy', 'truncate'] : []), ...(boots ? ['qemu-system-x86_64', 'qemu-img', 'debugfs', 'timeout'] : [])];
 };
 
@@ -43,7 +44,7 @@ export interface BootStepContext {
 }
 
 export const bootVerify = async (
-  c: StepOf<'verify'>,
+  c: BuildCheck,
   ctx: BootStepContext,
 ): Promise<{ ok: boolean; message: string; summary: { disk: string; accel: 'kvm' | 'tcg'; checked: number; failed: number; bootMs: number; sinceStartMs: number } }> => {
   const disks = ctx.staged.filter((a) => a.bootable && (a.format === 'raw' || a.format === 'qcow2'));

@@ -31,7 +31,7 @@ import { runPhases } from './stages.js';
 import { BuildError, failed, locText, type BuildOptions, type BuildRun } from './state.js';
 import type { BuildSummary } from './summary.js';
 import { openStaging, openWork, startRoot } from './work.js';
-import { imageView } from '../ir/phases.js';
+import { imageView, isBuildArtifact, isBuildCheck } from '../ir/phases.js';
 
 export type { Io } from './display.js';
 export { BuildError, type BuildOptions } from './state.js';
@@ -215,7 +215,7 @@ const buildInto = async (run: BuildRun, ready: { files: CompiledFiles; sensitive
       const work = openWork(run, workParent, { files, compiledDir, sensitive }, (dir) => (workDir = dir));
       const resume = await startRoot(run, work, base);
       const results = await runPhases(run, work, resume);
-      if (!ir.phases.some((p) => p.steps.some((s) => s.kind === 'verify' && s.check === 'facts'))) {
+      if (!ir.phases.some((p) => p.steps.some((s) => isBuildCheck(s) && s.check === 'facts'))) {
         display.info('facts not verified: the definition has no verify facts() step (imgc verify --root can check them)');
       }
       if (results.staged.length) await publishBuild(run, work, base, results);

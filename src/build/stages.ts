@@ -4,11 +4,11 @@
 // disk). Nothing here publishes: ./manifest.ts does, once all succeeded.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Phase, Step, StepOf } from '../ir/schema.js';
+import type { Phase, Step } from '../ir/schema.js';
 import { describeStep, kindOf } from '../steps/index.js';
 import type { Elsewhere } from '../steps/kind.js';
 import { isElsewhere } from '../compilers/renderings.js';
-import { phaseKind } from '../ir/phases.js';
+import { isBuildArtifact, isBuildCheck, phaseKind, type BuildCheck } from '../ir/phases.js';
 import { formatVerify, verifyRoot, type VerifyResult } from '../verify/index.js';
 import { makeArtifacts, REUSE_STATE, type ArtifactRecord, type ReuseState } from './artifacts.js';
 import { bootVerify, sourceDateEpoch } from './boot-step.js';
@@ -87,9 +87,9 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
   const { run, work, ctx, ps, results } = p;
   const { display, summary } = run;
   const runner = runnerOf(p);
-  const steps = ctx.phase.steps.filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
+  const steps = ctx.phase.steps.filter(isBuildArtifact);
   // The phase's other steps (Packer sources) are made by another target.
-  const elsewhere = ctx.phase.steps.filter((s) => s.kind !== 'artifact');
+  const elsewhere = ctx.phase.steps.filter((s) => !isBuildArtifact(s));
   const took = new Map<string, number>();
   display.phaseStart(ctx.phase.name, steps.length);
   if (runner.separateHooks) await runner.runHooks(ctx, 'pre');
@@ -126,7 +126,7 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
 };
 
 /** `v.facts()`: the definition's facts checked on the built root; a failure stops the build before publishing. */
-const checkFacts = (p: PhaseRun, c: StepOf<'verify'>, tc: number): void => {
+const checkFacts = (p: PhaseRun, c: BuildCheck, tc: number): void => {
   const { run, work, ps, results } = p;
   const { display, logsDir, summary } = run;
   const result = verifyRoot(withValues(run.ir, work.sensitive), work.root);
@@ -148,7 +148,7 @@ const runVerifyPhase = async (p: PhaseRun): Promise<void> => {
   const { run, work, ctx, ps, results } = p;
   const { display, summary } = run;
   const runner = runnerOf(p);
-  const checks = ctx.phase.steps.filter((s): s is StepOf<'verify'> => s.kind === 'verify');
+  const checks = ctx.phase.steps.filter(isBuildCheck);
   display.phaseStart(ctx.phase.name, targetSteps(ctx.phase).length + checks.length);
   if (runner.separateHooks) await runner.runHooks(ctx, 'pre');
   const out = await runner.runSteps(ctx);

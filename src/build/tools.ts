@@ -1,7 +1,8 @@
 // The system tools a build runs, and the Debian package of each: the build's
 // preflight refuses to start without them, and `imgc build --plan` lists them
 // with whether each is present.
-import type { Image, StepOf } from '../ir/schema.js';
+import type { Image } from '../ir/schema.js';
+import { isBuildArtifact } from '../ir/phases.js';
 import { bootTools } from './boot-step.js';
 
 /** A command whose package is named otherwise (the rest are their own package). */
@@ -27,7 +28,7 @@ export const debianPackage = (command: string): string => toolPackages[command] 
 
 /** The commands a build of `ir` with `target` runs on this machine (debootstrap when the base is laid down fresh). */
 export const requiredTools = (ir: Image, target: string, opts: { debootstrap?: boolean } = {}): string[] => {
-  const artifacts = ir.phases.flatMap((p) => p.steps).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
+  const artifacts = ir.phases.flatMap((p) => p.steps).filter(isBuildArtifact);
   return [
     ...new Set([
       ...(opts.debootstrap ? ['debootstrap'] : []),

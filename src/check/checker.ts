@@ -156,20 +156,23 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   }
   const guess = didYouMean(req.key, known);
   const hint = guess ? `did you mean '${guess}'?` : undefined;
-  const isOwnership = (step.kind === 'file' || step.kind === 'directory') && ((req.kind === 'user' && step.owner === req.key) || (req.kind === 'group' && step.group === req.key));
+  const owners = kindOf(step).owners?.(step);
+  const isOwnership = owners !== undefined && ((req.kind === 'user' && owners.owner === req.key) || (req.kind === 'group' && owners.group === req.key));
   if (isOwnership) {
     return diagnostic('IMGC0003', `${describeStep(step)} is owned by ${what}, which does not exist`, {
       ...base,
       hint: hint ?? `create ${what} in an earlier step (p.${req.kind}('${req.key}'))`,
     });
   }
-  if (step.kind === 'service' && req.kind === 'service') {
-    const message = step.package
-      ? `${describeStep(step)}: the unit comes from package '${step.package}', which is never installed`
+  const unitKind = kindOf(step);
+  if (unitKind.unitPackage && req.kind === 'service') {
+    const unitPackage = unitKind.unitPackage(step);
+    const message = unitPackage
+      ? `${describeStep(step)}: the unit comes from package '${unitPackage}', which is never installed`
       : `${describeStep(step)}: no installed package provides service '${req.key}'`;
     return diagnostic('IMGC0004', message, {
       ...base,
-      hint: hint ?? (step.package ? `add p.packages(['${step.package}']) before enabling it` : `install the package that ships ${req.key}.service, or declare the service in a raw step's provides`),
+      hint: hint ?? (unitPackage ? `add p.packages(['${unitPackage}']) before enabling it` : `install the package that ships ${req.key}.service, or declare the service in a raw step's provides`),
     });
   }
   return diagnostic('IMGC0001', `${describeStep(step)} requires ${what}, which no step or the base provides`, {
@@ -221,7 +224,7 @@ const article = (k: PathKind) => (k === 'directory' ? 'a directory' : k === 'fil
  */
 const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, Made>): Diagnostic[] => {
   const { step } = placed;
-  if (step.kind === 'file' || step.kind === 'symlink') return [];
+  if (kindOf(step).writes) return [];
   const makes = new Map(madePaths(step));
   // The files it edits a part of: a whole write (a download, a unit, an archive's path) is IMGC0006's.
   return (kindOf(step).edits?.(step) ?? [])
@@ -229,7 +232,7 @@ const editsOfWritten = (placed: Placed, made: ReadonlyMap<string, Made>): Diagno
     .flatMap((key) => {
       const first = made.get(key);
       // A path this step makes another kind of thing is IMGC0012's.
-      if (!first || first.placed.step.kind !== 'file' || (makes.get(key) ?? 'file') !== 'file') return [];
+      if (!first || kindOf(first.placed.step).writes !== 'content' || (makes.get(key) ?? 'file') !== 'file') return [];
       return [
         diagnostic('IMGC0015', `${describeStep(step)} edits a file an earlier step writes whole (phase '${first.placed.phase}'): every run writes it back and edits it again, so a second run is never unchanged`, {
           loc: step.loc,
@@ -285,7 +288,7 @@ const pathConflicts = (steps: Placed[]): Diagnostic[] => {
     for (const f of step.removes) {
       if (f.kind !== 'path') continue;
       made.delete(f.key);
-      if (step.kind !== 'packages') for (const p of [...made.keys()]) if (isBelow(p, f.key)) made.delete(p);
+      if (!kindOf(step).removesListedOnly) for (const p of [...made.keys()]) if (isBelow(p, f.key)) made.delete(p);
     }
     for (const { path, kind, edit } of writtenPaths(step)) {
       // Below a file: the parent a step writes into is not a directory.
@@ -335,11 +338,7 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
   const seen = new Map<string, Placed>();
   for (const placed of steps) {
     const { step } = placed;
-    const keys: string[] =
-      step.kind === 'user' || step.kind === 'group' ? [`${step.kind}:${step.name}`]
-      : step.kind === 'packages' && step.action === 'install' ? step.names.map((n) => `package:${packageName(n, family)}`)
-      : step.kind === 'artifact' ? [`artifact:${step.output}`]
-      : [];
+    const keys = kindOf(step).creates?.(step, family) ?? [];
     // What a step removes may be made again: a user deleted, a package purged.
     for (const f of step.removes) seen.delete(factId(f));
     for (const key of keys) {

@@ -53,6 +53,7 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
       const where = `${id}${id && at ? '.' : ''}${at}`;
       const names = referencedIn(s);
       const rest = splitMarkers(s).filter((p): p is string => typeof p === 'string').join('');
+      const takesLists = kind !== undefined && allKinds().get(kind)?.takesLists === true;
       if (kind === undefined || !isAllowed(kind, at, s)) {
         out.push(
           diagnostic('IMGC0011', `${where} uses ${names.length ? `variable ${names.map((n) => `'${n}'`).join(', ')}` : 'a variable marker'} where a literal is needed`, {
@@ -61,10 +62,10 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
             hint: 'variables may stand in file contents, commands, script hooks, apt repository and webhook URLs, package versions and cloud image settings',
           }),
         );
-      } else if (names.some((n) => types.has(n)) && names.some((n) => (types.get(n) === 'list') !== (kind === 'packageList'))) {
+      } else if (names.some((n) => types.has(n)) && names.some((n) => (types.get(n) === 'list') !== takesLists)) {
         // A list is no text, and a package list takes nothing but a list.
         out.push(
-          diagnostic('IMGC0011', `${where} uses ${kind === 'packageList' ? `variable ${names.map((n) => `'${n}'`).join(', ')}, which is not a list,` : `list variable ${names.filter((n) => types.get(n) === 'list').map((n) => `'${n}'`).join(', ')}`} where ${kind === 'packageList' ? 'a list' : 'text'} is needed`, {
+          diagnostic('IMGC0011', `${where} uses ${takesLists ? `variable ${names.map((n) => `'${n}'`).join(', ')}, which is not a list,` : `list variable ${names.filter((n) => types.get(n) === 'list').map((n) => `'${n}'`).join(', ')}`} where ${takesLists ? 'a list' : 'text'} is needed`, {
             loc,
             stepId: id,
             hint: 'a list variable (z.array(z.string())) stands only as a package list: p.packages(list)',

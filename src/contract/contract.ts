@@ -5,7 +5,7 @@
 import { factsAfter, runOrder } from '../ir/flow.js';
 import { runsUnder, valuesOf } from '../core/conditions.js';
 import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
-import { parsePackageSpec } from '../core/packages.js';
+import { kindOf } from '../steps/index.js';
 import { phaseKind } from '../ir/phases.js';
 import { z } from '../util/zod.js';
 
@@ -48,17 +48,7 @@ export const contractJsonSchema = (): Record<string, unknown> => ({
 });
 
 /** What a step says about a fact it provides beyond its key. */
-const detailsOf = (step: Step | undefined, f: Fact): Omit<ContractFact, 'kind' | 'key'> => {
-  if (!step) return {};
-  if (f.kind === 'path' && (step.kind === 'file' || step.kind === 'directory') && step.path === f.key) {
-    return { ...(step.owner ? { owner: step.owner } : {}), ...(step.group ? { group: step.group } : {}), ...(step.mode ? { mode: step.mode } : {}) };
-  }
-  if (f.kind === 'package' && step.kind === 'packages') {
-    const pinned = step.names.map((n) => parsePackageSpec(n)).find((p) => p.name === f.key && p.version);
-    return pinned?.version ? { version: pinned.version } : {};
-  }
-  return {};
-};
+const detailsOf = (step: Step | undefined, f: Fact): Omit<ContractFact, 'kind' | 'key'> => (step ? (kindOf(step).factDetails?.(step, f) ?? {}) : {});
 
 const kindOrder: readonly FactKind[] = ['user', 'group', 'path', 'package', 'service', 'command', 'kernelModule', 'sysctl', 'repo', 'artifact'];
 

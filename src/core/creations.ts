@@ -20,3 +20,5 @@ export type Creation =
   /** The block of `file` between the marker lines `marker` makes ({mark} as BEGIN and END). */
   | { readonly token: string; readonly kind: 'block'; readonly file: string; readonly marker: string };
 
+/** The begin and end marker lines of a block (`{mark}` as BEGIN and END): the blockInFile step's and its creation's. */
+export const blockMarkers = (s: { readonly marker: string }): [string, string] => [s.marker.replaceAll('{mark}', 'BEGIN'), s.marker.replaceAll('{mark}', 'END')];

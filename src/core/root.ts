@@ -176,4 +176,3 @@ export const findCommand = (view: RootView, cmd: string): string | undefined =>
     const st = view.stat(p);
     return st !== undefined && st.type === 'file' && (st.mode & 0o111) !== 0;
   });
-

@@ -14,8 +14,8 @@ import { readTextFile, readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
 import type { MakeContext, StepCommon, StepInput } from '../steps/kind.js';
 import type { DeclaredFacts, Owned } from '../steps/shared.js';
-// The steps' options, each from its kind's file (not the registry: a definition's type-check then reads only these kinds' declarations).
-import type { HookOptions } from '../steps/hook.js';
+// The steps' options, each from its kind's file (not the registry: a definition's type-check then reads only these kinds' declarations); public through this builder.
+import { script, webhook, event, type HookOptions } from '../steps/hook.js';
 import type { CommandOptions } from '../steps/command.js';
 import type { AnsibleRoleOptions } from '../steps/ansible-role.js';
 import type { PuppetApplyOptions } from '../steps/puppet-apply.js';
@@ -27,6 +27,7 @@ import type { IniKeyOptions } from '../steps/ini-key.js';
 import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
 import type { CloudImageSetting } from '../steps/cloud-image.js';
+export { script, webhook, event, type HookOptions, type CommandOptions, type AnsibleRoleOptions, type PuppetApplyOptions };
 import type { ListVariable, Variable } from './variables.js';
 import type { Added, Declared, Facts, GlobPattern, Listed, Module, NoFacts, Ownership, PackageCatalog, PackageNameOf, Ref, Removed, UserOptions, Without, WithoutTree } from './types.js';
 

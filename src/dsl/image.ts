@@ -1,7 +1,7 @@
 // An image under construction: its name, base and phases, each phase a
 // chain of steps (./builder.ts), and `toIR`, which numbers the steps and
 // writes the Image IR.
-import type { Base, Image, Phase, PhaseStep, SourceLocation, Step, StepOf } from '../ir/types.js';
+import type { Base, Hook, Image, Phase, PhaseStep, SourceLocation, Step } from '../ir/types.js';
 import { Fleet, IR_VERSION } from '../ir/schema.js';
 import { lifecycle } from '../ir/lifecycle.js';
 import { hasMarker } from '../core/variables.js';
@@ -152,7 +152,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     const phases: Phase[] = ordered.map((p) => {
       const { steps, hooks } = p.chain.collect();
       const withId = (l: Link, i: number, prefix: string): Step => record(l, `${p.name}.${prefix}${i + 1}.${l.input.kind}`);
-      const when = (w: 'pre' | 'post') => hooks.filter((h) => (h.input as { when?: string }).when === w).map((h, i) => withId(h, i, w) as StepOf<'hook'>);
+      const when = (w: 'pre' | 'post') => hooks.filter((h) => (h.input as { when?: string }).when === w).map((h, i) => withId(h, i, w) as Hook);
       return {
         name: p.name,
         runtime: p.runtime,

@@ -5,6 +5,7 @@
 import type { Fact, Image, Step } from './schema.js';
 import { factId, parentDir } from '../core/facts.js';
 import { globMatches, isGlob } from '../core/glob.js';
+import { kindOf } from '../steps/index.js';
 
 /** A step in run order, with the phase it belongs to. */
 export interface Placed {
@@ -45,7 +46,7 @@ export const isBelow = (path: string, dir: string): boolean => path.startsWith(d
  */
 export const removedWith = (step: Step, fact: Fact, known: Iterable<string>): string[] => {
   const id = factId(fact);
-  if (fact.kind !== 'path' || step.kind === 'packages') return [id];
+  if (fact.kind !== 'path' || kindOf(step).removesListedOnly) return [id];
   // A glob (remove('/tmp/*')) removes every known path it names, each with what lies below it.
   const paths = [...known].filter((k) => k.startsWith('path:')).map((k) => k.slice(5));
   const roots = isGlob(fact.key) ? paths.filter((k) => globMatches(fact.key, k)) : [fact.key];

@@ -3,9 +3,22 @@
 // and contracts all ask.
 import { variablesIn } from '../core/variables.js';
 import type { Image, Phase } from './schema.js';
-import { kindOf } from '../steps/index.js';
+import { isStepWith, kindOf, type StepWith } from '../steps/index.js';
 
 export type PhaseKind = 'root' | 'artifact' | 'verify';
+
+// The steps other parts of imgc do themselves, picked by their kinds' fields (src/steps/kind.ts), not by kind names.
+/** What `imgc build` makes from the finished root (a directory, a tarball, a disk). */
+export type BuildArtifact = StepWith<{ phaseKind: 'artifact'; doneBy: 'build' }>;
+export const isBuildArtifact = isStepWith({ phaseKind: 'artifact', doneBy: 'build' });
+/** What `imgc build` checks on the result (facts, boot, checksums, manifest). */
+export type BuildCheck = StepWith<{ phaseKind: 'verify'; doneBy: 'build' }>;
+export const isBuildCheck = isStepWith({ phaseKind: 'verify', doneBy: 'build' });
+/** Whatever `imgc build` does itself rather than a phase script: its artifacts and checks. */
+export const isDoneByBuild = isStepWith({ doneBy: 'build' });
+/** A source of the packer target's template (a cloud image, an existing host). */
+export type PackerSource = StepWith<{ doneBy: 'packer' }>;
+export const isPackerSource = isStepWith({ doneBy: 'packer' });
 
 export const phaseKind = (phase: Phase): PhaseKind =>
   phase.steps.some((s) => kindOf(s).phaseKind === 'artifact')

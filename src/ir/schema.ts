@@ -5,7 +5,7 @@ import { z } from '../util/zod.js';
 import * as core from '../core/facts.js';
 import { Name, PackageName } from '../core/fields.js';
 import { Variable as CoreVariable } from '../core/variables.js';
-import { isRegistered, kindOf, phaseStepSchemas, stepSchemas } from '../steps/index.js';
+import { hookKind, hookStepSchema, isRegistered, kindOf, phaseStepSchemas, stepSchemas } from '../steps/index.js';
 import { conditionVariable, type Condition } from '../core/conditions.js';
 import { lifecycle } from './lifecycle.js';
 import { packageSpecPattern, packageSpecRule } from '../core/packages.js';
@@ -34,60 +34,17 @@ export type Fact = z.infer<typeof Fact>;
 export const SourceLocation = core.SourceLocation;
 export type SourceLocation = z.infer<typeof SourceLocation>;
 
-// Each step kind's schema lives in its file (src/steps/<kind>.ts); exported here one by one
-// under the IR's type names (src/ir/types.ts is generated from these exports).
-export const UserStep = stepSchemas.UserStep;
-export const GroupStep = stepSchemas.GroupStep;
-export const DirectoryStep = stepSchemas.DirectoryStep;
-export const FileStep = stepSchemas.FileStep;
-export const SymlinkStep = stepSchemas.SymlinkStep;
-export const PackagesStep = stepSchemas.PackagesStep;
-export const AptRepositoryStep = stepSchemas.AptRepositoryStep;
-export const ServiceStep = stepSchemas.ServiceStep;
-export const SysctlStep = stepSchemas.SysctlStep;
-export const KernelModuleStep = stepSchemas.KernelModuleStep;
-export const SwapOffStep = stepSchemas.SwapOffStep;
-export const CommandStep = stepSchemas.CommandStep;
-export const CleanStep = stepSchemas.CleanStep;
-export const MaskStep = stepSchemas.MaskStep;
-export const HoldStep = stepSchemas.HoldStep;
-export const ScriptHook = stepSchemas.ScriptHook;
-export const WebhookHook = stepSchemas.WebhookHook;
-export const EventHook = stepSchemas.EventHook;
-export const HookAction = stepSchemas.HookAction;
-export type HookAction = z.infer<typeof HookAction>;
-export const HookStep = stepSchemas.HookStep;
-export const ArtifactStep = stepSchemas.ArtifactStep;
-export const CloudImageStep = stepSchemas.CloudImageStep;
-export const VerifyStep = stepSchemas.VerifyStep;
-export const DownloadStep = stepSchemas.DownloadStep;
-export const ArchiveStep = stepSchemas.ArchiveStep;
-export const UnitStep = stepSchemas.UnitStep;
-export const RestartStep = stepSchemas.RestartStep;
-export const LineInFileStep = stepSchemas.LineInFileStep;
-export const BlockInFileStep = stepSchemas.BlockInFileStep;
-export const IniKeyStep = stepSchemas.IniKeyStep;
-export const DataKeyStep = stepSchemas.DataKeyStep;
-export const UpgradeStep = stepSchemas.UpgradeStep;
-export const AnsibleRoleStep = stepSchemas.AnsibleRoleStep;
-export const RebootStep = stepSchemas.RebootStep;
-export const PuppetApplyStep = stepSchemas.PuppetApplyStep;
-export const PackageListStep = stepSchemas.PackageListStep;
-
-/** Every kind but `hook`: what a phase's `steps` may hold. */
-const phaseStepKinds = phaseStepSchemas;
-
 /** A step of a phase's `steps`; hooks live in the phase's `pre` and `post`. */
-export const PhaseStep = z.discriminatedUnion('kind', phaseStepKinds, {
+export const PhaseStep = z.discriminatedUnion('kind', phaseStepSchemas, {
   error: (issue) =>
-    issue.code === 'invalid_union' && (issue.input as { kind?: unknown } | undefined)?.kind === 'hook'
+    issue.code === 'invalid_union' && (issue.input as { kind?: unknown } | undefined)?.kind === hookKind
       ? 'a hook belongs in its phase\'s pre or post hooks, not among its steps'
       : undefined,
 });
 export type PhaseStep = z.infer<typeof PhaseStep>;
 
 /** Any step: a phase step or a hook. */
-export const Step = z.discriminatedUnion('kind', [...phaseStepKinds, HookStep]);
+export const Step = z.discriminatedUnion('kind', stepSchemas);
 export type Step = z.infer<typeof Step>;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
@@ -99,13 +56,15 @@ export const Phase = z
     runtime: z.boolean(),
     /** Runs on existing hosts only, never in an image build (bootstrap); such phases come last. */
     runtimeOnly: z.literal(true).optional(),
-    pre: z.array(HookStep),
+    pre: z.array(hookStepSchema),
     steps: z.array(PhaseStep),
-    post: z.array(HookStep),
+    post: z.array(hookStepSchema),
     loc: SourceLocation.optional(),
   })
   .strict();
 export type Phase = z.infer<typeof Phase>;
+/** A phase's pre or post hook. */
+export type Hook = Phase['pre'][number];
 
 export const Base = z
   .object({

@@ -1,4 +1,4 @@
-// Generated from src/ir/schema.ts by `npm run gen` (scripts/gen.mjs): do not edit.
+// Generated from src/ir/schema.ts and the step registry (src/steps/index.ts) by `npm run gen` (scripts/gen.mjs): do not edit.
 // The Image IR's types written out, so type-checking a definition does not go through zod's inference.
 export type FactKind = "user" | "group" | "path" | "package" | "service" | "kernelModule" | "sysctl" | "command" | "repo" | "artifact";
 export type Fact = {
@@ -267,38 +267,6 @@ export type HoldStep = {
         negate: boolean;
     }[] | undefined;
 };
-export type ScriptHook = {
-    type: "script";
-    run: string;
-};
-export type WebhookHook = {
-    type: "webhook";
-    url: string;
-    timeoutSeconds: number;
-    retries: number;
-    onFailure: "fail" | "warn";
-};
-export type EventHook = {
-    type: "event";
-    target: string;
-};
-export type HookAction = ScriptHook | WebhookHook | EventHook;
-export type HookStep = {
-    kind: "hook";
-    when: "pre" | "post";
-    action: HookAction;
-    id: string;
-    provides: Fact[];
-    requires: Fact[];
-    removes: Fact[];
-    loc?: SourceLocation | undefined;
-    description?: string | undefined;
-    conditions?: {
-        variable: string;
-        equals: string | number | boolean;
-        negate: boolean;
-    }[] | undefined;
-};
 export type ArtifactStep = {
     kind: "artifact";
     format: "dir" | "tar" | "ext4" | "raw" | "qcow2";
@@ -345,6 +313,38 @@ export type VerifyStep = {
     removes: Fact[];
     disk?: string | undefined;
     timeoutSeconds?: number | undefined;
+    loc?: SourceLocation | undefined;
+    description?: string | undefined;
+    conditions?: {
+        variable: string;
+        equals: string | number | boolean;
+        negate: boolean;
+    }[] | undefined;
+};
+export type ScriptHook = {
+    type: "script";
+    run: string;
+};
+export type WebhookHook = {
+    type: "webhook";
+    url: string;
+    timeoutSeconds: number;
+    retries: number;
+    onFailure: "fail" | "warn";
+};
+export type EventHook = {
+    type: "event";
+    target: string;
+};
+export type HookAction = ScriptHook | WebhookHook | EventHook;
+export type HookStep = {
+    kind: "hook";
+    when: "pre" | "post";
+    action: HookAction;
+    id: string;
+    provides: Fact[];
+    requires: Fact[];
+    removes: Fact[];
     loc?: SourceLocation | undefined;
     description?: string | undefined;
     conditions?: {
@@ -598,7 +598,7 @@ export type PackageListStep = {
     }[] | undefined;
 };
 export type PhaseStep = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | IniKeyStep | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
-export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | HookStep | ArtifactStep | CloudImageStep | VerifyStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | IniKeyStep | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
+export type Step = UserStep | GroupStep | DirectoryStep | FileStep | SymlinkStep | PackagesStep | AptRepositoryStep | ServiceStep | SysctlStep | KernelModuleStep | SwapOffStep | CommandStep | CleanStep | MaskStep | HoldStep | ArtifactStep | CloudImageStep | VerifyStep | HookStep | DownloadStep | ArchiveStep | UnitStep | RestartStep | LineInFileStep | BlockInFileStep | IniKeyStep | DataKeyStep | UpgradeStep | AnsibleRoleStep | RebootStep | PuppetApplyStep | PackageListStep;
 export type StepKind = Step['kind'];
 export type StepOf<K extends StepKind> = Extract<Step, {
     kind: K;
@@ -612,6 +612,7 @@ export type Phase = {
     runtimeOnly?: true | undefined;
     loc?: SourceLocation | undefined;
 };
+export type Hook = Phase['pre'][number];
 export type Base = {
     name: string;
     distro: "debian" | "ubuntu";

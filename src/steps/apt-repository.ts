@@ -89,6 +89,7 @@ export const aptRepository = {
     writesFiles: true,
   }),
   inRoot: true,
+  addsSource: true,
   chroot: { network: () => true },
   variables: ['uri', 'keyUrl'],
 

@@ -16,7 +16,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { ansibleOwnership, call, cloudMode4, normalMode, ownedFields, ownedRequires, ownerFacts, ownershipProblem, type Owned } from './shared.js';
-import { commandAt, DownloadUrl, fetchNeeds, Sha256 } from './download.js';
+import { commandAt, DownloadUrl, fetchNeeds, Sha256 } from './fetch.js';
 import type { RootExpectation, StepInput, StepKind } from './kind.js';
 
 export const archiveFormats = ['tar.gz', 'tar.xz', 'tar.zst', 'zip'] as const;

@@ -51,7 +51,9 @@ export const artifact = {
   describe: (s) => `${s.format} artifact '${s.output}'`,
   comment: (s) => `${s.format} artifact ${s.output}`,
   inRoot: false,
+  creates: (s) => [`artifact:${s.output}`],
   phaseKind: 'artifact',
+  doneBy: 'build',
 
   shell: { elsewhere: () => 'imgc build makes artifacts' },
   ansible: { elsewhere: (s) => `${s.format} ${labelText(s.output)} (imgc build)` },

@@ -13,6 +13,7 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellLine } from './shared.js';
+import { blockMarkers as markers } from '../core/creations.js';
 import type { StepInput, StepKind } from './kind.js';
 
 export const DEFAULT_MARKER = '# {mark} IMGC MANAGED BLOCK';
@@ -36,8 +37,6 @@ const schema = z
   });
 type BlockInFileStep = z.infer<typeof schema>;
 
-/** The begin and end marker lines. */
-export const markers = (s: { marker: string }): [string, string] => [s.marker.replaceAll('{mark}', 'BEGIN'), s.marker.replaceAll('{mark}', 'END')];
 
 export interface BlockInFileOptions {
   readonly marker?: string;

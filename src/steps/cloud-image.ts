@@ -22,12 +22,6 @@ export type CloudImageStep = z.infer<typeof schema>;
 /** One builder setting's value. */
 export type CloudImageSetting = CloudImageStep['settings'][string];
 
-/** What the Packer output says when the definition has none of these: it provisions an existing host instead. */
-export const noCloudImage = 'The definition has no cloudImage step, so Packer provisions an existing host:';
-
-/** Whether a step is a Packer source (the packer target's sources come from these). */
-export const isCloudImage = (s: { readonly kind: string }): s is CloudImageStep => s.kind === 'cloudImage';
-
 export const cloudImage = {
   kind: 'cloudImage',
   schema,
@@ -44,6 +38,7 @@ export const cloudImage = {
   comment: (s) => `Packer source ${s.builder} ${s.name}`,
   inRoot: false,
   phaseKind: 'artifact',
+  doneBy: 'packer',
   variables: ['settings.*'],
 
   shell: { elsewhere: () => 'a Packer source: the packer target makes it' },

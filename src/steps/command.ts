@@ -69,6 +69,7 @@ export const command = {
   // Opaque: nothing moves across it (cloud-init's plan).
   opaque: true,
   inRoot: true,
+  alwaysChanges: (s) => s.creates === undefined,
   chroot: { mounts: (s) => s.needsMounts, network: () => true },
   variables: ['run'],
 
@@ -91,7 +92,7 @@ export const command = {
     ];
     return [
       task({
-        name: stepTaskName(`${verify ? 'Check' : 'Command'}: ${s.description !== undefined ? labelText(s.description) : firstLine(s.run)}`, s),
+        name: stepTaskName(`${verify ? 'Check' : 'Command'}: ${s.description !== undefined ? labelText(s.description) : firstLine(s.run)}`, { id: s.id, loc: s.loc }),
         module: 'ansible.builtin.shell',
         comments,
         noqa: rawCommandNoqa(s.run),

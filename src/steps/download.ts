@@ -4,10 +4,10 @@
 // machine into the cache by its sum (`downloads`) and hands it to the phase
 // script: nothing inside the root needs the network for it.
 import { z } from '../util/zod.js';
-import { fact, parentDir, type Fact } from '../core/facts.js';
-import { AbsPath, Ownership, oneWord, oneWordMessage, stepBase, urlOrReference } from '../core/fields.js';
+import { fact, parentDir } from '../core/facts.js';
+import { AbsPath, Ownership, stepBase } from '../core/fields.js';
+import { commandAt, DownloadUrl, fetchNeeds, Sha256 } from './fetch.js';
 import { hasMarker } from '../core/variables.js';
-import { pathDirs } from '../core/root.js';
 import { createHash } from 'node:crypto';
 import { words } from '../emit/shell/quote.js';
 import { unsafe } from '../emit/ansible/quote.js';
@@ -18,11 +18,6 @@ import { fn } from '../emit/cloud-init/calls.js';
 import { ansibleOwnership, call, cloudMode4, normalMode, ownerFacts, ownershipProblem, type Owned } from './shared.js';
 import type { RootExpectation, StepInput, StepKind } from './kind.js';
 
-/** A sha256 as hex (64 digits), or a variable reference that holds one when the output runs. */
-export const Sha256 = z.string().regex(/^(?:[0-9a-f]{64}|\uE000var:[a-z][a-z0-9_]*\uE001)$/, 'a sha256 is 64 lower-case hex digits, or a variable holding them');
-/** A URL of a download: one word, http(s) or a variable reference. */
-export const DownloadUrl = urlOrReference(z.string().regex(oneWord, oneWordMessage).url());
-
 const schema = z.object({ ...stepBase, kind: z.literal('download'), url: DownloadUrl, sha256: Sha256, path: AbsPath, ...Ownership }).strict();
 type DownloadStep = z.infer<typeof schema>;
 
@@ -30,20 +25,6 @@ type DownloadStep = z.infer<typeof schema>;
 export interface DownloadOptions extends Owned {
   readonly sha256: string;
 }
-
-/** What fetching by URL needs in the root when the build does not hand the file over: curl. */
-export const fetchNeeds: readonly Fact[] = [fact('command', 'curl')];
-
-/**
- * The command a file at `path` is: one directly in a PATH directory (kubectl
- * downloaded to /usr/local/bin), as the base's commands are found. A download
- * says so only with an executable mode (the owner's x bit); an archive's
- * declared paths keep the modes the archive gave them.
- */
-export const commandAt = (path: string, mode?: string): Fact[] => {
-  if (mode !== undefined && (parseInt(mode, 8) & 0o100) === 0) return [];
-  return (pathDirs as readonly string[]).includes(parentDir(path)) ? [fact('command', path.slice(parentDir(path).length + 1))] : [];
-};
 
 /** The sum of a file in the root, compared with a declared one (skipped when the sum is a variable). */
 export const sumProblem = (bytes: Buffer, sha256: string, p: string): string | undefined => {

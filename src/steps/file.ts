@@ -33,6 +33,9 @@ export const file = {
   paths: (s) => [[s.path, 'file']],
   touches: (s) => ({ needs: ownerFacts(s), changes: [{ kind: 'path', key: s.path }], writesFiles: true }),
   inRoot: true,
+  writes: 'content',
+  owners: (s) => ({ owner: s.owner, group: s.group }),
+  factDetails: (s, f) => (f.kind === 'path' && s.path === f.key ? { ...(s.owner ? { owner: s.owner } : {}), ...(s.group ? { group: s.group } : {}), ...(s.mode ? { mode: s.mode } : {}) } : {}),
   variables: ['content'],
 
   shell: (s) => {

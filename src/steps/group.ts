@@ -33,6 +33,7 @@ export const group = {
   comment: (s) => `group ${s.name}`,
   touches: (s) => ({ changes: [{ kind: 'group', key: s.name }] }),
   inRoot: true,
+  creates: (s) => [`group:${s.name}`],
 
   shellHelpers: {
     group: {

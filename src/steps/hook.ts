@@ -50,6 +50,7 @@ const frame = { elsewhere: (s: HookStep) => `${s.when} hook of its phase (the ta
 export const hook = {
   kind: 'hook',
   schema,
+  parts: { ScriptHook, WebhookHook, EventHook, HookAction },
   make: (when: 'pre' | 'post', action: HookActionT, opts: HookOptions = {}): StepInput<HookStep> => ({
     kind: 'hook',
     when,

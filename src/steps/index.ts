@@ -29,7 +29,7 @@ import { iniKey } from './ini-key.js';
 import { dataKey } from './data-key.js';
 import { blockInFile } from './block-in-file.js';
 import { upgrade } from './upgrade.js';
-import { hook, HookAction, ScriptHook, WebhookHook, EventHook } from './hook.js';
+import { hook } from './hook.js';
 import { download } from './download.js';
 import { archive } from './archive.js';
 import { unit } from './unit.js';
@@ -42,92 +42,49 @@ import { packageList } from './package-list.js';
 /** Every kind, in the order of the IR's Step union (hooks after the phase kinds they came with: they are not phase steps). */
 export const kinds = { user, group, directory, file, symlink, packages, aptRepository, service, sysctl, kernelModule, swapOff, command, clean, mask, hold, artifact, cloudImage, verify, hook, download, archive, unit, restart, lineInFile, blockInFile, iniKey, dataKey, upgrade, ansibleRole, reboot, puppetApply, packageList } as const;
 
-/**
- * The kinds' schemas under the IR's type names, for src/ir/schema.ts to
- * export one by one (src/ir/types.ts is generated from those exports).
- */
-export const stepSchemas = {
-  UserStep: user.schema,
-  GroupStep: group.schema,
-  DirectoryStep: directory.schema,
-  FileStep: file.schema,
-  SymlinkStep: symlink.schema,
-  PackagesStep: packages.schema,
-  AptRepositoryStep: aptRepository.schema,
-  ServiceStep: service.schema,
-  SysctlStep: sysctl.schema,
-  KernelModuleStep: kernelModule.schema,
-  SwapOffStep: swapOff.schema,
-  CommandStep: command.schema,
-  CleanStep: clean.schema,
-  MaskStep: mask.schema,
-  HoldStep: hold.schema,
-  ScriptHook,
-  WebhookHook,
-  EventHook,
-  HookAction,
-  HookStep: hook.schema,
-  ArtifactStep: artifact.schema,
-  CloudImageStep: cloudImage.schema,
-  VerifyStep: verify.schema,
-  DownloadStep: download.schema,
-  ArchiveStep: archive.schema,
-  UnitStep: unit.schema,
-  RestartStep: restart.schema,
-  LineInFileStep: lineInFile.schema,
-  BlockInFileStep: blockInFile.schema,
-  IniKeyStep: iniKey.schema,
-  DataKeyStep: dataKey.schema,
-  UpgradeStep: upgrade.schema,
-  AnsibleRoleStep: ansibleRole.schema,
-  RebootStep: reboot.schema,
-  PuppetApplyStep: puppetApply.schema,
-  PackageListStep: packageList.schema,
-} as const;
+/** A kind's IR type name (src/ir/types.ts, scripts/gen.mjs): `user` → `UserStep`. */
+export type StepTypeName<K extends string> = `${Capitalize<K>}Step`;
+export const stepTypeName = <K extends string>(kind: K): StepTypeName<K> => `${kind[0]!.toUpperCase()}${kind.slice(1)}Step` as StepTypeName<K>;
 
-/** The schemas of the kinds a phase's `steps` may hold: every kind but `hook`, in union order. */
-export const phaseStepSchemas = [
-  user.schema,
-  group.schema,
-  directory.schema,
-  file.schema,
-  symlink.schema,
-  packages.schema,
-  aptRepository.schema,
-  service.schema,
-  sysctl.schema,
-  kernelModule.schema,
-  swapOff.schema,
-  command.schema,
-  clean.schema,
-  mask.schema,
-  hold.schema,
-  artifact.schema,
-  cloudImage.schema,
-  verify.schema,
-  download.schema,
-  archive.schema,
-  unit.schema,
-  restart.schema,
-  lineInFile.schema,
-  blockInFile.schema,
-  iniKey.schema,
-  dataKey.schema,
-  upgrade.schema,
-  ansibleRole.schema,
-  reboot.schema,
-  puppetApply.schema,
-  packageList.schema,
-] as const;
+/** The kinds a phase's `steps` may hold: every kind but `hook` (hooks live in a phase's `pre` and `post`). */
+export type PhaseKindName = Exclude<keyof typeof kinds, 'hook'>;
+type PhaseStepSchema = (typeof kinds)[PhaseKindName]['schema'];
+
+/** The schemas of the kinds a phase's `steps` may hold, in the registry's order. */
+export const phaseStepSchemas = Object.values(kinds)
+  .filter((k) => k !== hook)
+  .map((k) => k.schema) as unknown as readonly [PhaseStepSchema, ...PhaseStepSchema[]];
+
+/** The kind whose steps are a phase's `pre` and `post` hooks, and its schema. */
+export const hookKind = hook.kind;
+export const hookStepSchema = hook.schema;
+/** Whether `s` is a phase's hook (in lists that hold both, as a run's order does). */
+export const isHook = <S extends StepCommon>(s: S): s is Extract<S, { kind: typeof hook.kind }> => s.kind === hook.kind;
+
+/** The schemas of every kind, for the IR's Step union: the phase kinds, then the hook kind. */
+export const stepSchemas = [...phaseStepSchemas, hookStepSchema] as const;
 
 export type KindName = keyof typeof kinds;
 /** The IR shape of the registered kinds' steps. */
 export type RegisteredStep = z.infer<(typeof kinds)[KindName]['schema']>;
 
+/** The kinds that have the fields `F` (`{ phaseKind: 'verify' }`): how other parts of imgc pick the steps they do themselves, instead of naming kinds. */
+export type KindsWith<F> = { [K in KindName]: (typeof kinds)[K] extends F ? K : never }[KindName];
+/** The steps of the kinds that have the fields `F`. */
+export type StepWith<F> = Extract<RegisteredStep, { kind: KindsWith<F> }>;
+
 const registered = new Map<string, StepKind>(Object.entries(kinds).map(([name, k]) => [name, k as unknown as StepKind]));
 
 /** Whether step `s` is of a registered kind. */
 export const isRegistered = <S extends StepCommon>(s: S): s is Extract<S, RegisteredStep> => registered.has(s.kind);
+
+/** Whether step `s`'s kind has the fields `F` (`isStepWith({ doneBy: 'build', phaseKind: 'artifact' })`). */
+export const isStepWith =
+  <const F extends Partial<StepKind>>(fields: F) =>
+  <S extends StepCommon>(s: S): s is Extract<S, { kind: KindsWith<F> }> => {
+    const k = registered.get(s.kind) as Partial<Record<string, unknown>> | undefined;
+    return k !== undefined && Object.entries(fields).every(([f, v]) => k[f] === v);
+  };
 
 /** The kind of step `s`. */
 export const kindOf = <S extends RegisteredStep>(s: S): StepKind<S> => registered.get(s.kind) as unknown as StepKind<S>;

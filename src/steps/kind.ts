@@ -184,6 +184,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** The IR shape: a strict zod object spreading `stepBase` (src/core/fields.ts). */
   readonly schema: z.ZodType<S>;
   /**
+   * The schemas `schema` is built from that the IR's types name on their own
+   * (a hook's action), in the order written: src/ir/types.ts gets one type
+   * each, before the step's (scripts/gen.mjs). Absent: none.
+   */
+  readonly parts?: Readonly<Record<string, z.ZodType>>;
+  /**
    * The step from what the builder's method was given (src/dsl/builder.ts,
    * one line per method): its fields and the facts it provides, requires and
    * removes; a mistake in them is a DefinitionError (src/core/definition-error.ts).
@@ -211,6 +217,30 @@ export interface StepKind<S extends StepCommon = StepCommon> {
    */
   edits?(s: S): readonly string[];
   /**
+   * It writes its path whole: `content` (a file: an edit of the path after it
+   * never settles, IMGC0015) or `link` (a symlink); two writers of one path
+   * are IMGC0006/IMGC0007. Absent: it makes or edits paths, not their content.
+   */
+  readonly writes?: 'content' | 'link';
+  /** The owner and group it gives what it makes: a missing one is IMGC0003 (ownership) rather than IMGC0001. Absent: none. */
+  owners?(s: S): { readonly owner?: string | undefined; readonly group?: string | undefined };
+  /** It acts on a unit a package ships: that package if the step names it. A missing service is then IMGC0004. Absent: no such unit. */
+  unitPackage?(s: S): string | undefined;
+  /** What only one step may create while it is there, as `kind:key` (a user, an installed package, an artifact's output): IMGC0008/0009/0010. Absent: none. */
+  creates?(s: S, family: PackageManager): string[];
+  /** The paths it removes are only those it lists (a package's own files: dpkg leaves what others wrote below them). Absent: a removed path goes with everything below it. */
+  readonly removesListedOnly?: true;
+  /** What a contract says about fact `f` it provides beyond its key (a path's owner, group, mode; a package's pinned version). Absent: nothing. */
+  factDetails?(s: S, f: Fact): { readonly owner?: string; readonly group?: string; readonly mode?: string; readonly version?: string };
+  /** Its `variables` fields take list variables (a package list), and nothing else; other kinds take text. */
+  readonly takesLists?: true;
+  /** It installs packages with the package manager: a source added before it must refresh the index first. Absent: never. */
+  installs?(s: S): boolean;
+  /** It adds a package source (the package index is refreshed for the installs after it). */
+  readonly addsSource?: true;
+  /** It runs, and reports changed, on every run (a raw command without `creates`). Absent: never. */
+  alwaysChanges?(s: S): boolean;
+  /**
    * What the step touches beyond its declared facts, so targets that reorder
    * steps (cloud-init) keep it after what it depends on even in hand-made IR:
    * facts it needs, facts it changes, whether it writes files. Absent: its
@@ -231,6 +261,14 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   readonly inRoot: boolean;
   /** A phase holding a step of this kind makes artifacts from the root or checks it, rather than changing it (src/ir/phases.ts). */
   readonly phaseKind?: 'artifact' | 'verify';
+  /**
+   * Who does the step when no target's phase script does: `build`, imgc build
+   * from the finished root (an artifact: src/build/artifacts.ts; a check:
+   * src/build/stages.ts); `packer`, the packer target as a source of its
+   * template (src/compilers/packer/sources.ts). Those parts select their steps
+   * by this field (`isStepWith` in ./index.ts), never by kind name. Absent: the phase scripts.
+   */
+  readonly doneBy?: 'build' | 'packer';
   /** What running it in a chroot needs: /proc, /sys and /dev mounted; the network (a resolver). Absent: neither. */
   readonly chroot?: { mounts?(s: S): boolean; network?(s: S): boolean };
   /**

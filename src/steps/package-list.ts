@@ -14,7 +14,7 @@ import { bool, str, template } from '../emit/ansible/quote.js';
 import { entry, map, seq } from '../emit/ansible/yaml.js';
 import { str as ciStr } from '../emit/cloud-init/quote.js';
 import { packageManagers } from './package-managers.js';
-import { packageExpectation } from './packages.js';
+import { packageExpectation } from './shared.js';
 import type { StepInput, StepKind } from './kind.js';
 
 const schema = z
@@ -46,6 +46,7 @@ export const packageList = {
   comment: (s) => (hasMarker(s.list) ? `install the packages listed in variable ${variableOf(s)}` : `install ${s.list || 'nothing'} (a list variable's value)`),
   touches: () => ({ packageManager: true }),
   inRoot: true,
+  takesLists: true,
   chroot: { mounts: () => true, network: () => true },
   variables: ['list'],
   variablesIn: (value) => wholeReference.test(value),

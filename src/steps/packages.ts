@@ -2,17 +2,16 @@
 // (apt now). Names may pin versions (`name[:arch][=version]`, src/core/packages.ts).
 import { z } from '../util/zod.js';
 import { PackageSpec, stepBase } from '../core/fields.js';
-import { packageName } from '../core/packages.js';
+import { packageName, parsePackageSpec } from '../core/packages.js';
 import { displayMarkers, hasMarker } from '../core/variables.js';
-import { isInstalled } from '../core/root.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { packageManagers } from './package-managers.js';
 import { str } from '../emit/cloud-init/quote.js';
-import type { RootExpectation, StepKind, MakeContext, StepInput } from './kind.js';
+import type { StepKind, MakeContext, StepInput } from './kind.js';
 import { fact } from '../core/facts.js';
 import { packageFacts, packageRepo } from '../core/catalog.js';
-import { declared, type DeclaredFacts } from './shared.js';
+import { declared, packageExpectation, type DeclaredFacts } from './shared.js';
 
 /**
  * A package pinned to a version that references variables (`kubelet=${v}`):
@@ -35,17 +34,6 @@ const schema = z
   .strict();
 type PackagesStep = z.infer<typeof schema>;
 
-/** What verify expects of one package on the root: installed, or not. */
-export const packageExpectation = (name: string, installed: boolean): RootExpectation => ({
-  subject: `fact:package:${name}`,
-  what: `package '${name}' ${installed ? 'installed' : 'removed'}`,
-  check: (r) => {
-    const st = r.dpkg.get(name);
-    if (installed) return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
-    return isInstalled(st) ? `still installed (status: ${st})` : undefined;
-  },
-});
-
 export const packages = {
   kind: 'packages',
   schema,
@@ -63,6 +51,13 @@ export const packages = {
   comment: (s) => `${s.action} ${s.names.join(' ')}`,
   touches: (s) => ({ changes: s.names.map((n) => ({ kind: 'package' as const, key: n.split('=')[0]! })), packageManager: true }),
   inRoot: true,
+  creates: (s, family) => (s.action === 'install' ? s.names.map((n) => `package:${packageName(n, family)}`) : []),
+  removesListedOnly: true,
+  installs: (s) => s.action === 'install',
+  factDetails: (s, f) => {
+    const pinned = f.kind === 'package' ? s.names.map((n) => parsePackageSpec(n)).find((p) => p.name === f.key && p.version) : undefined;
+    return pinned?.version ? { version: pinned.version } : {};
+  },
   chroot: { mounts: () => true, network: () => true },
   variables: ['names[*]'],
   // Only in the version: the name is a fact key (a reference there is IMGC0011).

@@ -51,6 +51,7 @@ export const service = {
   comment: (s) => `${s.enabled ? 'enable' : 'disable'} ${s.name}`,
   touches: (s) => ({ needs: s.package !== undefined ? [{ kind: 'package', key: s.package }] : [], changes: [{ kind: 'service', key: s.name }] }),
   inRoot: true,
+  unitPackage: (s) => s.package,
 
   shellHelpers: {
     enable: {

@@ -2,7 +2,7 @@
 // target, the guarded-file checks, unit names. Kind-neutral; each target's
 // part uses only that target's quoting module (src/emit).
 import { fact, parentDir, type Fact, type FactKind } from '../core/facts.js';
-import type { RootFacts } from '../core/root.js';
+import { isInstalled, type RootFacts } from '../core/root.js';
 import { words } from '../emit/shell/quote.js';
 import type { Emitted, HelperName } from '../emit/shell/emitted.js';
 import { mode as ansibleMode, unsafe } from '../emit/ansible/quote.js';
@@ -158,3 +158,14 @@ export const clip = (s: string, n = 60): string => {
   const chars = [...line];
   return chars.length > n || s.includes('\n') ? `${chars.slice(0, n).join('')}…` : line;
 };
+
+/** What verify expects of one package on the root: installed, or not (packages, package lists). */
+export const packageExpectation = (name: string, installed: boolean): RootExpectation => ({
+  subject: `fact:package:${name}`,
+  what: `package '${name}' ${installed ? 'installed' : 'removed'}`,
+  check: (r) => {
+    const st = r.dpkg.get(name);
+    if (installed) return isInstalled(st) ? undefined : `not installed according to /var/lib/dpkg/status${st ? ` (status: ${st})` : ''}`;
+    return isInstalled(st) ? `still installed (status: ${st})` : undefined;
+  },
+});

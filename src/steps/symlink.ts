@@ -23,6 +23,7 @@ export const symlink = {
   paths: (s) => [[s.path, 'symlink']],
   touches: (s) => ({ changes: [{ kind: 'path', key: s.path }], writesFiles: true }),
   inRoot: true,
+  writes: 'link',
 
   shellHelpers: {
     symlink: {

@@ -109,6 +109,7 @@ export const user = {
     writesFiles: s.home !== undefined,
   }),
   inRoot: true,
+  creates: (s) => [`user:${s.name}`],
 
   shellHelpers: {
     user: {

@@ -33,6 +33,7 @@ export const verify = {
   comment: (s) => `verify ${s.check}`,
   inRoot: false,
   phaseKind: 'verify',
+  doneBy: 'build',
 
   shell: { elsewhere: () => 'imgc build / imgc verify checks the image' },
   ansible: { elsewhere: (s) => `${s.check} (imgc build / imgc verify)` },

@@ -1,7 +1,7 @@
 // --decommission: decommission.yml, the inverse of the runtime phases on hosts
 // runtime.yml provisioned. It reads the host's record (../runtime.ts) and
 // undoes only what it lists, in reverse order, then removes the record.
-import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { blockMarkers } from '../../core/creations.js';
 import type { Image, Phase, Step } from '../../ir/schema.js';
 import { decommissionPhase } from '../../ir/phases.js';
 import { hookTasks } from './hooks.js';

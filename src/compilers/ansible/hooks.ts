@@ -1,7 +1,7 @@
 // Phase hooks. A script runs in the target like a command; webhooks and events
 // run on the machine driving the build (delegate_to: localhost, once per play)
 // and send the request of src/compilers/hook-request.ts.
-import type { Phase, StepOf } from '../../ir/schema.js';
+import type { Hook, Phase } from '../../ir/schema.js';
 import { firstLine, labelName, labelText, taskName } from '../../emit/ansible/names.js';
 import { bool, label as quotedLabel, mode, str, template, unsafe, word } from '../../emit/ansible/quote.js';
 import { task, taskItem, type Task } from '../../emit/ansible/tasks.js';
@@ -79,7 +79,7 @@ const webhookScript = ['imgc_body() {', '  cat', '}', '', ...webhookHelper, '', 
 const onController = [entry('delegate_to', word('localhost')), entry('run_once', bool(true))];
 
 /** The tasks of one pre/post hook of `phase`. */
-export const hookTasks = (h: StepOf<'hook'>, phase: string, site: HookSite): Task[] => {
+export const hookTasks = (h: Hook, phase: string, site: HookSite): Task[] => {
   const failed = site.failed === true;
   const label = (what: string) => taskName(`${h.when === 'pre' ? 'Pre hook' : failed ? RESCUED_HOOK : 'Post hook'}: ${h.description !== undefined ? labelText(h.description) : what}`, h.id, h.loc);
   const a = h.action;

@@ -4,12 +4,12 @@
 // ansible.builtin.fail with it, before any play changes anything. The steps
 // record what they created on each host (a lineinfile of the record file),
 // which decommission.yml reads.
-import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { blockMarkers } from '../../core/creations.js';
 import { sensitiveGuard, valueChecks } from './variables.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
-import { kindOf } from '../../steps/index.js';
+import { isHook, kindOf } from '../../steps/index.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase } from './fleet.js';
@@ -304,7 +304,7 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
   let phaseStart = true;
   for (const rs of rp.steps) {
     const s = rs.step;
-    if (s.kind === 'hook') {
+    if (isHook(s)) {
       (s.when === 'pre' ? pre : post).push(...hookTasks(s, rp.phase.name, { onHosts: true }));
       continue;
     }
@@ -324,7 +324,7 @@ export const livePhaseTasks = (ir: Image, plan: RuntimePlan, rp: RuntimePhase, c
     const startRefresh = phaseStart && ctx.refresh;
     const rendered = stepTasks(s as RootStep, ctx);
     // A repository added, or the phase's first install done: later refreshes are not the phase's first.
-    if (s.kind === 'aptRepository' || !ctx.refresh) phaseStart = false;
+    if (kindOf(s).addsSource || !ctx.refresh) phaseStart = false;
     body.push(...notifying(startRefresh ? rendered.map((t) => boundedRefresh(t, pm)) : rendered));
     body.push(...before.map((b) => recordTask(plan, b.token, b.absent, s)));
   }

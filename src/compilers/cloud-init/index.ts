@@ -4,7 +4,7 @@
 // header of the user-data it writes.
 import type { Image, Phase } from '../../ir/schema.js';
 import { assertCompilable } from '../representable.js';
-import { kindOf } from '../../steps/index.js';
+import { isHook, kindOf } from '../../steps/index.js';
 import { substituteVariables } from './variables.js';
 import type { CompiledFiles, Compiler } from '../types.js';
 import { fn, helperScript } from './helpers.js';
@@ -123,11 +123,11 @@ export const cloudInitCompiler: Compiler = {
     let functions = 0;
     for (const p of placed) {
       if (p.stage === 'runcmd') {
-        const postHook = p.step.kind === 'hook' && p.step.when === 'post';
+        const postHook = isHook(p.step) && p.step.when === 'post';
         if (postHook && armed === p.phase.name) {
           frameEntry(out, [fn('failing'), '-'], `Phase ${p.phase.name}'s steps are done: its post hooks say ok.`, 'failing');
           armed = undefined;
-        } else if (p.step.kind !== 'hook' && p.phase.post.length && armed !== p.phase.name) {
+        } else if (!isHook(p.step) && p.phase.post.length && armed !== p.phase.name) {
           const name = `imgc_failed_${++functions}`;
           out.failedHooks.push(...failedHooksFunction(name, p.phase.post, ctx, p.phase.name, out));
           frameEntry(out, [fn('failing'), name], `Phase ${p.phase.name}: if one of its steps stops runcmd, ${name} tells its post hooks (result failed).`, 'failing');

@@ -17,8 +17,8 @@
 // Within one stage the lists keep the definition's order, except `packages`,
 // which installs all its names in one apt-get call (so a step that depends on
 // an earlier one there goes further down).
-import type { Fact, Phase, Step, StepOf } from '../../ir/schema.js';
-import { kindOf } from '../../steps/index.js';
+import type { Fact, Hook, Phase, Step } from '../../ir/schema.js';
+import { isHook, kindOf } from '../../steps/index.js';
 import { rendering } from '../renderings.js';
 
 import { stages, type Stage } from '../../emit/cloud-init/calls.js';
@@ -28,7 +28,6 @@ const rank = (s: Stage): number => stages.indexOf(s);
 /** Stages whose module does its entries one after the other, in list order. */
 const inOrder = (s: Stage): boolean => s !== 'packages';
 
-export type Hook = StepOf<'hook'>;
 /** A step a cloud-config places (its kind is `inRoot`). */
 export type RootStep = Exclude<Step, Hook>;
 
@@ -50,7 +49,7 @@ export interface PlanOptions {
 
 /** The stages that can express a step, best first; always ending in runcmd. */
 export const candidates = (s: RootStep | Hook, opts: PlanOptions): readonly Stage[] => {
-  if (s.kind === 'hook')
+  if (isHook(s))
     // bootcmd cannot stop the modules after it, so only hooks that never stop anything go there.
     return (s.action.type === 'event' && s.action.target === 'stdout') || (s.action.type === 'webhook' && s.action.onFailure === 'warn') ? ['bootcmd', 'runcmd'] : ['runcmd'];
   const r = rendering(kindOf(s).cloudInit, s, 'cloudInit');

@@ -1,14 +1,14 @@
 // What each placed step becomes: an entry of its module's list, or runcmd
 // (bootcmd) entries `[imgc_helper, ARG…]`. Values go through quote.ts.
-import type { Image, SourceLocation } from '../../ir/schema.js';
+import type { Hook, Image, SourceLocation } from '../../ir/schema.js';
 import { fn, type HelperName } from './helpers.js';
 import type { Call } from '../../emit/cloud-init/calls.js';
-import type { Hook, Placed, RootStep, Stage } from './plan.js';
+import type { Placed, RootStep, Stage } from './plan.js';
 import { json, str } from '../../emit/cloud-init/quote.js';
 import { hasExpansionChars, LITERAL_NOTE, words } from '../../emit/shell/quote.js';
 import { seq, type Item, type Node } from '../../emit/cloud-init/yaml.js';
 import { summary } from '../summary.js';
-import { kindOf } from '../../steps/index.js';
+import { isHook, kindOf } from '../../steps/index.js';
 import type { CloudInitContext } from '../../steps/kind.js';
 import { rendering } from '../renderings.js';
 import { hookResult, requestTemplate } from '../hook-request.js';
@@ -89,7 +89,7 @@ const call = (argv: readonly string[], ...helpers: HelperName[]): Call => ({ arg
 
 /** The runcmd calls of a root step (its kind's rendering) or hook (the frame's hook runner). */
 const runCalls = (s: RootStep | Hook, ctx: StepContext, phase: string, failed = false): Call[] => {
-  if (s.kind !== 'hook') return rendering(kindOf(s).cloudInit, s, 'cloudInit').run(s, ctx);
+  if (!isHook(s)) return rendering(kindOf(s).cloudInit, s, 'cloudInit').run(s, ctx);
   const a = s.action;
   if (a.type === 'script') return [call(['/bin/sh', '-ec', a.run])];
   const body = bodyParts(ctx.ir, phase, s.when, failed);
@@ -144,7 +144,7 @@ export const emit = (p: Placed, ctx: StepContext, out: Emission): void => {
     }
     default: {
       // A module's list: write_files (deferred or not), groups, users, packages.
-      if (s.kind === 'hook') throw new Error(`internal: a hook in ${p.stage}`);
+      if (isHook(s)) throw new Error(`internal: a hook in ${p.stage}`);
       const list = { write_files: out.writeFiles, write_files_deferred: out.deferred, groups: out.groups, users: out.users, packages: out.packages }[p.stage];
       const r = rendering(kindOf(s).cloudInit, s, 'cloudInit');
       if (!r.entries) throw new Error(`internal: ${s.kind} in ${p.stage}`);

@@ -6,20 +6,19 @@
 // the template through ${path.root}.
 import { HELPERS_FILE } from '../shell/phase.js';
 import { diagnostic, type Diagnostic } from '../../check/diagnostic.js';
-import type { Image, Phase, PhaseStep, Step, StepOf } from '../../ir/schema.js';
+import type { Hook, Image, Phase, PhaseStep, Step } from '../../ir/schema.js';
 import { ansibleCompiler } from '../ansible/index.js';
 import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { summary } from '../summary.js';
 import { describeStep, kindOf, type PackerShell } from '../../steps/index.js';
-import { isCloudImage, type CloudImageStep } from '../../steps/cloud-image.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { seedsWayIn, sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
 import { BUILD_DIR, BUILD_USER, metaData, SEED_DIR, seedCleanup, userData, WAY_IN_PACKAGES } from './way-in.js';
 import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
-import { imageView } from '../../ir/phases.js';
+import { imageView, isBuildArtifact, isDoneByBuild, isPackerSource, type PackerSource } from '../../ir/phases.js';
 import { cut } from '../parts.js';
 
 type Provisioner = 'shell' | 'ansible';
@@ -45,16 +44,16 @@ const at = (s: { id: string; loc?: { file: string; line: number } | undefined })
 const stepLine = (s: Step): string => `  ${at(s)}: ${summary(s, 'packer')}`;
 
 /** Why a Packer source cannot boot the disk it names, or undefined when it can. */
-const diskProblem = (step: CloudImageStep, phaseSteps: readonly Step[]): string | undefined => {
+const diskProblem = (step: PackerSource, phaseSteps: readonly Step[]): string | undefined => {
   if (step.builder !== 'qemu') return `only the qemu builder boots a disk imgc built (this step's builder is ${step.builder})`;
-  const disk = phaseSteps.find((s): s is StepOf<'artifact'> => s.kind === 'artifact' && s.output === step.disk);
+  const disk = phaseSteps.filter(isBuildArtifact).find((s) => s.output === step.disk);
   if (!disk) return `no artifact of this phase writes '${step.disk}'`;
   if ((disk.format !== 'raw' && disk.format !== 'qcow2') || !disk.bootable) return `'${step.disk}' (${disk.id}) is not a bootable disk: it is ${disk.format === 'raw' || disk.format === 'qcow2' ? `a ${disk.format} without bootable: true` : `a ${disk.format}`}`;
   return undefined;
 };
 
 /** What imgc's seed needs on a disk the definition builds itself (way-in.ts), unless the step brings its own way in: the packages no step provides. */
-const wayInMissing = (ir: Image, step: CloudImageStep): string[] => {
+const wayInMissing = (ir: Image, step: PackerSource): string[] => {
   if (step.settings['cd_files'] !== undefined || step.settings['ssh_username'] !== undefined) return [];
   const installed = new Set(ir.phases.flatMap((p) => p.steps.flatMap((s) => s.provides.filter((f) => f.kind === 'package').map((f) => f.key))));
   return WAY_IN_PACKAGES.filter((p) => !installed.has(p));
@@ -65,7 +64,7 @@ const templateDiagnostics = (ir: Image, legacy: boolean): Diagnostic[] => {
   const out: Diagnostic[] = [];
   for (const phase of ir.phases) {
     for (const step of phase.steps) {
-      if (!isCloudImage(step)) continue;
+      if (!isPackerSource(step)) continue;
       if (step.disk !== undefined) {
         const problem = diskProblem(step, phase.steps);
         if (problem) out.push(diagnostic('IMGC2002', `${step.id}.disk: ${problem}`, { loc: step.loc, stepId: step.id, hint: "give the output of a raw or qcow2 artifact made with { bootable: true } in the artifact phase, e.g. a.qcow2('disk.qcow2', { bootable: true })" }));
@@ -121,14 +120,14 @@ const rootPath = (file: string): Value => tmpl({ expr: 'path.root' }, `/${file}`
 
 type Side = 'local' | 'target';
 /** Webhooks and events run where packer runs; script hooks in the target. */
-const sideOf = (h: StepOf<'hook'>): Side => (h.action.type === 'script' ? 'target' : 'local');
+const sideOf = (h: Hook): Side => (h.action.type === 'script' ? 'target' : 'local');
 
 /** Consecutive hooks that run on the same side, in order. */
-const runsOf = (hooks: readonly StepOf<'hook'>[]): StepOf<'hook'>[][] => {
-  const runs: StepOf<'hook'>[][] = [];
+const runsOf = (hooks: readonly Hook[]): Hook[][] => {
+  const runs: Hook[][] = [];
   for (const h of hooks) {
     const last = runs[runs.length - 1];
-    if (last && sideOf(last[0] as StepOf<'hook'>) === sideOf(h)) last.push(h);
+    if (last && sideOf(last[0] as Hook) === sideOf(h)) last.push(h);
     else runs.push([h]);
   }
   return runs;
@@ -272,7 +271,7 @@ const hookProvisioners = (ir: Image, opts: CompileOptions, shell: CompiledFiles,
   const hooks = when === 'pre' ? phase.pre : phase.post;
   const runs = runsOf(hooks);
   runs.forEach((run, k) => {
-    const side = sideOf(run[0] as StepOf<'hook'>);
+    const side = sideOf(run[0] as Hook);
     let file: string | undefined;
     if (runs.length === 1) {
       const own = phaseFile(shell, shellHooks(phase.name, when));
@@ -457,8 +456,8 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
 
 const sourcesOf = (ir: Image): SourceSpec[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
-  const cloudSteps = (artifactPhase?.steps ?? []).filter(isCloudImage);
-  const artifactSteps = (artifactPhase?.steps ?? []).filter((s): s is StepOf<'artifact'> => s.kind === 'artifact');
+  const cloudSteps = (artifactPhase?.steps ?? []).filter(isPackerSource);
+  const artifactSteps = (artifactPhase?.steps ?? []).filter(isBuildArtifact);
   return sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
 };
 
@@ -466,7 +465,7 @@ const template = (ir: Image, sources: readonly SourceSpec[], provisioner: Provis
   const own = irVariables(ir, legacy);
   const variables = [...own, ...uniqueVariables(sources).filter((v) => !own.some((o) => o.name === v.name))];
   const required = variables.filter((v) => v.default === undefined);
-  const notPacker = ir.phases.flatMap((p) => p.steps.filter((s) => s.kind === 'artifact' || s.kind === 'verify'));
+  const notPacker = ir.phases.flatMap((p) => p.steps.filter(isDoneByBuild));
 
   const withFiles = sources.filter((s) => s.producesFiles);
   const postProcessors: Item[] = [

@@ -2,11 +2,16 @@
 // amazon-ebs, null), or a null source for an existing host when there is none.
 // Each builder gets what it needs to pass `packer validate`; the step's
 // settings (builder-native keys) are written as given and win over these.
-import type { Base, StepOf } from '../../ir/schema.js';
-import { noCloudImage, type CloudImageSetting, type CloudImageStep } from '../../steps/cloud-image.js';
+import type { Base } from '../../ir/schema.js';
+import type { BuildArtifact, PackerSource } from '../../ir/phases.js';
 import { attr, block, bool, list, map, num, ref, str, tmpl, type Item, type Value } from './hcl.js';
 import { BUILD_TIME, variableParts, type TemplatePart } from './quote.js';
 import { BUILD_USER, SEED_DIR, seedShutdown } from './way-in.js';
+
+/** One builder setting's value. */
+type Setting = PackerSource['settings'][string];
+/** What the template says when the definition has no Packer source: it provisions an existing host instead. */
+const noCloudImage = 'The definition has no cloudImage step, so Packer provisions an existing host:';
 
 export interface VariableSpec {
   readonly name: string;
@@ -20,7 +25,7 @@ export interface VariableSpec {
 }
 
 export interface SourceSpec {
-  readonly builder: CloudImageStep['builder'];
+  readonly builder: PackerSource['builder'];
   readonly label: string;
   /** Comment lines above the block. */
   readonly comment: readonly string[];
@@ -71,7 +76,7 @@ type Field = readonly [name: string, value: Value | VariableSpec];
 
 const isVariable = (v: Value | VariableSpec): v is VariableSpec => 'description' in v;
 
-const settingValue = (v: CloudImageSetting): Value =>
+const settingValue = (v: Setting): Value =>
   typeof v === 'string' ? str(v) : typeof v === 'number' ? num(v) : typeof v === 'boolean' ? bool(v) : list((v as readonly (string | readonly string[])[]).map((i) => (typeof i === 'string' ? str(i) : list(i.map(str)))));
 
 const locText = (step: { id: string; loc?: { file: string; line: number } | undefined }): string =>
@@ -83,7 +88,7 @@ const locText = (step: { id: string; loc?: { file: string; line: number } | unde
  */
 const assemble = (
   fields: readonly Field[],
-  settings: Readonly<Record<string, CloudImageSetting>>,
+  settings: Readonly<Record<string, Setting>>,
   blocks: readonly Item[],
   /** Fields whose given value gets a suffix (a name unique per build). */
   suffixed: Readonly<Record<string, readonly TemplatePart[]>> = {},
@@ -103,7 +108,7 @@ const assemble = (
   const rest = Object.keys(settings).filter((k) => !own.has(k));
   if (rest.length) {
     body.push({ kind: 'blank' }, { kind: 'comment', lines: ['Settings from the definition.'] });
-    for (const k of rest) body.push(attr(k, settingValue(settings[k] as CloudImageSetting)));
+    for (const k of rest) body.push(attr(k, settingValue(settings[k] as Setting)));
   }
   if (blocks.length) body.push({ kind: 'blank' }, ...blocks);
   return { body, variables };
@@ -112,7 +117,7 @@ const assemble = (
 /** The firmware imgc's disks need: they boot by UEFI only (systemd-boot on an EFI system partition). */
 const OVMF = '/usr/share/ovmf/OVMF.fd';
 
-const qemu = (step: CloudImageStep, label: string, prefix: string, imageName: string, base: Base, disk: StepOf<'artifact'> | undefined): SourceSpec => {
+const qemu = (step: PackerSource, label: string, prefix: string, imageName: string, base: Base, disk: BuildArtifact | undefined): SourceSpec => {
   // Booting imgc's own disk: no cloud image to download by default.
   const cloud = disk ? undefined : cloudBases[base.name];
   const given = step.settings['format'];
@@ -197,7 +202,7 @@ export const seedsWayIn = (s: SourceSpec): boolean => s.seeded === true;
 /** A file beside the template. */
 const rootFile = (file: string): Value => tmpl({ expr: 'path.root' }, `/${file}`);
 
-const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
+const amazonEbs = (step: PackerSource, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
   const cloud = cloudBases[base.name];
   const s = step.settings;
   const fields: Field[] = [
@@ -249,7 +254,7 @@ const amazonEbs = (step: CloudImageStep, label: string, prefix: string, imageNam
   };
 };
 
-const nullHost = (settings: Readonly<Record<string, CloudImageSetting>>, label: string, prefix: string, comment: readonly string[]): SourceSpec => {
+const nullHost = (settings: Readonly<Record<string, Setting>>, label: string, prefix: string, comment: readonly string[]): SourceSpec => {
   const fields: Field[] = [
     ['communicator', str('ssh')],
     ['ssh_host', { name: `${prefix}_ssh_host`, type: 'string', description: 'Address of the existing host to provision.' }],
@@ -293,7 +298,7 @@ const labelFor = (name: string, taken: Set<string>): string => {
  * The sources of the template, in the artifact phase's order; `artifacts`:
  * the phase's artifact steps, for a qemu source that boots one (`disk`).
  */
-export const sourcesFor = (steps: readonly CloudImageStep[], imageName: string, base: Base, artifacts: readonly StepOf<'artifact'>[] = []): SourceSpec[] => {
+export const sourcesFor = (steps: readonly PackerSource[], imageName: string, base: Base, artifacts: readonly BuildArtifact[] = []): SourceSpec[] => {
   const taken = new Set<string>();
   if (steps.length === 0) {
     const label = labelFor('existing-host', taken);

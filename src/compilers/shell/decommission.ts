@@ -2,7 +2,7 @@
 // that provision.sh (imgc compile --target shell --runtime) provisioned. It
 // undoes only what the host's record lists (see ../runtime.ts), in reverse
 // order, then removes the record.
-import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { blockMarkers } from '../../core/creations.js';
 import type { Image } from '../../ir/schema.js';
 import { drainPlan, keptEffects, runtimePlan, undoOrder, type Creation } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';

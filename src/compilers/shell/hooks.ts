@@ -1,7 +1,7 @@
 // hooks/NN-<phase>-pre.sh and -post.sh: a phase's hooks, run on the machine
 // driving the build. Webhooks POST and events print one JSON line; script
 // hooks run in the image root (chroot when IMGC_ROOT names one).
-import type { Image, StepOf } from '../../ir/schema.js';
+import type { Hook, Image } from '../../ir/schema.js';
 import type { PhaseFile } from './phase.js';
 import { literalNote, where } from './phase.js';
 import { comment, json, variablePrologue, word, words } from '../../emit/shell/quote.js';
@@ -10,7 +10,6 @@ import { summary } from '../summary.js';
 import { webhookHelper } from '../webhook-sdk.js';
 import { requestTemplate, type HookResult, type RunField } from '../hook-request.js';
 
-type Hook = StepOf<'hook'>;
 
 /** How the shell writes each run-time value into the body: printf's format for it, and its argument. */
 const runValue: { readonly [K in RunField]: { format: string; arg: string } } = {

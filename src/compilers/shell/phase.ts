@@ -3,6 +3,7 @@
 // runtime and the helper functions are written once, in phases/helpers.sh,
 // which every phase script sources from its own directory.
 import type { Image, Phase, SourceLocation, Step } from '../../ir/schema.js';
+import { kindOf } from '../../steps/index.js';
 import { helperCode, type HelperName } from './helpers.js';
 import { comment, conditionTest, hasExpansionChars, LITERAL_NOTE, variablePrologue, word } from '../../emit/shell/quote.js';
 import { describeConditions } from '../../core/conditions.js';
@@ -115,13 +116,13 @@ export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): 
   const { phase } = f;
   const emitted = phase.steps.filter(isRootStep);
   const skipped = phase.steps.filter((s) => !isRootStep(s));
-  const checks = phase.name === 'verify' || phase.steps.some((s) => s.kind === 'verify');
+  const checks = phase.name === 'verify' || phase.steps.some((s) => kindOf(s).phaseKind === 'verify');
   const ctx: StepContext = {
     get pm() {
       return pm();
     },
     checks,
-    installsAfter: (s) => phase.steps.slice(phase.steps.findIndex((t) => t === s) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
+    installsAfter: (s) => phase.steps.slice(phase.steps.findIndex((t) => t === s) + 1).some((t) => kindOf(t).installs?.(t) === true),
   };
 
   const out: string[] = [
@@ -133,7 +134,7 @@ export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): 
     comment(`  chroot ROOT /bin/sh /run/imgc/${f.stem}.sh   (as build.sh runs it), or`),
     comment(`  /bin/sh phases/${f.stem}.sh   on a live host.`),
     '# Every step checks before it acts, so a second run changes nothing.',
-    ...(!checks && emitted.some((s) => s.kind === 'command' && s.creates === undefined)
+    ...(!checks && emitted.some((s) => kindOf(s).alwaysChanges?.(s) === true)
       ? ['# (Raw commands without `creates` are the exception: they run, and report changed, every time.)']
       : []),
     ...protocol(phase.name),

@@ -5,9 +5,10 @@
 // Every step records what it created on the host (see ../runtime.ts), which
 // decommission.sh reads. Webhook and event hooks run on the machine driving
 // the run: hooks/NN-<phase>-{pre,post}.sh, as in the build output.
-import { markers as blockMarkers } from '../../steps/block-in-file.js';
+import { blockMarkers } from '../../core/creations.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
+import { isHook, kindOf } from '../../steps/index.js';
 import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import type { Emitted } from '../../emit/shell/emitted.js';
@@ -225,7 +226,7 @@ export const livePhase = (ir: Image, rp: RuntimePhase, opts: RuntimeShellOptions
     },
     checks: false,
     liveHost: true,
-    installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s as never) + 1).some((t) => t.kind === 'packages' && t.action === 'install'),
+    installsAfter: (s) => phase.steps.slice(phase.steps.indexOf(s as never) + 1).some((t) => kindOf(t).installs?.(t) === true),
   };
   const driver = (when: 'pre' | 'post') => {
     const driven = drivenHooksFile(ir, f, when);
@@ -240,7 +241,7 @@ export const livePhase = (ir: Image, rp: RuntimePhase, opts: RuntimeShellOptions
   for (const rs of rp.steps) {
     const s = rs.step;
     let code: Emitted;
-    if (s.kind === 'hook') {
+    if (isHook(s)) {
       if (s.action.type !== 'script') continue;
       code = { lines: [`/bin/sh -ec ${word(s.action.run)}`], helpers: [] };
     } else if (isRootStep(s)) {

@@ -37,6 +37,6 @@ export const taskName = (summary: string, id: string, loc: SourceLocation | unde
   return labelName(`${cps.length > room ? `${cps.slice(0, room - 1).join('')}…` : summary}${suffix}`);
 };
 
-/** A step's task name; a declared description (commands use it as the summary) is appended. */
-export const stepTaskName = (summary: string, s: { id: string; kind: string; loc?: SourceLocation | undefined; description?: string | undefined }): string =>
-  taskName(s.description !== undefined && s.kind !== 'command' ? `${summary}: ${labelText(s.description)}` : summary, s.id, s.loc);
+/** A step's task name; a declared description is appended (a kind whose summary is the description passes the step without it). */
+export const stepTaskName = (summary: string, s: { id: string; loc?: SourceLocation | undefined; description?: string | undefined }): string =>
+  taskName(s.description !== undefined ? `${summary}: ${labelText(s.description)}` : summary, s.id, s.loc);

@@ -1,0 +1,67 @@
+// A step kind is changed in at most three files under src/: its kind file
+// (src/steps/<kind>.ts), the registry (src/steps/index.ts) and at most one
+// more (the builder, src/dsl/builder.ts, for the kinds a definition writes).
+// Everything else reaches a kind through the registry and the kind's fields,
+// never by its name (docs/architecture.md, "Add a step kind").
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { kinds } from '../../src/steps/index.js';
+import { repoRoot } from '../helpers/cli.js';
+
+const MAX_FILES = 3;
+/** Written by `npm run gen` from the registry, never by hand (scripts/gen.mjs). */
+const GENERATED = new Set(['src/ir/types.ts']);
+
+const sourceFiles = (dir: string): string[] =>
+  readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    if (statSync(p).isDirectory()) return sourceFiles(p);
+    return n.endsWith('.ts') && !n.endsWith('.d.ts') ? [path.relative(repoRoot, p)] : [];
+  });
+
+const texts = new Map(sourceFiles(path.join(repoRoot, 'src')).filter((f) => !GENERATED.has(f)).map((f) => [f, readFileSync(path.join(repoRoot, f), 'utf8')]));
+const registry = texts.get('src/steps/index.ts')!;
+
+/** The file a kind is written in, from the registry's import of it: `import { user } from './user.js'` → src/steps/user.ts. */
+const kindFile = (name: string): string => {
+  const m = new RegExp(`import \\{ ${name}\\b[^}]*\\} from '\\./([^']+)\\.js'`).exec(registry);
+  if (!m) throw new Error(`src/steps/index.ts imports no kind '${name}'`);
+  return `src/steps/${m[1]}.ts`;
+};
+
+/** The files under src/ that `file` imports (relative imports, resolved; `.js` is the `.ts` beside it). */
+const importsOf = (file: string, text: string): string[] =>
+  [...text.matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)\.js'/g)].map((m) => path.join(path.dirname(file), `${m[1]}.ts`));
+
+/**
+ * Whether `text` (of `file`) names kind `name`: its step type (`UserStep`,
+ * `StepOf<'user'>`), the registry's entry (`kinds.user`: the builder's method
+ * calls `kinds.user.make`), or an import of its kind file (its options' types, its helpers).
+ */
+const names = (name: string, file: string, text: string): boolean =>
+  new RegExp(`\\b${name[0]!.toUpperCase()}${name.slice(1)}Step\\b|StepOf<\\s*'${name}'\\s*>|\\bkinds\\s*(\\.\\s*${name}\\b|\\[\\s*'${name}'\\s*\\])`).test(text) ||
+  importsOf(file, text).includes(kindFile(name));
+
+/** The files under src/ (but generated ones) that name kind `name`, sorted; its kind file always. */
+const filesNaming = (name: string): string[] =>
+  [...new Set([kindFile(name), ...[...texts].filter(([f, text]) => names(name, f, text)).map(([f]) => f)])].sort();
+
+describe('the files that name a step kind', () => {
+  const all = Object.keys(kinds);
+  const table = Object.fromEntries(all.map((n) => [n, filesNaming(n)]));
+
+  it('finds each kind in the registry and, for the kinds a definition writes, in the builder', () => {
+    for (const n of all) expect(table[n], n).toContain('src/steps/index.ts');
+    // The builder's methods each add `kinds.<kind>.make(…)`: a kind with a method shows the builder.
+    const builder = texts.get('src/dsl/builder.ts')!;
+    for (const n of all.filter((k) => builder.includes(`kinds.${k}.make(`))) expect(table[n], n).toContain('src/dsl/builder.ts');
+  });
+
+  it(`are at most ${MAX_FILES} per kind: its file, the registry and one more`, () => {
+    const over = Object.entries(table)
+      .filter(([, files]) => files.length > MAX_FILES)
+      .map(([n, files]) => `${n}: ${files.join(', ')}`);
+    expect(over).toEqual([]);
+  });
+});
