@@ -4,7 +4,8 @@
 // directory's reuse state and the host's tools; it takes no lock, creates no
 // directory and writes no file, so it never waits for or blocks a build.
 import path from 'node:path';
-import type { Image, Phase, Step, StepOf } from '../ir/schema.js';
+import type { Image, Phase, Step } from '../ir/schema.js';
+import { isBuildArtifact, isBuildCheck } from '../ir/phases.js';
 import { imageView, phaseKind } from '../ir/phases.js';
 import { describeStep } from '../steps/index.js';
 import { variablesIn } from '../core/variables.js';
@@ -231,7 +232,7 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
     }
     if (kind === 'verify') return { name: p.name, kind, status: 'run', reasons: ['checks run on every build'], steps };
     const artifacts = p.steps
-      .filter((s): s is StepOf<'artifact'> => s.kind === 'artifact')
+      .filter(isBuildArtifact)
       .map((s) => {
         const reuse = artifactReuse(s, rootId, previous);
         return { step: s.id, format: s.format, output: s.output, ...('kept' in reuse ? { status: 'keep' as const } : { status: 'make' as const, reason: rootId ? reuse.why : `${rootNote ?? 'the root is not a cached one'}: the root is new` }) };
@@ -240,7 +241,7 @@ export const planBuild = async (definition: Image, opts: PlanOptions): Promise<B
   });
 
   const artifacts = phases.flatMap((p) => p.artifacts ?? []);
-  const wantChecksums = ir.phases.some((p) => p.steps.some((s) => s.kind === 'verify' && s.check === 'checksums'));
+  const wantChecksums = ir.phases.some((p) => p.steps.some((s) => isBuildCheck(s) && s.check === 'checksums'));
   const writes = [
     'compiled/',
     'logs/',

@@ -361,7 +361,8 @@ const duplicates = (steps: Placed[], family: PackageManager): Diagnostic[] => {
 
 /** The version a step's install of package `name` pins, if it pins one. */
 const pinOf = (step: Step, name: string, family: PackageManager): string | undefined => {
-  if (step.kind !== 'packages') return undefined;
+  // What a step installs is what it names (package lists name none until the output runs).
+  if (!kindOf(step).installs?.(step) || !('names' in step)) return undefined;
   const spec = step.names.map((n) => parsePackageSpec(n, family)).find((p) => p.name === name);
   return spec?.version;
 };

@@ -137,6 +137,12 @@ const unitDirs = ['/etc/systemd/system', '/run/systemd/system', '/usr/local/lib/
 /** `ssh` → `ssh.service`; names with a unit suffix stay. */
 export const unitName = (name: string): string => (/\.(service|socket|timer|target|mount|path|slice|scope|swap|automount|device)$/.test(name) ? name : `${name}.service`);
 
+/** Where imgc writes a unit (or a drop-in of it) and where masking links it. */
+export const UNIT_DIR = '/etc/systemd/system';
+
+/** The file of a unit, or of one of its drop-ins. */
+export const unitPath = (s: { unit: string; dropIn?: string | undefined }): string => (s.dropIn === undefined ? `${UNIT_DIR}/${s.unit}` : `${UNIT_DIR}/${s.unit}.d/${s.dropIn}`);
+
 /** Where a unit's file is, if the root has one (or a SysV script for it). */
 export const unitFile = (view: RootView, name: string): string | undefined => {
   const unit = unitName(name);

@@ -5,7 +5,7 @@
 import { z } from '../util/zod.js';
 import { fact } from '../core/facts.js';
 import { stepBase, UnitName } from '../core/fields.js';
-import { isMasked, unitName } from '../core/root.js';
+import { isMasked, unitName, unitPath } from '../core/root.js';
 import { word as shWord } from '../emit/shell/quote.js';
 import { bool, unsafe } from '../emit/ansible/quote.js';
 import { map } from '../emit/ansible/yaml.js';
@@ -13,7 +13,6 @@ import { task } from '../emit/ansible/tasks.js';
 import { stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import type { StepInput, StepKind } from './kind.js';
-import { unitPath } from './unit.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('mask'), name: UnitName, masked: z.boolean() }).strict();
 type MaskStep = z.infer<typeof schema>;

@@ -12,7 +12,8 @@ import { map } from '../emit/ansible/yaml.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
-import { call, shellLine, unitName } from './shared.js';
+import { call, shellLine } from './shared.js';
+import { unitName } from '../core/root.js';
 import type { Refusal, StepInput, StepKind } from './kind.js';
 
 const schema = z.object({ ...stepBase, kind: z.literal('restart'), name: UnitName, action: z.enum(['start', 'restart']) }).strict();

@@ -18,10 +18,6 @@ export interface Owned {
   readonly mode?: string | undefined;
 }
 
-/** A systemd unit name: a bare name means `.service` (systemctl needs the suffix in a chroot). */
-export const unitName = (n: string): string =>
-  /\.(service|socket|timer|target|path|mount|automount|swap|slice|scope|device)$/.test(n) ? n : `${n}.service`;
-
 // ---- shell -----------------------------------------------------------------
 
 /** A mode as the helpers take it: 4 octal digits ("644" and "00644" become "0644"). */

@@ -14,9 +14,9 @@ import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
 import { fn } from '../emit/cloud-init/calls.js';
 import { call, shellAttrs, writeFile } from './shared.js';
+import { UNIT_DIR, unitPath } from '../core/root.js';
 import type { StepInput, StepKind } from './kind.js';
 
-const UNIT_DIR = '/etc/systemd/system';
 const ATTRS = { mode: '0644', owner: 'root', group: 'root' } as const;
 
 /** A unit file's name: systemd reads only names with a unit type suffix. */
@@ -30,8 +30,6 @@ const schema = z.object({ ...stepBase, kind: z.literal('unit'), unit: UnitFileNa
 type UnitStep = z.infer<typeof schema>;
 
 /** Where the step's file is. */
-export const unitPath = (s: { unit: string; dropIn?: string | undefined }): string => (s.dropIn === undefined ? `${UNIT_DIR}/${s.unit}` : `${UNIT_DIR}/${s.unit}.d/${s.dropIn}`);
-
 /** The service facts of a unit: a `.service` unit answers to its bare name too (`kubelet`), as packages name it. */
 export const serviceFacts = (unit: string): Fact[] => {
   const bare = unit.replace(/\.service$/, '');
