@@ -30,7 +30,7 @@ const originOf = (kind: 'contract' | 'definition', file: string, c: Contract): N
 });
 
 /** The details a contract states, as a base's `details` (by fact id); none when it states none. */
-const detailsOfFacts = (facts: readonly ContractFact[]): Pick<Base, 'details'> => {
+export const contractDetails = (facts: readonly ContractFact[]): Pick<Base, 'details'> => {
   const entries = facts.flatMap(({ kind, key, ...d }) => (kind !== 'artifact' && Object.keys(d).length ? [[`${kind}:${key}`, d] as const] : []));
   return entries.length ? { details: Object.fromEntries(entries) } : {};
 };
@@ -48,7 +48,7 @@ export const contractBase = (c: Contract, origin: NonNullable<Base['origin']>, f
     packageManager: from.packageManager ?? 'apt',
     include: [],
     provides: c.facts.filter((f) => f.kind !== 'artifact').map(({ kind, key }) => ({ kind, key })),
-    ...detailsOfFacts(c.facts),
+    ...contractDetails(c.facts),
     origin,
   };
 };
