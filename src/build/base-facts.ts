@@ -66,6 +66,14 @@ const dirMatters = (p: string): boolean => p.split('/').length <= 4 || p.startsW
 /** Where a running system mounts its kernel filesystems: their owner and mode are the mount's, not the root's. */
 const kernelMounts = new Set(['/proc', '/sys', '/dev', '/run']);
 
+/**
+ * Paths whose details a fresh root does not keep: apt gives its partial
+ * directories to _apt (0700) the first time it runs, and temporary files, logs
+ * and caches change on their own (the probe leaves their contents out too). The
+ * paths stay facts; their details are not promised.
+ */
+const unsettled = ['/tmp/', '/var/tmp/', '/var/log/', '/var/cache/', '/var/lib/apt/lists/'];
+
 /** Names of the root's users and groups by id, for pathDetails. */
 export const idNames = (view: RootView): { users: Map<number, string>; groups: Map<number, string> } => ({
   users: new Map([...readPasswd(view).values()].map((u) => [u.uid, u.name])),
@@ -130,7 +138,12 @@ export const readBaseFacts = (root: string): BaseFacts => {
     groups: sorted(names(path.join(root, 'etc/group'))),
     packages: Object.fromEntries(pkgs.map((p) => [p.name, p.version]).sort(([a], [b]) => (a! < b! ? -1 : 1))),
     paths,
-    pathDetails: Object.fromEntries(paths.map((p) => [p, pathDetails(view, p, ids)]).filter(([, d]) => Object.keys(d as FactDetails).length > 0)),
+    pathDetails: Object.fromEntries(
+      paths
+        .filter((p) => !unsettled.some((u) => p.startsWith(u)))
+        .map((p) => [p, pathDetails(view, p, ids)])
+        .filter(([, d]) => Object.keys(d as FactDetails).length > 0),
+    ),
     services: sorted(services),
     commands: sorted(commands),
   };
