@@ -5,7 +5,7 @@
 // hand until a root of one can be made here (no Ubuntu mirror is reachable),
 // as what a minbase root of Debian has that Ubuntu's has too.
 import type { Base } from '../src/ir/types.js';
-import { fact, uniqueFacts } from '../src/core/facts.js';
+import { fact, uniqueFacts, type FactDetails } from '../src/core/facts.js';
 import type { BaseImage } from '../src/dsl/image.js';
 import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/core/catalog.js';
@@ -20,7 +20,15 @@ interface BaseFactLists {
   readonly paths: readonly string[];
   readonly services: readonly string[];
   readonly commands: readonly string[];
+  /** By fact id, where the data knows them (src/ir/schema.ts, Base.details). */
+  readonly details?: Record<string, FactDetails>;
 }
+
+/** The IR's `details` of generated base data: its paths' type, owner, group and mode, its packages' versions. */
+const detailsOf = (data: { readonly packages: Readonly<Record<string, string>>; readonly pathDetails: Readonly<Record<string, FactDetails>> }): Record<string, FactDetails> => ({
+  ...Object.fromEntries(Object.entries(data.pathDetails).map(([p, d]) => [`path:${p}`, { ...d }])),
+  ...Object.fromEntries(Object.entries(data.packages).map(([p, version]) => [`package:${p}`, { version }])),
+});
 
 const ubuntuHandListed = {
   users: ['root', 'daemon', 'bin', 'sys', 'sync', 'games', 'man', 'lp', 'mail', 'news', 'uucp', 'proxy', 'www-data', 'backup', 'list', 'irc', '_apt', 'nobody'],
@@ -42,7 +50,11 @@ const ubuntuHandListed = {
   commands: ['sh', 'bash', 'apt-get', 'dpkg', 'useradd', 'groupadd', 'usermod', 'getent', 'chown', 'chmod', 'mkdir', 'ln', 'sed', 'grep', 'tar'],
 } as const;
 
-const debian12Lists = { ...debian12Facts, packages: Object.keys(debian12Facts.packages) as (keyof typeof debian12Facts.packages)[] };
+const debian12Lists = {
+  ...debian12Facts,
+  packages: Object.keys(debian12Facts.packages) as (keyof typeof debian12Facts.packages)[],
+  details: detailsOf(debian12Facts),
+};
 
 /** The facts record of a base's lists, for the builder's types. */
 type FactsOfLists<L extends BaseFactLists> = {
@@ -75,7 +87,7 @@ const aptBase = <L extends BaseFactLists, I extends string>(
     ...[...lists.packages, ...include].flatMap((p) => packageFacts(aptCatalog, p)),
   ]);
   return {
-    ir: { ...ir, variant: opts.variant ?? 'minbase', packageManager: 'apt', include, provides },
+    ir: { ...ir, variant: opts.variant ?? 'minbase', packageManager: 'apt', include, provides, ...(lists.details ? { details: lists.details } : {}) },
     catalog: aptCatalog,
   };
 };

@@ -24,7 +24,7 @@ describe('imgc contract', () => {
     const has = (kind: string, key: string) => c.facts.find((f) => f.kind === kind && f.key === key);
     expect(has('user', 'ops')).toBeDefined();
     expect(has('group', 'admins')).toBeDefined();
-    expect(has('path', '/etc/sudoers.d/admins')).toEqual({ kind: 'path', key: '/etc/sudoers.d/admins', mode: '0440' });
+    expect(has('path', '/etc/sudoers.d/admins')).toEqual({ kind: 'path', key: '/etc/sudoers.d/admins', type: 'file', mode: '0440' });
     expect(has('user', 'root')).toBeDefined();
     expect(has('service', 'containerd')).toBeUndefined();
     expect(c).toMatchObject({ contract: 1, image: ir.name, phase: 'customize', base: { distro: 'debian', release: '12', suite: 'bookworm' } });
@@ -75,12 +75,12 @@ describe('imgc contract', () => {
     const modeChanged = structuredClone(customize);
     modeChanged.facts.find((f) => f.key === '/etc/sudoers.d/admins')!.mode = '0640';
     expect(diffContracts(customize, modeChanged).changed.map((c) => [c.was.mode, c.fact.mode])).toEqual([['0440', '0640']]);
-    // A detail only the new contract knows (a base path a later step writes with a mode) breaks nothing.
-    const modeLearned = structuredClone(customize);
-    const fstab = modeLearned.facts.find((f) => f.key === '/etc/fstab')!;
-    expect(customize.facts.find((f) => f.key === '/etc/fstab')?.mode).toBeUndefined();
-    fstab.mode = '0644';
-    expect(breaks(diffContracts(customize, modeLearned))).toBe(false);
+    // A detail only the new contract knows (the owner of a file a step writes without one) breaks nothing.
+    const ownerLearned = structuredClone(customize);
+    const sudoers = ownerLearned.facts.find((f) => f.key === '/etc/sudoers.d/admins')!;
+    expect(customize.facts.find((f) => f.key === '/etc/sudoers.d/admins')?.owner).toBeUndefined();
+    sudoers.owner = 'root';
+    expect(breaks(diffContracts(customize, ownerLearned))).toBe(false);
   });
 });
 

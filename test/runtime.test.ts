@@ -1,13 +1,15 @@
 // --runtime: the host contract (computed from the IR) and the preflight that
 // checks it on a real Debian root, changing nothing when something is missing.
 import { describe, expect, it } from 'vitest';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { hostContract, runtimePlan } from '../src/compilers/runtime.js';
 import { shellCompiler } from '../src/compilers/shell/index.js';
 import { ansibleCompiler } from '../src/compilers/ansible/index.js';
 import { imgc, irOf, tempDir } from './helpers/cli.js';
+import { image } from '../src/index.js';
+import { debian12 } from '../stdlib/bases.js';
 import { run as ansibleRun, workspace, writeFiles } from './compilers/ansible-support.js';
 import { cannotChroot, diffListings, freshRoot, inRoot, listing, playInRoot, removeRoot, withAptReadyRoot, withPython } from './runtime-support.js';
 
@@ -28,6 +30,46 @@ describe('host contract', () => {
     expect(labels).not.toContain("user 'svc'");
     expect(labels).not.toContain("service 'imgc-demo'");
   });
+
+  it('asks a path its type, owner, group and mode, and a pinned package its version, not the versions the base had; says what the host has', async () => {
+    // dpkg at a version no host has: the preflight fails here, on this machine, reading only.
+    const ir = image('pins')
+      .base(debian12())
+      .customize((p) => p.packages(['dpkg=0.0-imgc']))
+      .provision((p) => p.command('dpkg --version >/dev/null', { requires: { package: ['dpkg', 'bash'], path: ['/etc'] } }))
+      .toIR();
+    const facts = new Map(hostContract(ir).facts.map((f) => [f.key, f.details]));
+    expect(facts.get('dpkg')).toEqual({ version: '0.0-imgc' });
+    expect(facts.has('bash')).toBe(true);
+    expect(facts.get('bash')).toBeUndefined();
+    expect(facts.get('/etc')).toEqual({ type: 'dir', owner: 'root', group: 'root', mode: '0755' });
+    const installed = (await execa('dpkg-query', ['-W', '-f=${Version}', 'dpkg'])).stdout;
+    const want = `package 'dpkg' (version 0.0-imgc) (this host: version ${installed})`;
+
+    // shell: the preflight's helpers and checks, run by sh here (the script's steps are not: they come after).
+    const sh = shellCompiler.compile(ir, { runtime: true })['provision.sh']!;
+    const dir = tempDir('runtime-pins');
+    writeFiles(dir, { 'provision.sh': sh });
+    const lint = await execa('shellcheck', ['-s', 'sh', '-S', 'style', 'provision.sh'], { cwd: dir, reject: false });
+    expect(lint.stdout + lint.stderr).toBe('');
+    const preflight = sh.slice(0, sh.indexOf('if [ "$imgc_missing" -gt 0 ]; then'));
+    const r = await execa('sh', ['-c', `${preflight}\nexit "$imgc_missing"`], { reject: false });
+    expect(r.stderr.trim().split('\n')).toEqual([`imgc: preflight: missing ${want}`]);
+
+    // ansible: the preflight play alone (it only reads), on this machine.
+    const w = workspace('pins');
+    try {
+      const files = ansibleCompiler.compile(ir, { runtime: true });
+      const yml = files['runtime.yml']!;
+      const second = yml.indexOf('\n- name:', yml.indexOf('- name:') + 1);
+      writeFiles(w.out, { ...files, 'runtime.yml': second < 0 ? yml : `${yml.slice(0, second)}\n`, 'inventory.ini': 'localhost ansible_connection=local\n' });
+      const a = await ansibleRun('ansible-playbook', ['-i', 'inventory.ini', 'runtime.yml'], w.out, w.home);
+      expect(a.exitCode, a.all).toBe(2);
+      expect(a.all).toContain(`imgc: preflight: missing ${want}; nothing was changed`);
+    } finally {
+      w.remove();
+    }
+  }, 300_000);
 
   it('records only what the runtime phase creates (not facts of the base or phase 1)', async () => {
     const ir = await irOf(fixture);
@@ -84,11 +126,15 @@ describe('preflight on a real root', () => {
     const script = shellCompiler.compile(ir, { runtime: true })['provision.sh']!;
     const root = await freshRoot(ir, 'preflight');
     try {
+      // A base directory with another mode than the base's: named with what the host has.
+      chmodSync(path.join(root, 'opt'), 0o700);
       const before = listing(root);
       const r = await inRoot(root, script);
       expect(r.exitCode, r.stderr).toBe(3);
       expect(r.stderr).toContain("imgc: preflight: missing user 'ops'");
-      expect(r.stderr).toContain("missing path '/etc/demo'");
+      expect(r.stderr).toContain("missing path '/etc/demo' (type dir, mode 0755) (this host: no such path)");
+      expect(r.stderr).toContain("missing path '/opt' (type dir, owner root, group root, mode 0755) (this host: type dir, owner root, group root, mode 0700)");
+      expect(r.stderr).not.toContain("missing path '/home'");
       expect(r.stderr).toContain('nothing was changed');
       expect(r.stderr).not.toContain("missing command 'systemctl'");
       expect(r.stdout).toBe('');
@@ -121,10 +167,14 @@ describe('preflight on a real root', () => {
     const root = await freshRoot(ir, 'preflight-ansible');
     await withAptReadyRoot(root, async () => {
       await withPython(root);
+      chmodSync(path.join(root, 'opt'), 0o700);
       const before = listing(root);
       const r = await playInRoot(root, files, 'runtime.yml');
       expect(r.exitCode, r.all).toBe(2);
       expect(r.all).toMatch(/imgc: preflight: missing [^\n]*user 'ops'[^\n]*path '\/etc\/demo'[^\n]*; nothing was changed/);
+      expect(r.all).toContain("path '/opt' (type dir, owner root, group root, mode 0755) (this host: type dir, owner root, group root, mode 0700)");
+      expect(r.all).toContain("path '/etc/demo' (type dir, mode 0755) (this host: no such path)");
+      expect(r.all).not.toMatch(/imgc: preflight: missing [^\n]*path '\/home'/);
       expect(r.all).not.toMatch(/missing [^\n]*command 'systemctl'/);
       expect(r.all).not.toContain('Phase provision');
       expect(diffListings(before, listing(root))).toEqual([]);

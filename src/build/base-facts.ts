@@ -3,12 +3,14 @@
 // packages lay down as dpkg lists them (bounded: directories near the top and
 // every one under /etc and /var, conffiles), and what debootstrap and the
 // maintainer scripts make (directories near the top such as /opt, files
-// directly in /etc such as /etc/passwd), services (unit files)
-// and the commands on PATH. `npm run gen:bases` writes them as the stdlib's
+// directly in /etc such as /etc/passwd) with their type, owner, group and
+// mode, services (unit files) and the commands on PATH. `npm run gen:bases` writes them as the stdlib's
 // data (stdlib/bases/*.ts); a test compares that data with a cached root.
 import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DirView } from '../verify/rootview.js';
+import { DirView, type RootView } from '../verify/rootview.js';
+import { readGroups, readPasswd } from '../core/root.js';
+import type { FactDetails } from '../core/facts.js';
 
 export interface BaseFacts {
   users: string[];
@@ -16,6 +18,8 @@ export interface BaseFacts {
   /** Package name → installed version. */
   packages: Record<string, string>;
   paths: string[];
+  /** Path → its type, owner, group and mode, as the root has them (not for the kernel filesystems' mount points). */
+  pathDetails: Record<string, FactDetails>;
   services: string[];
   commands: string[];
 }
@@ -59,6 +63,32 @@ const kindIn = (root: string, p: string): 'dir' | 'file' | 'other' | undefined =
 /** A directory a definition may well write into: near the top, or anywhere under /etc or /var. */
 const dirMatters = (p: string): boolean => p.split('/').length <= 4 || p.startsWith('/etc/') || p.startsWith('/var/');
 
+/** Where a running system mounts its kernel filesystems: their owner and mode are the mount's, not the root's. */
+const kernelMounts = new Set(['/proc', '/sys', '/dev', '/run']);
+
+/**
+ * Paths whose details a fresh root does not keep: apt gives its partial
+ * directories to _apt (0700) the first time it runs, and temporary files, logs
+ * and caches change on their own (the probe leaves their contents out too). The
+ * paths stay facts; their details are not promised.
+ */
+const unsettled = ['/tmp/', '/var/tmp/', '/var/log/', '/var/cache/', '/var/lib/apt/lists/'];
+
+/** Names of the root's users and groups by id, for pathDetails. */
+export const idNames = (view: RootView): { users: Map<number, string>; groups: Map<number, string> } => ({
+  users: new Map([...readPasswd(view).values()].map((u) => [u.uid, u.name])),
+  groups: new Map([...readGroups(view).values()].map((g) => [g.gid, g.name])),
+});
+
+/** Type, owner, group and mode of a path as the root has them (names from its own passwd and group); none for a kernel mount point. */
+export const pathDetails = (view: RootView, p: string, names: ReturnType<typeof idNames>): FactDetails => {
+  const m = kernelMounts.has(p) ? undefined : view.meta(p);
+  if (!m) return {};
+  const owner = names.users.get(m.uid);
+  const group = names.groups.get(m.gid);
+  return { type: m.type, ...(owner ? { owner } : {}), ...(group ? { group } : {}), mode: m.mode.toString(8).padStart(4, '0') };
+};
+
 const PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 /** Reads the facts of the root at `root`. */
@@ -75,7 +105,7 @@ export const readBaseFacts = (root: string): BaseFacts => {
   const walk = (dir: string, depth: number) => {
     for (const e of readdirSync(path.join(root, dir)).sort()) {
       const p = `${dir === '/' ? '' : dir}/${e}`;
-      if (kindIn(root, p) !== 'dir' || ['/proc', '/sys', '/dev', '/run'].includes(p)) continue;
+      if (kindIn(root, p) !== 'dir' || kernelMounts.has(p)) continue;
       made.push(p);
       if (depth < 3) walk(p, depth + 1);
     }
@@ -101,11 +131,19 @@ export const readBaseFacts = (root: string): BaseFacts => {
       return st?.type === 'file' && (st.mode & 0o111) !== 0;
     });
   });
+  const paths = sorted(['/', ...dirs, ...made, ...conffiles, ...etcFiles]);
+  const ids = idNames(view);
   return {
     users: sorted(names(path.join(root, 'etc/passwd'))),
     groups: sorted(names(path.join(root, 'etc/group'))),
     packages: Object.fromEntries(pkgs.map((p) => [p.name, p.version]).sort(([a], [b]) => (a! < b! ? -1 : 1))),
-    paths: sorted(['/', ...dirs, ...made, ...conffiles, ...etcFiles]),
+    paths,
+    pathDetails: Object.fromEntries(
+      paths
+        .filter((p) => !unsettled.some((u) => p.startsWith(u)))
+        .map((p) => [p, pathDetails(view, p, ids)])
+        .filter(([, d]) => Object.keys(d as FactDetails).length > 0),
+    ),
     services: sorted(services),
     commands: sorted(commands),
   };
@@ -127,6 +165,9 @@ export const renderBaseFacts = (name: string, exportName: string, describe: stri
       .map(([n, v]) => `    ${JSON.stringify(n)}: ${JSON.stringify(v)},`)
       .join('\n')}\n  },`,
     `  paths: ${list(facts.paths)},`,
+    `  pathDetails: {\n${Object.entries(facts.pathDetails)
+      .map(([p, d]) => `    ${JSON.stringify(p)}: { ${Object.entries(d).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join(', ')} },`)
+      .join('\n')}\n  },`,
     `  services: ${list(facts.services)},`,
     `  commands: ${list(facts.commands)},`,
     '} as const;',

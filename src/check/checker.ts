@@ -11,6 +11,7 @@ import { hasMarker } from '../core/variables.js';
 import { packageName, parsePackageSpec, type PackageManager } from '../core/packages.js';
 import { describeStep, kindOf } from '../steps/index.js';
 import { isBelow, runOrder, walkFacts, type Placed } from '../ir/flow.js';
+import { originText, type BaseOrigin } from '../ir/origin.js';
 import { conditionVariable, describeAssignment, runsUnder, variants, type Assignment } from '../core/conditions.js';
 import type { PathKind } from '../steps/kind.js';
 
@@ -118,14 +119,14 @@ const checkSteps = (ir: Image, steps: Placed[]): { d: Diagnostic; problem: strin
   }
   // A key holding a variable reference is reported once, as IMGC0011 (./variables.ts).
   const out = walkFacts(ir, steps).unmet.filter(({ req }) => !hasMarker(req.key)).map(({ placed, req, removal }) => ({
-    d: unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])]),
+    d: unmet(placed, req, removal, providers.get(factId(req)) ?? [], [...(keysByKind.get(req.kind) ?? [])], ir.base.origin),
     problem: `requires ${placed.step.id} ${factId(req)}`,
   }));
   for (const d of [...duplicates(steps, ir.base.packageManager), ...pathConflicts(steps)]) out.push({ d, problem: JSON.stringify([d.code, d.stepId, d.message, d.loc]) });
   return out;
 };
 
-const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers: Provider[], known: string[]): Diagnostic => {
+const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers: Provider[], known: string[], origin?: BaseOrigin): Diagnostic => {
   const { step } = placed;
   const what = describeFact(req);
   const base = { loc: step.loc, stepId: step.id };
@@ -155,11 +156,13 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
     });
   }
   const guess = didYouMean(req.key, known);
-  const hint = guess ? `did you mean '${guess}'?` : undefined;
+  // A base made of another team's facts: say which, and what to ask of that team (src/ir/origin.ts).
+  const hint = guess ? `did you mean '${guess}'?` : origin ? askOrigin(origin, what, req) : undefined;
+  const lacking = origin ? `; the base is ${originText(origin)}, which does not have it` : '';
   const owners = kindOf(step).owners?.(step);
   const isOwnership = owners !== undefined && ((req.kind === 'user' && owners.owner === req.key) || (req.kind === 'group' && owners.group === req.key));
   if (isOwnership) {
-    return diagnostic('IMGC0003', `${describeStep(step)} is owned by ${what}, which does not exist`, {
+    return diagnostic('IMGC0003', `${describeStep(step)} is owned by ${what}, which does not exist${lacking}`, {
       ...base,
       hint: hint ?? `create ${what} in an earlier step (p.${req.kind}('${req.key}'))`,
     });
@@ -175,7 +178,7 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
       hint: hint ?? (unitPackage ? `add p.packages(['${unitPackage}']) before enabling it` : `install the package that ships ${req.key}.service, or declare the service in a raw step's provides`),
     });
   }
-  return diagnostic('IMGC0001', `${describeStep(step)} requires ${what}, which no step or the base provides`, {
+  return diagnostic('IMGC0001', `${describeStep(step)} requires ${what}, which no step or the base provides${lacking}`, {
     ...base,
     hint:
       hint ??
@@ -187,6 +190,14 @@ const unmet = (placed: Placed, req: Fact, removal: Placed | undefined, providers
   });
 };
 
+/** What to ask of the team whose facts the base is, or to do here instead. */
+const askOrigin = (o: BaseOrigin, what: string, req: Fact): string => {
+  const call = req.kind === 'package' ? `p.packages(['${req.key}'])` : req.kind === 'user' || req.kind === 'group' ? `p.${req.kind}('${req.key}')` : undefined;
+  const here = `or provide it in an earlier step of this definition${call ? ` (${call})` : ''}`;
+  return o.kind === 'contract'
+    ? `ask the team of image ${o.image} for a contract after phase ${o.phase} that has ${what} (and write ${o.file} again), ${here}`
+    : `provide ${what} in ${o.file} by its phase ${o.phase}, ${here}`;
+};
 
 /** The paths a step makes, with the kind of thing each is. */
 const madePaths = (step: Step): [string, PathKind][] => kindOf(step).paths?.(step) ?? [];

@@ -8,6 +8,7 @@ import type { Checked } from './load-check.js';
 import { contractJson, contractOf, parseContract, type Contract } from '../contract/contract.js';
 import { breaks, diffContracts, diffDiagnostics } from '../contract/diff.js';
 import { typedModule, typedModulePath } from '../contract/typed.js';
+import { contractDetails } from '../contract/import.js';
 import type { Image } from '../ir/schema.js';
 import { colorWanted } from './color.js';
 import { EXIT, UsageError } from './exit.js';
@@ -65,11 +66,16 @@ export const readContract = (file: string): { contract: Contract; text: string }
 export const checkAgainst = (checked: Checked, file: string): Checked => {
   const ir = checked.loaded.ir!;
   const { contract } = readContract(file);
-  const index = ir.phases.findIndex((p) => p.name === contract.phase);
-  if (index < 0 && contract.phase !== 'base') {
+  // A definition whose base is facts (fromContract, fromDefinition): the contract stands in for that base, all its phases are checked.
+  const index = ir.base.origin ? -1 : ir.phases.findIndex((p) => p.name === contract.phase);
+  if (index < 0 && contract.phase !== 'base' && !ir.base.origin) {
     throw new UsageError(`${file} holds the facts after phase '${contract.phase}', which ${ir.name} does not have; its phases: ${ir.phases.map((p) => p.name).join(', ')}`);
   }
-  const rest: Image = { ...ir, base: { ...ir.base, provides: contract.facts.map(({ kind, key }) => ({ kind, key })) }, phases: ir.phases.slice(index + 1) };
+  const { details: _own, ...kept } = ir.base;
+  const base: Image['base'] = { ...kept, provides: contract.facts.map(({ kind, key }) => ({ kind, key })), ...contractDetails(contract.facts) };
+  // Diagnostics about a fact the base lacks name this contract, not the one the definition was written on.
+  if (ir.base.origin) base.origin = { kind: 'contract', file: path.relative(checked.loaded.dir, path.resolve(file)) || file, image: contract.image, phase: contract.phase, version: contract.contract };
+  const rest: Image = { ...ir, base, phases: ir.phases.slice(index + 1) };
   const diagnostics = sortDiagnostics([...checked.loaded.diagnostics, ...checkImage(rest)]);
   const exit = checked.exit === EXIT.usage ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
   return { loaded: checked.loaded, diagnostics, exit };

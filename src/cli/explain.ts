@@ -2,19 +2,17 @@ import { describeStep } from '../steps/index.js';
 import { describeFact } from '../core/facts.js';
 import { describeConditions } from '../core/conditions.js';
 import type { Fact, Image } from '../ir/schema.js';
+import { originText } from '../ir/origin.js';
 
 const facts = (label: string, fs: readonly Fact[]) => (fs.length ? [`      ${label} ${fs.map(describeFact).join(', ')}`] : []);
 
-/** Where a base that is not a fresh root of a distro takes its facts from. */
-const originText = (o: NonNullable<Image['base']['origin']>): string =>
-  `${o.kind === 'contract' ? `the contract ${o.file}` : `the definition ${o.file}`} (image ${o.image} after phase ${o.phase}${o.version !== undefined ? `, contract v${o.version}` : ''}${o.digest ? `, digest ${o.digest}` : ''})`;
 
 /** The phases with what each step provides, requires and removes. */
 export const explainText = (ir: Image): string => {
   const lines = [
     `image ${ir.name} (${ir.source})`,
     `  phase 0 base: ${ir.base.name} (${ir.base.distro} ${ir.base.release} ${ir.base.suite}, ${ir.base.variant}${ir.base.include.length ? `, +${ir.base.include.join(' ')}` : ''})`,
-    ...(ir.base.origin ? [`      from ${originText(ir.base.origin)}`] : []),
+    ...(ir.base.origin ? [`      from ${originText(ir.base.origin, true)}`] : []),
     `      provides ${ir.base.provides.length} facts`,
   ];
   for (const v of ir.variables ?? []) {

@@ -23,8 +23,8 @@ import type { Fact, Image, Phase, Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';
 import { decommissionPhase, drainPhase } from '../ir/phases.js';
 
-export { contractKinds, type ContractKind, type HostContract, type PreflightFact as ContractFact } from '../contract/preflight.js';
-import { inPreflightOrder, preflightOf, type HostContract } from '../contract/preflight.js';
+export { contractKinds, preflightLabel, type ContractKind, type HostContract, type PreflightFact as ContractFact } from '../contract/preflight.js';
+import { inPreflightOrder, preflightOf, type HostContract, type PreflightFact } from '../contract/preflight.js';
 import { contractOf } from '../contract/contract.js';
 
 /** The phases the runtime outputs run, in order (not drain and the decommission edge's hooks: the decommission outputs run those). */
@@ -53,7 +53,20 @@ export const hostContract = (ir: Image): HostContract => {
     needed.set(i, [...(needed.get(i) ?? []), edge.fact]);
   }
   const parts = [...needed].map(([i, facts]) => preflightOf(contractOf(ir, i === 0 ? 'base' : ir.phases[i - 1]!.name), facts));
-  return { distro: ir.base.distro, release: ir.base.release, facts: inPreflightOrder(parts.flatMap((p) => p.facts)) };
+  return { distro: ir.base.distro, release: ir.base.release, facts: inPreflightOrder(parts.flatMap((p) => p.facts.map((f) => pinnedOnly(ir, f)))) };
+};
+
+/**
+ * A package's version is asked of a host only when a step pins it: the
+ * versions the base states are what its root had, and a host with its
+ * security updates has others.
+ */
+const pinnedOnly = (ir: Image, f: PreflightFact): PreflightFact => {
+  const v = f.details?.version;
+  if (f.kind !== 'package' || v === undefined || ir.base.details?.[factId(f)]?.version !== v) return f;
+  const { version: _base, ...rest } = f.details!;
+  const { details: _all, ...bare } = f;
+  return Object.keys(rest).length ? { ...bare, details: rest } : bare;
 };
 
 /** A bare unit name means a .service. */

@@ -2,25 +2,26 @@
 // phase, written as versioned JSON another team can read, diff and (later)
 // start from. Deterministic and sorted, one fact a line, so that a diff of two
 // versions in review reads as what changed.
-import { factsAfter, runOrder } from '../ir/flow.js';
+import { factsAfter, removedWith, runOrder } from '../ir/flow.js';
 import { runsUnder, valuesOf } from '../core/conditions.js';
 import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
 import { kindOf } from '../steps/index.js';
+import { FactDetails, factId } from '../core/facts.js';
 import { phaseKind } from '../ir/phases.js';
 import { z } from '../util/zod.js';
 
 export const CONTRACT_VERSION = 1;
 
+/**
+ * A fact with what the contract knows of it: a path's type, owner, group and
+ * mode; a package's version (the definition's pin, or what the base or the
+ * probed root has).
+ */
 export const ContractFact = z
   .object({
     kind: FactKind,
     key: z.string().min(1),
-    /** Paths: the owner, group and mode the step that made the path gave it, when it gave them. */
-    owner: z.string().optional(),
-    group: z.string().optional(),
-    mode: z.string().optional(),
-    /** Packages: the version the definition pins. */
-    version: z.string().optional(),
+    ...FactDetails.shape,
   })
   .strict();
 export type ContractFact = z.infer<typeof ContractFact>;
@@ -48,7 +49,23 @@ export const contractJsonSchema = (): Record<string, unknown> => ({
 });
 
 /** What a step says about a fact it provides beyond its key. */
-const detailsOf = (step: Step | undefined, f: Fact): Omit<ContractFact, 'kind' | 'key'> => (step ? (kindOf(step).factDetails?.(step, f) ?? {}) : {});
+const detailsOf = (step: Step | undefined, f: Fact): FactDetails => (step ? (kindOf(step).factDetails?.(step, f) ?? {}) : {});
+
+/**
+ * What the base says about a fact after `steps`. A path a step provides again
+ * keeps the base's type, owner, group and mode where the step states none (a
+ * package's files, a file written over: the path stays the base's) unless a
+ * step removed it; a package keeps the base's version only while no step
+ * installed it again or upgraded the installed ones (both move versions).
+ */
+const baseDetailsOf = (ir: Image, f: Fact, from: string, steps: readonly { step: Step }[], removed: ReadonlySet<string>): FactDetails => {
+  const id = `${f.kind}:${f.key}`;
+  const d = ir.base.details?.[id];
+  if (!d) return {};
+  if (f.kind === 'path') return removed.has(id) ? {} : d;
+  if (from !== 'base' || steps.some((p) => p.step.kind === 'upgrade')) return {};
+  return d;
+};
 
 const kindOrder: readonly FactKind[] = ['user', 'group', 'path', 'package', 'service', 'command', 'kernelModule', 'sysctl', 'repo', 'artifact'];
 
@@ -72,10 +89,12 @@ export const contractOf = (ir: Image, phase?: string): Contract => {
   const values = valuesOf(ir.variables);
   const steps = runOrder(ir).filter((p) => p.phaseIndex <= index && runsUnder(p.step.conditions, values));
   const byId = new Map(steps.map((p) => [p.step.id, p.step]));
+  const known = [...ir.base.provides.map(factId), ...steps.flatMap((p) => p.step.provides.map(factId))];
+  const removed = new Set(steps.flatMap((p) => p.step.removes.flatMap((r) => removedWith(p.step, r, known))));
   const facts = [...factsAfter(ir, steps)].map(([id, from]): ContractFact => {
     const colon = id.indexOf(':');
     const f = { kind: id.slice(0, colon) as FactKind, key: id.slice(colon + 1) };
-    return { ...f, ...detailsOf(byId.get(from), f) };
+    return { ...f, ...baseDetailsOf(ir, f, from, steps, removed), ...detailsOf(byId.get(from), f) };
   });
   const { name, distro, release, suite } = ir.base;
   return { $schema: contractSchemaId, contract: CONTRACT_VERSION, image: ir.name, phase: at, base: { name, distro, release, suite }, facts: sortFacts(facts) };

@@ -4,7 +4,7 @@
 // point at the fact's line in the old contract, so the usual formatters (text
 // with a code frame, JSON, SARIF) report them.
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
-import { describeFact, factId } from '../core/facts.js';
+import { describeFact, detailKeys, detailText, factId } from '../core/facts.js';
 import type { ContractFact, Contract } from './contract.js';
 
 export interface ContractChange {
@@ -20,13 +20,7 @@ export interface ContractDiff {
   base?: { was: Contract['base']; now: Contract['base'] };
 }
 
-const detailKeys = ['owner', 'group', 'mode', 'version'] as const;
-
-const details = (f: ContractFact): string =>
-  detailKeys
-    .filter((k) => f[k] !== undefined)
-    .map((k) => `${k} ${f[k]}`)
-    .join(', ') || 'no details';
+const details = (f: ContractFact): string => detailText(f) || 'no details';
 
 export const diffContracts = (was: Contract, now: Contract): ContractDiff => {
   const before = new Map(was.facts.map((f) => [factId(f), f]));

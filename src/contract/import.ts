@@ -12,7 +12,7 @@ import type { Facts, PackageCatalog } from '../dsl/types.js';
 import type { Base, Image } from '../ir/schema.js';
 import { sha256 } from '../util/cache.js';
 import { aptCatalog, type AptCatalog } from '../../stdlib/catalog.js';
-import { contractFrom, contractJson, contractOf, parseContract, type Contract } from './contract.js';
+import { contractFrom, contractJson, contractOf, parseContract, type Contract, type ContractFact } from './contract.js';
 
 /** The digest a typed module records of its contract: it refuses a contract that changed since. */
 export const contractDigest = (c: Contract): string => sha256(contractJson(c)).slice(0, 16);
@@ -29,6 +29,12 @@ const originOf = (kind: 'contract' | 'definition', file: string, c: Contract): N
   digest: contractDigest(c),
 });
 
+/** The details a contract states, as a base's `details` (by fact id); none when it states none. */
+export const contractDetails = (facts: readonly ContractFact[]): Pick<Base, 'details'> => {
+  const entries = facts.flatMap(({ kind, key, ...d }) => (kind !== 'artifact' && Object.keys(d).length ? [[`${kind}:${key}`, d] as const] : []));
+  return entries.length ? { details: Object.fromEntries(entries) } : {};
+};
+
 /** The base of a definition that starts from `c`: its facts (a root's, so no artifacts), no root of its own. */
 export const contractBase = (c: Contract, origin: NonNullable<Base['origin']>, from: Partial<Pick<Base, 'variant' | 'packageManager'>> = {}): Omit<Base, 'loc'> => {
   const distro = distros.find((d) => d === c.base.distro);
@@ -42,6 +48,7 @@ export const contractBase = (c: Contract, origin: NonNullable<Base['origin']>, f
     packageManager: from.packageManager ?? 'apt',
     include: [],
     provides: c.facts.filter((f) => f.kind !== 'artifact').map(({ kind, key }) => ({ kind, key })),
+    ...contractDetails(c.facts),
     origin,
   };
 };

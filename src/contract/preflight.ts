@@ -5,7 +5,7 @@
 // contract of the phase before the runtime phases, narrowed to what those
 // phases need; so a contract that was exported, probed or diffed is also what
 // the preflight checks, fact for fact.
-import { describeFact, factId } from '../core/facts.js';
+import { describeFact, detailText, factId, type FactDetails } from '../core/facts.js';
 import type { Fact } from '../ir/schema.js';
 import type { Contract, ContractFact } from './contract.js';
 
@@ -19,7 +19,37 @@ export interface PreflightFact {
   readonly key: string;
   /** e.g. "user 'kube'": what the preflight prints when it is missing. */
   readonly label: string;
+  /**
+   * What the host's fact must be beyond being there, when the contract states
+   * it: a path's type, owner, group and mode (mode as 4 octal digits), a
+   * package's version.
+   */
+  readonly details?: PreflightDetails;
 }
+
+export type PreflightDetails = Pick<FactDetails, 'type' | 'owner' | 'group' | 'mode' | 'version'>;
+
+/** "path '/etc/x' (type dir, owner root, group root, mode 0755)": a fact with what the preflight asks of it. */
+export const preflightLabel = (f: PreflightFact): string => {
+  const d = f.details ? detailText(f.details) : '';
+  return d ? `${f.label} (${d})` : f.label;
+};
+
+/** The details a preflight asks of a contract's fact: a path's type, owner, group and mode; a package's version. */
+const askedOf = (f: ContractFact): PreflightDetails | undefined => {
+  const d: PreflightDetails =
+    f.kind === 'path'
+      ? {
+          ...(f.type !== undefined ? { type: f.type } : {}),
+          ...(f.owner !== undefined ? { owner: f.owner } : {}),
+          ...(f.group !== undefined ? { group: f.group } : {}),
+          ...(f.mode !== undefined && /^[0-7]{1,5}$/.test(f.mode) ? { mode: parseInt(f.mode, 8).toString(8).padStart(4, '0') } : {}),
+        }
+      : f.kind === 'package' && f.version !== undefined
+        ? { version: f.version }
+        : {};
+  return Object.keys(d).length ? d : undefined;
+};
 
 export interface HostContract {
   /** /etc/os-release ID and VERSION_ID the host must have. */
@@ -40,7 +70,16 @@ export const preflightOf = (c: Contract, needed?: readonly Fact[]): HostContract
   const held = new Map(c.facts.filter(checkable).map((f) => [factId(f), f]));
   const ids = needed ? [...new Set(needed.map(factId))] : [...held.keys()];
   const facts = ids.flatMap((id) => held.get(id) ?? []);
-  return { distro: c.base.distro, release: c.base.release, facts: inPreflightOrder(facts.map((f) => ({ kind: f.kind, key: f.key, label: describeFact(f) }))) };
+  return {
+    distro: c.base.distro,
+    release: c.base.release,
+    facts: inPreflightOrder(
+      facts.map((f) => {
+        const details = askedOf(f);
+        return { kind: f.kind, key: f.key, label: describeFact(f), ...(details ? { details } : {}) };
+      }),
+    ),
+  };
 };
 
 /** The preflight's order: by kind (users before the paths they own…), the given order within a kind; each fact once. */

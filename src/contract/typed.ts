@@ -28,14 +28,16 @@ export const typedModule = (c: Contract, json: string): string => {
     `// Written by imgc beside ${name}: its facts as types, so that the editor completes them`,
     '// and refuses others. Do not edit: write the contract again, and this file with it.',
     "import { fromContract } from 'imgc';",
-    `import contract from './${name}' with { type: 'json' };`,
     '',
     `/** What holds in image '${c.image}' after phase '${c.phase}' (${c.base.distro} ${c.base.release}). */`,
     'export interface ContractFacts {',
     ...lines,
     '}',
     '',
-    `export default fromContract<ContractFacts>(contract, { from: './${name}', digest: '${contractDigest(c)}' });`,
+    // The JSON by its path, not imported: an import of JSON needs import attributes, which a
+    // CommonJS project refuses (TS2856), and resolveJsonModule. fromContract reads the file
+    // relative to this module and the loader follows it.
+    `export default fromContract<ContractFacts>('./${name}', { digest: '${contractDigest(c)}' });`,
     '',
   ].join('\n');
 };

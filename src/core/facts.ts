@@ -31,6 +31,35 @@ export const SourceLocation = z
   .strict();
 export type SourceLocation = z.infer<typeof SourceLocation>;
 
+/**
+ * What a fact may say beyond its key, where it is known: a path's type,
+ * owner, group and mode; a package's version. A contract carries them, a
+ * base's generated data knows them, a root's check compares them.
+ */
+export const FactDetails = z
+  .object({
+    /** Paths: what the path is (as a root's lstat says: a symlink is not followed). */
+    type: z.enum(['dir', 'file', 'symlink', 'other']).optional(),
+    owner: z.string().optional(),
+    group: z.string().optional(),
+    /** Paths: the permission bits in octal, e.g. '0755'. */
+    mode: z.string().optional(),
+    /** Packages: the installed or pinned version. */
+    version: z.string().optional(),
+  })
+  .strict();
+export type FactDetails = z.infer<typeof FactDetails>;
+
+/** The detail fields, in the order contracts and messages name them. */
+export const detailKeys = ['type', 'owner', 'group', 'mode', 'version'] as const;
+
+/** "type dir, owner root, mode 0755": the details a fact states ('' when none). */
+export const detailText = (d: FactDetails): string =>
+  detailKeys
+    .filter((k) => d[k] !== undefined)
+    .map((k) => `${k} ${d[k]}`)
+    .join(', ');
+
 export const fact = (kind: FactKind, key: string): Fact => ({ kind, key });
 
 export const factId = (f: Fact): string => `${f.kind}:${f.key}`;

@@ -78,6 +78,13 @@ export const Base = z
     include: z.array(PackageName),
     provides: z.array(Fact),
     /**
+     * What the base says of its facts beyond their keys, by fact id
+     * (`path:/etc`, `package:bash`): a path's type, owner, group and mode, a
+     * package's version, where its generated data or its contract knows them.
+     * Contracts taken after a phase state them for the facts still the base's.
+     */
+    details: z.record(z.string(), core.FactDetails).optional(),
+    /**
      * Where the base's facts come from when it is not a fresh root of a distro:
      * a contract file, or another definition's phase (src/contract/import.ts).
      * Such a base has no root of its own: `imgc build` takes one with

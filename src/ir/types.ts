@@ -622,6 +622,13 @@ export type Base = {
     packageManager: "apt" | "dnf";
     include: string[];
     provides: Fact[];
+    details?: Record<string, {
+        type?: "file" | "symlink" | "dir" | "other" | undefined;
+        owner?: string | undefined;
+        group?: string | undefined;
+        mode?: string | undefined;
+        version?: string | undefined;
+    }> | undefined;
     origin?: {
         kind: "contract" | "definition";
         file: string;

@@ -1,9 +1,9 @@
 // What it means for a contract's fact to hold on a real root: one check per
 // fact, built from verify's checks of the same kinds (so a fact means the same
 // to verify, to the build's check of a base root, to the probe and to a host's
-// preflight), plus the details a contract adds: owner, group and mode of a
+// preflight), plus the details a contract adds: type, owner, group and mode of a
 // path, the version of a package.
-import { describeFact } from '../core/facts.js';
+import { describeFact, detailText } from '../core/facts.js';
 import { factCheck, RootFacts, type Check } from '../verify/expectations.js';
 import { ownershipProblem } from '../steps/shared.js';
 import { readDpkg } from '../core/root.js';
@@ -17,9 +17,9 @@ export interface FactCheck {
   check: Check;
 }
 
-const detailText = (f: ContractFact): string => {
-  const d = [f.owner && `owner ${f.owner}`, f.group && `group ${f.group}`, f.mode && `mode ${f.mode}`, f.version && `version ${f.version}`].filter(Boolean);
-  return d.length ? ` (${d.join(', ')})` : '';
+const detailsShown = (f: ContractFact): string => {
+  const d = detailText(f);
+  return d ? ` (${d})` : '';
 };
 
 const versions = new WeakMap<RootFacts, Map<string, { status: string; version: string }>>();
@@ -37,14 +37,18 @@ export const factChecks = (facts: readonly ContractFact[]): FactCheck[] =>
     const check: Check = (r) => {
       const why = plain(r);
       if (why !== undefined) return why;
-      if (f.kind === 'path') return ownershipProblem(r, f.key, f);
+      if (f.kind === 'path') {
+        const type = f.type === undefined ? undefined : r.view.meta(f.key)?.type;
+        if (type !== undefined && type !== f.type) return `${f.key} is a ${type}, not a ${f.type}`;
+        return ownershipProblem(r, f.key, f);
+      }
       if (f.kind === 'package' && f.version !== undefined) {
         const v = versionOf(r, f.key);
         return v === f.version ? undefined : `version ${v} is installed, not ${f.version}`;
       }
       return undefined;
     };
-    return [{ fact: f, what: `${describeFact(f)}${detailText(f)}`, check }];
+    return [{ fact: f, what: `${describeFact(f)}${detailsShown(f)}`, check }];
   });
 
 /** The facts that do not hold on the root `view` reads, with the reason each. */

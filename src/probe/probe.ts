@@ -2,14 +2,14 @@
 // that derives the stdlib's base facts (src/build/base-facts.ts: users,
 // groups, packages with versions, bounded paths, unit files, commands on
 // PATH), plus sysctl.d and modules-load.d entries, apt sources and os-release.
-// Paths carry their owner, group and mode; packages their version. Facts of
+// Paths carry their type, owner, group and mode; packages their version. Facts of
 // an expected contract that the bounded listing leaves out (a file deep under
 // /etc) are checked one by one and added when they hold, so that
 // `imgc contract diff EXPECTED PROBE` names exactly what the root lacks. The
 // files a bootable disk is made from are always looked for, so a probe of a
 // built node holds what its artifact phase requires.
-import { readBaseFacts } from '../build/base-facts.js';
-import { configLines, modulesLoadDirs, readDpkg, readGroups, readPasswd, sysctlDirs, sysctlSettings } from '../core/root.js';
+import { idNames, pathDetails, readBaseFacts } from '../build/base-facts.js';
+import { configLines, modulesLoadDirs, readDpkg, sysctlDirs, sysctlSettings } from '../core/root.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
@@ -68,23 +68,10 @@ const osRelease = (view: RootView): Record<string, string> => {
 const confFiles = (view: RootView, dirs: readonly string[]): string[] =>
   dirs.flatMap((d) => view.readdir(d).filter((f) => f.endsWith('.conf')).map((f) => `${d}/${f}`));
 
-/** Where a running system mounts its kernel filesystems: their owner and mode are the mount's, not the root's. */
-const kernelMounts = new Set(['/proc', '/sys', '/dev', '/run']);
-
-/** Owner, group and mode of a path as the root has them (names from its own passwd and group). */
-const pathDetails = (view: RootView, p: string, users: Map<number, string>, groups: Map<number, string>): Omit<ContractFact, 'kind' | 'key'> => {
-  const m = kernelMounts.has(p) ? undefined : view.meta(p);
-  if (!m) return {};
-  const owner = users.get(m.uid);
-  const group = groups.get(m.gid);
-  return { ...(owner ? { owner } : {}), ...(group ? { group } : {}), mode: m.mode.toString(8).padStart(4, '0') };
-};
-
 /** The contract of the root at `dir` (on this machine), read through `view` (which knows exact modes of an image's files). */
 export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}): Contract => {
   const base = readBaseFacts(dir);
-  const users = new Map([...readPasswd(view).values()].map((u) => [u.uid, u.name]));
-  const groups = new Map([...readGroups(view).values()].map((g) => [g.gid, g.name]));
+  const ids = idNames(view);
   // Looked for one by one: the expected facts, and the files a bootable disk takes from the root (src/core/boot.ts), which no bounded listing reaches.
   const wanted: ContractFact[] = [...(opts.expect ?? []), ...Object.values(bootFiles).map((key) => ({ kind: 'path' as const, key }))];
   view.preloadMeta?.([...base.paths, ...wanted.filter((f) => f.kind === 'path').map((f) => f.key)]);
@@ -94,7 +81,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   for (const k of base.groups) add({ kind: 'group', key: k });
   for (const [k, version] of Object.entries(base.packages)) add({ kind: 'package', key: k, version });
   // Not what a running host changes on its own, unless asked (the expected facts below are looked up whatever the patterns).
-  for (const k of base.paths) if (pathKept(k, opts)) add({ kind: 'path', key: k, ...pathDetails(view, k, users, groups) });
+  for (const k of base.paths) if (pathKept(k, opts)) add({ kind: 'path', key: k, ...pathDetails(view, k, ids) });
   for (const k of base.services) add({ kind: 'service', key: k });
   for (const k of base.commands) add({ kind: 'command', key: k });
   for (const file of ['/etc/sysctl.conf', ...confFiles(view, sysctlDirs)]) for (const k of sysctlSettings(view, file).keys()) add({ kind: 'sysctl', key: k });
@@ -109,7 +96,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   for (const f of wanted) {
     if (facts.has(factId(f)) || factCheck(f)?.(r) !== undefined) continue;
     const version = f.kind === 'package' ? dpkg.get(f.key)?.version : undefined;
-    add({ kind: f.kind, key: f.key, ...(f.kind === 'path' ? pathDetails(view, f.key, users, groups) : {}), ...(version ? { version } : {}) });
+    add({ kind: f.kind, key: f.key, ...(f.kind === 'path' ? pathDetails(view, f.key, ids) : {}), ...(version ? { version } : {}) });
   }
   const os = osRelease(view);
   const distro = os['ID'] ?? 'unknown';

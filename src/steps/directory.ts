@@ -24,7 +24,7 @@ export const directory = {
   touches: (s) => ({ needs: ownerFacts(s), changes: [{ kind: 'path', key: s.path }], writesFiles: true }),
   inRoot: true,
   owners: (s) => ({ owner: s.owner, group: s.group }),
-  factDetails: (s, f) => (f.kind === 'path' && s.path === f.key ? { ...(s.owner ? { owner: s.owner } : {}), ...(s.group ? { group: s.group } : {}), ...(s.mode ? { mode: s.mode } : {}) } : {}),
+  factDetails: (s, f) => (f.kind === 'path' && s.path === f.key ? { type: 'dir', ...(s.owner ? { owner: s.owner } : {}), ...(s.group ? { group: s.group } : {}), ...(s.mode ? { mode: s.mode } : {}) } : {}),
 
   shell: (s) => shellLine(`imgc_dir ${word(s.path)} ${shellAttrs(s)}`, 'dir'),
   ansible: (s) => {

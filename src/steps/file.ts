@@ -35,7 +35,7 @@ export const file = {
   inRoot: true,
   writes: 'content',
   owners: (s) => ({ owner: s.owner, group: s.group }),
-  factDetails: (s, f) => (f.kind === 'path' && s.path === f.key ? { ...(s.owner ? { owner: s.owner } : {}), ...(s.group ? { group: s.group } : {}), ...(s.mode ? { mode: s.mode } : {}) } : {}),
+  factDetails: (s, f) => (f.kind === 'path' && s.path === f.key ? { type: 'file', ...(s.owner ? { owner: s.owner } : {}), ...(s.group ? { group: s.group } : {}), ...(s.mode ? { mode: s.mode } : {}) } : {}),
   variables: ['content'],
 
   shell: (s) => {

@@ -16,7 +16,7 @@
 // and so are the shell helper bodies several kinds call (a kind's own are its
 // `shellHelpers`). See docs/architecture.md, "add a step kind".
 import type { z } from '../util/zod.js';
-import type { Fact, SourceLocation } from '../core/facts.js';
+import type { Fact, FactDetails, SourceLocation } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
 import type { PackageManager } from '../core/packages.js';
 import type { PackageCatalog } from '../core/catalog.js';
@@ -231,7 +231,7 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   /** The paths it removes are only those it lists (a package's own files: dpkg leaves what others wrote below them). Absent: a removed path goes with everything below it. */
   readonly removesListedOnly?: true;
   /** What a contract says about fact `f` it provides beyond its key (a path's owner, group, mode; a package's pinned version). Absent: nothing. */
-  factDetails?(s: S, f: Fact): { readonly owner?: string; readonly group?: string; readonly mode?: string; readonly version?: string };
+  factDetails?(s: S, f: Fact): FactDetails;
   /** Its `variables` fields take list variables (a package list), and nothing else; other kinds take text. */
   readonly takesLists?: true;
   /** It installs packages with the package manager: a source added before it must refresh the index first. Absent: never. */

@@ -97,7 +97,7 @@ describe.skipIf(cannotBed !== undefined)(`imgc probe --ssh${cannotBed ? ` (skipp
     expect(ssh.exitCode, ssh.all).toBe(0);
     const dir = await imgc(['probe', '--root', h.root, '--expect', expected]);
     expect(parsed(ssh.stdout).facts).toEqual(parsed(dir.stdout).facts);
-    expect(parsed(ssh.stdout).facts).toContainEqual({ ...deep, owner: 'root', group: 'root', mode: '0644' });
+    expect(parsed(ssh.stdout).facts).toContainEqual({ ...deep, type: 'file', owner: 'root', group: 'root', mode: '0644' });
   }, 300_000);
 
   it('two probes of an unchanged host are byte-identical, and contract diff of them exits 0, though the host changed its volatile paths between them', async () => {

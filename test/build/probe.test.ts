@@ -47,7 +47,7 @@ describe.skipIf(cannotBuild)('imgc probe', () => {
     expect(has('user', 'root')).toBeDefined();
     expect(has('group', 'sudo')).toBeDefined();
     expect(has('package', 'systemd')?.version).toMatch(/^252\./);
-    expect(has('path', '/etc/passwd')).toEqual({ kind: 'path', key: '/etc/passwd', owner: 'root', group: 'root', mode: '0644' });
+    expect(has('path', '/etc/passwd')).toEqual({ kind: 'path', key: '/etc/passwd', type: 'file', owner: 'root', group: 'root', mode: '0644' });
     expect(has('path', '/var/mail')).toMatchObject({ group: 'mail', mode: '2775' });
     expect(has('service', 'systemd-journald')).toBeDefined();
     expect(has('command', 'sudo')).toBeDefined();

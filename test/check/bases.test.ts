@@ -2,7 +2,7 @@
 // gen:bases): the checker knows what every Debian minbase has, and the data
 // is compared with a fresh root of the base (the build's cached debootstrap
 // tarball, as the runtime tests use it).
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
@@ -11,6 +11,10 @@ import { image } from '../../src/index.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { debian12Facts } from '../../stdlib/bases/debian-12.js';
 import { repoRoot } from '../helpers/cli.js';
+import { contractJson, contractOf, type Contract } from '../../src/contract/contract.js';
+import { diffContracts, diffDiagnostics } from '../../src/contract/diff.js';
+import { probeRoot } from '../../src/probe/probe.js';
+import { DirView } from '../../src/verify/rootview.js';
 import { cannotChroot, freshRoot, removeRoot } from '../runtime-support.js';
 
 const dataFile = path.join(repoRoot, 'stdlib/bases/debian-12.ts');
@@ -19,6 +23,7 @@ const asFacts = (d: typeof debian12Facts): BaseFacts => ({
   groups: [...d.groups],
   packages: { ...d.packages },
   paths: [...d.paths],
+  pathDetails: Object.fromEntries(Object.entries(d.pathDetails).map(([p, v]) => [p, { ...v }])),
   services: [...d.services],
   commands: [...d.commands],
 });
@@ -52,8 +57,20 @@ describe('Debian 12 base facts', () => {
     try {
       const real = readBaseFacts(root);
       const data = asFacts(debian12Facts);
-      // Versions move with the mirror's point releases; the names must not.
+      // Versions move with the mirror's point releases; the names, types, owners and modes must not.
       expect({ ...real, packages: Object.keys(real.packages) }).toEqual({ ...data, packages: Object.keys(data.packages) });
+      // The base's contract states the versions and modes the data knows; a probe of the root meets it, and one
+      // whose base package went back a version (as dpkg then records it) is drift: IMGC3002 on that package.
+      const promised = contractOf(ir, 'base');
+      expect(promised.facts.find((f) => f.kind === 'package' && f.key === 'bash')).toEqual({ kind: 'package', key: 'bash', version: debian12Facts.packages.bash });
+      expect(promised.facts.find((f) => f.kind === 'path' && f.key === '/etc/shadow')).toEqual({ kind: 'path', key: '/etc/shadow', type: 'file', owner: 'root', group: 'shadow', mode: '0640' });
+      const probe = (): Contract => probeRoot(root, new DirView(root), { expect: promised.facts });
+      const same = diffContracts(promised, probe());
+      expect({ removed: same.removed, changed: same.changed }).toEqual({ removed: [], changed: [] });
+      const status = path.join(root, 'var/lib/dpkg/status');
+      writeFileSync(status, readFileSync(status, 'utf8').replace(/^(Package: bash\n(?:.+\n)*?Version: ).*$/m, '$15.0-4'));
+      const drift = diffDiagnostics(diffContracts(promised, probe()), { file: 'promised.json', shown: 'promised.json', text: contractJson(promised) }, { file: 'probe.json', phase: 'base' });
+      expect(drift.map((d) => `${d.code} ${d.message}`)).toEqual([`IMGC3002 package 'bash' changed: version ${real.packages['bash']} → version 5.0-4`]);
     } finally {
       removeRoot(root);
     }

@@ -10,7 +10,7 @@ import { aptSourcesPath } from '../../core/apt.js';
 import type { Image, Step } from '../../ir/schema.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { isHook, kindOf } from '../../steps/index.js';
-import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
+import { preflightLabel, runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles, CompileOptions } from '../types.js';
 import { fleetKeywords, safePhase } from './fleet.js';
 import { summaryCallback } from './summary-callback.js';
@@ -67,6 +67,44 @@ const check = (f: { kind: string; key: string }, reg: string, pm: Image['base'][
     default:
       throw new Error(`internal: no check for ${f.kind}`);
   }
+};
+
+/**
+ * The check of a fact with details (a path's type, owner, group and mode, a
+ * pinned package's version): the task, the expression true when the host's
+ * fact is so, and what the host has instead (shown in the preflight's
+ * message). The wanted values are the play's variable `want` (never part of
+ * an expression).
+ */
+const detailCheck = (f: ContractFact, reg: string, pm: Image['base']['packageManager'], what: string, want: string): { tasks: Task[]; holds: string; has: string } | undefined => {
+  const d = f.details;
+  if (f.kind === 'path' && d) {
+    const st = `${reg}.stat`;
+    const type = `('dir' if ${st}.isdir else 'file' if ${st}.isreg else 'symlink' if ${st}.islnk else 'other')`;
+    const asked = [
+      d.type !== undefined && `${type} == ${want}.type`,
+      d.owner !== undefined && `${st}.pw_name == ${want}.owner`,
+      d.group !== undefined && `${st}.gr_name == ${want}.group`,
+      d.mode !== undefined && `${st}.mode == ${want}.mode`,
+    ].filter((x): x is string => typeof x === 'string');
+    return {
+      tasks: [statTask(what, f.key, reg)],
+      holds: [`${st}.exists`, ...asked].join(' and '),
+      has: `' (this host: ' ~ (('type ' ~ ${type} ~ ', owner ' ~ ${st}.pw_name ~ ', group ' ~ ${st}.gr_name ~ ', mode ' ~ ${st}.mode) if ${st}.exists else 'no such path') ~ ')'`,
+    };
+  }
+  if (f.kind === 'package' && d?.version !== undefined) {
+    const argv =
+      pm === 'apt'
+        ? [word('dpkg-query'), str('-W'), str('-f=${db:Status-Status} ${Version}'), unsafe(f.key)]
+        : [word('rpm'), str('-q'), str('--qf'), str('installed %{VERSION}-%{RELEASE}'), unsafe(f.key)];
+    return {
+      tasks: [probeCommand(what, argv, reg)],
+      holds: `${reg}.rc == 0 and ${reg}.stdout == 'installed ' ~ ${want}.version`,
+      has: `' (this host: ' ~ (('version ' ~ ${reg}.stdout[10:]) if ${reg}.rc == 0 and ${reg}.stdout.startswith('installed ') else 'not installed') ~ ')'`,
+    };
+  }
+  return undefined;
 };
 
 /**
@@ -129,30 +167,47 @@ const preflightPlay = (ir: Image, plan: RuntimePlan, aptBinding: boolean): Node 
     }),
     probeCommand('Preflight: distribution (/etc/os-release ID and VERSION_ID)', [word('/bin/sh'), str('-c'), str('. /etc/os-release && printf "%s %s" "$ID" "$VERSION_ID"')], 'imgc_pf_os'),
   ];
-  const checks: { label: string; holds: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];
+  const checks: { label: string; holds: string; has?: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];
   const b = aptBinding ? moduleBindingCheck(pm, 'imgc_pf_apt', (name, module) => `Preflight: package ${name} (Ansible's ${module} module needs it)`) : undefined;
   if (b) {
     tasks.push(...b.tasks);
     checks.push({ label: b.label, holds: b.holds });
   }
+  const wants: Record<string, Node> = {};
   plan.contract.facts.forEach((f: ContractFact, i) => {
     const reg = `imgc_pf_${i + 1}`;
-    const what = labelName(`Preflight: ${labelText(f.label)}`);
+    const shown = preflightLabel(f);
+    const what = labelName(`Preflight: ${labelText(shown)}`);
+    const d = detailCheck(f, reg, pm, what, `imgc_want_${i + 1}`);
+    if (d) {
+      tasks.push(...d.tasks);
+      checks.push({ label: shown, holds: d.holds, has: d.has });
+      wants[`imgc_want_${i + 1}`] = map(Object.fromEntries(Object.entries(f.details!).map(([k, v]) => [k, unsafe(v)])));
+      return;
+    }
     const c = check(f, reg, pm, what);
     tasks.push(...c.tasks);
-    checks.push({ label: f.label, holds: c.holds });
+    checks.push({ label: shown, holds: c.holds });
   });
   tasks.push(
     task({
       name: 'Preflight: collect what is missing',
       module: 'ansible.builtin.set_fact',
-      args: map({ imgc_missing: template("imgc_checks | rejectattr('ok') | map(attribute='label') | list") }),
+      // Each failed check's label and, for a check of details, what the host has instead.
+      args: map({
+        imgc_missing: template(
+          checks.some((c) => c.has !== undefined)
+            ? "imgc_checks | rejectattr('ok') | map(attribute='label') | zip(imgc_checks | rejectattr('ok') | map(attribute='has', default='')) | map('join') | list"
+            : "imgc_checks | rejectattr('ok') | map(attribute='label') | list",
+        ),
+      }),
       keywords: [
         entry(
           'vars',
           map({
             imgc_want_os: unsafe(`${plan.contract.distro} ${plan.contract.release}`),
-            imgc_checks: seq(checks.map((c) => map({ label: unsafe(c.label), ok: template(`'yes' if (${c.holds}) else ''`) }))),
+            ...wants,
+            imgc_checks: seq(checks.map((c) => map({ label: unsafe(c.label), ok: template(`'yes' if (${c.holds}) else ''`), ...(c.has !== undefined ? { has: template(c.has) } : {}) }))),
           }),
         ),
       ],

@@ -9,7 +9,7 @@ import { blockMarkers } from '../../core/creations.js';
 import { aptSourcesPath } from '../../core/apt.js';
 import type { Image } from '../../ir/schema.js';
 import { isHook, kindOf } from '../../steps/index.js';
-import { runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
+import { preflightLabel, runtimePlan, type ContractFact, type Creation, type RuntimePhase, type RuntimePlan } from '../runtime.js';
 import type { CompiledFiles } from '../types.js';
 import type { Emitted } from '../../emit/shell/emitted.js';
 import { helperCode, type HelperName } from './helpers.js';
@@ -42,6 +42,54 @@ export const runtimeHelpers = {
     '    fi',
     '  done',
     '  return 1',
+    '}',
+  ),
+  pathIs: lines(
+    '# imgc_path_is PATH TYPE OWNER GROUP MODE: PATH is there with that type (dir, file, symlink,',
+    '# other), owner, group and mode (4 octal digits); an empty argument is not asked. Not',
+    '# followed when a link. imgc_has says what the host has.',
+    'imgc_path_is() {',
+    '  if ! [ -e "$1" ] && ! [ -h "$1" ]; then',
+    "    imgc_has='no such path'",
+    '    return 1',
+    '  fi',
+    "  imgc_st=$(LC_ALL=C stat -c '%U %G %a %F' -- \"$1\") || return 1",
+    '  imgc_u=${imgc_st%% *}',
+    '  imgc_st=${imgc_st#* }',
+    '  imgc_g=${imgc_st%% *}',
+    '  imgc_st=${imgc_st#* }',
+    "  imgc_m=$(printf '%04d' \"${imgc_st%% *}\")",
+    '  case ${imgc_st#* } in',
+    "    directory) imgc_t='dir' ;;",
+    "    regular*) imgc_t='file' ;;",
+    "    'symbolic link') imgc_t='symlink' ;;",
+    "    *) imgc_t='other' ;;",
+    '  esac',
+    '  imgc_has="type $imgc_t, owner $imgc_u, group $imgc_g, mode $imgc_m"',
+    '  { [ -z "$2" ] || [ "$2" = "$imgc_t" ]; } && { [ -z "$3" ] || [ "$3" = "$imgc_u" ]; } &&',
+    '    { [ -z "$4" ] || [ "$4" = "$imgc_g" ]; } && { [ -z "$5" ] || [ "$5" = "$imgc_m" ]; }',
+    '}',
+  ),
+  aptVersion: lines(
+    '# imgc_apt_version NAME VERSION: package NAME is installed at VERSION; imgc_has says what is.',
+    'imgc_apt_version() {',
+    "  imgc_has=$(dpkg-query -W -f='${db:Status-Status} ${Version}' -- \"$1\" 2>/dev/null) || imgc_has=''",
+    '  case $imgc_has in',
+    "    'installed '*) imgc_has=\"version ${imgc_has#installed }\" ;;",
+    "    *) imgc_has='not installed' ;;",
+    '  esac',
+    '  [ "$imgc_has" = "version $2" ]',
+    '}',
+  ),
+  rpmVersion: lines(
+    '# imgc_rpm_version NAME VERSION: package NAME is installed at VERSION (VERSION-RELEASE); imgc_has says what is.',
+    'imgc_rpm_version() {',
+    "  if imgc_has=$(rpm -q --qf '%{VERSION}-%{RELEASE}' -- \"$1\" 2>/dev/null); then",
+    '    imgc_has="version $imgc_has"',
+    '  else',
+    "    imgc_has='not installed'",
+    '  fi',
+    '  [ "$imgc_has" = "version $2" ]',
     '}',
   ),
   enabled: lines(
@@ -128,8 +176,16 @@ export const probe = (c: Creation, pm: Image['base']['packageManager']): { test:
   }
 };
 
-/** The preflight's test of one contract fact. */
-const contractTest = (f: ContractFact, pm: Image['base']['packageManager']): { test: string; helpers: HelperName[]; own: (keyof typeof runtimeHelpers)[] } => {
+/** The preflight's test of one contract fact; `has`: the test sets imgc_has to what the host has. */
+const contractTest = (f: ContractFact, pm: Image['base']['packageManager']): { test: string; helpers: HelperName[]; own: (keyof typeof runtimeHelpers)[]; has?: true } => {
+  const d = f.details;
+  if (f.kind === 'path' && d) {
+    return { test: `imgc_path_is ${words([f.key, d.type ?? '', d.owner ?? '', d.group ?? '', d.mode ?? ''])}`, helpers: [], own: ['pathIs'], has: true };
+  }
+  if (f.kind === 'package' && d?.version !== undefined) {
+    const own = pm === 'apt' ? 'aptVersion' : 'rpmVersion';
+    return { test: `imgc_${pm === 'apt' ? 'apt' : 'rpm'}_version ${words([f.key, d.version])}`, helpers: [], own: [own], has: true };
+  }
   switch (f.kind) {
     case 'user':
       return { test: `getent passwd ${word(f.key)} >/dev/null`, helpers: [], own: [] };
@@ -185,7 +241,7 @@ const preflight = (ir: Image, plan: RuntimePlan, used: Set<HelperName>, own: Set
     const t = contractTest(f, ir.base.packageManager);
     t.helpers.forEach((h) => used.add(h));
     t.own.forEach((h) => own.add(h));
-    out.push(`if ! ${t.test}; then`, `  imgc_lack ${word(f.label)}`, 'fi');
+    out.push(`if ! ${t.test}; then`, `  imgc_lack ${word(preflightLabel(f))}${t.has ? '" (this host: $imgc_has)"' : ''}`, 'fi');
   }
   out.push(
     'if [ "$imgc_missing" -gt 0 ]; then',
