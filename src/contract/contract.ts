@@ -63,7 +63,7 @@ const baseDetailsOf = (ir: Image, f: Fact, from: string, steps: readonly { step:
   const d = ir.base.details?.[id];
   if (!d) return {};
   if (f.kind === 'path') return removed.has(id) ? {} : d;
-  if (from !== 'base' || steps.some((p) => p.step.kind === 'upgrade')) return {};
+  if (from !== 'base' || steps.some((p) => kindOf(p.step).movesVersions)) return {};
   return d;
 };
 

@@ -238,6 +238,8 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   installs?(s: S): boolean;
   /** It adds a package source (the package index is refreshed for the installs after it). */
   readonly addsSource?: true;
+  /** It moves installed packages to other versions (an upgrade): the base's versions no longer hold after it. */
+  readonly movesVersions?: true;
   /** It runs, and reports changed, on every run (a raw command without `creates`). Absent: never. */
   alwaysChanges?(s: S): boolean;
   /**

@@ -26,6 +26,7 @@ export const upgrade = {
   comment: (s) => `apt-get ${command(s)}: installed packages at the newest versions of the sources`,
   touches: () => ({ packageManager: true }),
   inRoot: true,
+  movesVersions: true,
   chroot: { mounts: () => true, network: () => true },
 
   shell: (s, ctx) => ctx.pm.upgrade(s.dist),

@@ -254,7 +254,7 @@ const emptySeed = async (dir: string): Promise<string> => {
  * connection for the life of the VM).
  */
 const loopbackBridge = (port: number): string =>
-  `${process.execPath} -e "const s = require('net').connect(${port}, '127.0.0.1'); process.stdin.pipe(s).pipe(process.stdout)"`;
+  `${process.execPath} -e "const s = require('node:net').connect(${port}, '127.0.0.1'); process.stdin.pipe(s).pipe(process.stdout)"`;
 
 /** How QEMU ended; `kvmFailed`: KVM, being probed, is unusable here (why), so TCG is tried. */
 type QemuOutcome = 'exited' | 'timeout' | { kvmFailed: string };
