@@ -19,6 +19,8 @@ export interface ShellRendering extends ShellPackageManager {
   readonly purgeArgs: Emitted;
   /** "Is this package installed?" as a helper taking one name (runtime and decommission scripts). */
   readonly installed: { readonly fn: string; readonly helper: HelperName };
+  /** "Is package NAME installed at VERSION?" (NAME VERSION), leaving what is in imgc_has: the runtime preflight. */
+  readonly version: { readonly fn: string; readonly helper: HelperName };
   /** The helpers these lines call, by name (runcmd defines them too, without their change tracking). */
   readonly helpers: Readonly<Record<HelperName, ShellHelper>>;
 }
@@ -47,6 +49,8 @@ export interface AnsibleRendering {
   readonly refreshNote: string;
   /** A command whose registered result says whether `name` is installed, and the test of that result `reg`. */
   readonly query: { argv(name: string): Node[]; installed(reg: string): string };
+  /** A command printing `installed VERSION` when `name` is installed (the runtime preflight's version check). */
+  versionArgv(name: string): Node[];
   /** A module and its arguments holding (or releasing) one installed package at its version. */
   hold?(name: string, held: boolean): { module: string; args: YMap };
   /** Arguments that upgrade the installed packages (`dist`: dependencies may change), with the task's comment. */
@@ -90,6 +94,7 @@ const apt: PackageManagerRecord = {
     },
     purgeArgs: { lines: ['imgc_apt_purge_autoremove "$@"'], helpers: ['aptPurgeAutoremove'] },
     installed: { fn: 'imgc_apt_installed', helper: 'aptInstalled' },
+    version: { fn: 'imgc_apt_version', helper: 'aptVersion' },
     hold: (ns, held) => ({ lines: [`imgc_${held ? 'hold' : 'unhold'} ${words(ns)}`], helpers: [held ? 'hold' : 'unhold'] }),
     upgrade: (dist) => ({ lines: [`imgc_apt_upgrade ${aptUpgrade(dist)}`], helpers: ['aptUpgrade'] }),
     helpers: {
@@ -117,6 +122,20 @@ const apt: PackageManagerRecord = {
           '      ;;',
           '    *) [ "$(dpkg-query -W -f=\'${Status}\' "$1" 2>/dev/null || :)" = \'install ok installed\' ] ;;',
           '  esac',
+          '}',
+        ],
+      },
+      aptVersion: {
+        deps: [],
+        code: [
+          '# imgc_apt_version NAME VERSION: package NAME is installed at VERSION; imgc_has says what is.',
+          'imgc_apt_version() {',
+          "  imgc_has=$(dpkg-query -W -f='${db:Status-Status} ${Version}' -- \"$1\" 2>/dev/null) || imgc_has=''",
+          '  case $imgc_has in',
+          "    'installed '*) imgc_has=\"version ${imgc_has#installed }\" ;;",
+          "    *) imgc_has='not installed' ;;",
+          '  esac',
+          '  [ "$imgc_has" = "version $2" ]',
           '}',
         ],
       },
@@ -297,6 +316,7 @@ const apt: PackageManagerRecord = {
       argv: (n) => [word('dpkg-query'), str('-W'), str('-f=${Status}'), unsafe(n)],
       installed: (reg) => `${reg}.stdout == 'install ok installed'`,
     },
+    versionArgv: (n) => [word('dpkg-query'), str('-W'), str('-f=${db:Status-Status} ${Version}'), unsafe(n)],
     hold: (n, held) => ({ module: 'ansible.builtin.dpkg_selections', args: map({ name: unsafe(n), selection: word(held ? 'hold' : 'install') }) }),
     upgrade: (dist) => ({
       args: map({ upgrade: word(dist ? 'dist' : 'safe'), update_cache: bool(true), force_apt_get: bool(true), install_recommends: bool(false), policy_rc_d: int(101) }),
@@ -329,6 +349,7 @@ const dnf: PackageManagerRecord = {
       argv: (n) => [word('rpm'), str('-q'), str('--quiet'), unsafe(n)],
       installed: (reg) => `${reg}.rc == 0`,
     },
+    versionArgv: (n) => [word('rpm'), str('-q'), str('--qf'), str('installed %{VERSION}-%{RELEASE}'), unsafe(n)],
   },
   runner: {
     python: ['python3'],

@@ -94,10 +94,7 @@ const detailCheck = (f: ContractFact, reg: string, pm: Image['base']['packageMan
     };
   }
   if (f.kind === 'package' && d?.version !== undefined) {
-    const argv =
-      pm === 'apt'
-        ? [word('dpkg-query'), str('-W'), str('-f=${db:Status-Status} ${Version}'), unsafe(f.key)]
-        : [word('rpm'), str('-q'), str('--qf'), str('installed %{VERSION}-%{RELEASE}'), unsafe(f.key)];
+    const argv = packageManagers[pm].ansible.versionArgv(f.key);
     return {
       tasks: [probeCommand(what, argv, reg)],
       holds: `${reg}.rc == 0 and ${reg}.stdout == 'installed ' ~ ${want}.version`,

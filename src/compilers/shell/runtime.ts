@@ -70,28 +70,6 @@ export const runtimeHelpers = {
     '    { [ -z "$4" ] || [ "$4" = "$imgc_g" ]; } && { [ -z "$5" ] || [ "$5" = "$imgc_m" ]; }',
     '}',
   ),
-  aptVersion: lines(
-    '# imgc_apt_version NAME VERSION: package NAME is installed at VERSION; imgc_has says what is.',
-    'imgc_apt_version() {',
-    "  imgc_has=$(dpkg-query -W -f='${db:Status-Status} ${Version}' -- \"$1\" 2>/dev/null) || imgc_has=''",
-    '  case $imgc_has in',
-    "    'installed '*) imgc_has=\"version ${imgc_has#installed }\" ;;",
-    "    *) imgc_has='not installed' ;;",
-    '  esac',
-    '  [ "$imgc_has" = "version $2" ]',
-    '}',
-  ),
-  rpmVersion: lines(
-    '# imgc_rpm_version NAME VERSION: package NAME is installed at VERSION (VERSION-RELEASE); imgc_has says what is.',
-    'imgc_rpm_version() {',
-    "  if imgc_has=$(rpm -q --qf '%{VERSION}-%{RELEASE}' -- \"$1\" 2>/dev/null); then",
-    '    imgc_has="version $imgc_has"',
-    '  else',
-    "    imgc_has='not installed'",
-    '  fi',
-    '  [ "$imgc_has" = "version $2" ]',
-    '}',
-  ),
   enabled: lines(
     '# imgc_enabled UNIT: UNIT is enabled.',
     'imgc_enabled() {',
@@ -183,8 +161,9 @@ const contractTest = (f: ContractFact, pm: Image['base']['packageManager']): { t
     return { test: `imgc_path_is ${words([f.key, d.type ?? '', d.owner ?? '', d.group ?? '', d.mode ?? ''])}`, helpers: [], own: ['pathIs'], has: true };
   }
   if (f.kind === 'package' && d?.version !== undefined) {
-    const own = pm === 'apt' ? 'aptVersion' : 'rpmVersion';
-    return { test: `imgc_${pm === 'apt' ? 'apt' : 'rpm'}_version ${words([f.key, d.version])}`, helpers: [], own: [own], has: true };
+    const v = packageManagers[pm].shell?.version;
+    if (!v) throw new Error(`internal: no installed-version check for ${pm}`);
+    return { test: `${v.fn} ${words([f.key, d.version])}`, helpers: [v.helper], own: [], has: true };
   }
   switch (f.kind) {
     case 'user':
