@@ -4,7 +4,7 @@
 // terminated then, and the processes code in it started are killed with all
 // they started.
 import { ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
-import { parentPort, Worker, type WorkerOptions } from 'node:worker_threads';
+import { Worker, workerData, type WorkerOptions } from 'node:worker_threads';
 import { killAndWait, processTable, signal, sleepSync, type ProcessEntry } from './processes.js';
 
 /** How a bounded child or worker ended; `timedOut`: its time was up and it was stopped. */
@@ -101,24 +101,30 @@ const killTrees = (roots: ReadonlySet<number>): void => {
   killAndWait([...stopped], 1000);
 };
 
-/** What a worker started by {@link workerBounded} posts for each child process code in it starts. */
-type Started = { startedProcess: number };
-const isStarted = (m: unknown): m is Started => typeof m === 'object' && m !== null && typeof (m as Started).startedProcess === 'number';
+/**
+ * Where a worker started by {@link workerBounded} writes the pid of each child process code in it
+ * starts: slot 0 counts them. Shared memory, not messages: a message posted just before the worker
+ * is terminated may never be delivered, and its process would outlive imgc.
+ */
+const PIDS = 4096;
+const pidsKey = 'imgcStartedProcesses';
 
 /**
- * In a worker started by {@link workerBounded}: reports every child process started from here on
+ * In a worker started by {@link workerBounded}: records every child process started from here on
  * (spawn, exec, execFile and fork all start theirs through `ChildProcess.prototype.spawn`), so that
  * they and what they start end with the worker.
  */
 export const reportStartedProcesses = (): void => {
-  const port = parentPort;
-  // Node's own (internal, undocumented) method; without it nothing is reported, and nothing else changes.
+  const shared = (workerData as Record<string, unknown> | null)?.[pidsKey];
+  // Node's own (internal, undocumented) method; without it nothing is recorded, and nothing else changes.
   const proto = ChildProcess.prototype as ChildProcess & { spawn?: (this: ChildProcess, ...args: unknown[]) => unknown };
   const spawnChild = proto.spawn;
-  if (!port || typeof spawnChild !== 'function') return;
+  if (!(shared instanceof SharedArrayBuffer) || typeof spawnChild !== 'function') return;
+  const pids = new Int32Array(shared);
   proto.spawn = function (...args) {
+    if (Atomics.load(pids, 0) >= PIDS) throw new Error(`a definition may start at most ${PIDS} processes`);
     const result = spawnChild.apply(this, args);
-    if (this.pid) port.postMessage({ startedProcess: this.pid } satisfies Started);
+    if (this.pid) Atomics.store(pids, 1 + Atomics.add(pids, 0, 1), this.pid);
     return result;
   };
 };
@@ -132,13 +138,22 @@ export type WorkerOutcome = { message: unknown } | (Ended & { error?: unknown })
  * that never yields too). `stop` terminates it. Whenever it ends, the processes it started are killed
  * with all they started; and on imgc's exit or a signal.
  */
-export const workerBounded = (script: string, options: WorkerOptions, timeoutMs: number): { outcome: Promise<WorkerOutcome>; stop: () => void } => {
-  const worker = new Worker(script, options);
-  const started = new Set<number>();
+export const workerBounded = (script: string, options: WorkerOptions & { workerData?: Record<string, unknown> }, timeoutMs: number): { outcome: Promise<WorkerOutcome>; stop: () => void } => {
+  const shared = new SharedArrayBuffer(4 * (PIDS + 1));
+  const pids = new Int32Array(shared);
+  const worker = new Worker(script, { ...options, workerData: { ...options.workerData, [pidsKey]: shared } });
+  let killed = 0;
+  // The processes recorded since the last call, killed with all they started.
+  const killStarted = () => {
+    const count = Atomics.load(pids, 0);
+    const fresh = new Set<number>();
+    // A slot still 0 is a spawn whose pid is being written: it is read on the next call.
+    for (let pid; killed < count && (pid = Atomics.load(pids, killed + 1)) > 0; killed++) fresh.add(pid);
+    killTrees(fresh);
+  };
   const stop = () => {
     void worker.terminate();
-    killTrees(started);
-    started.clear();
+    killStarted();
   };
   const untrack = track(worker, stop);
   let timedOut = false;
@@ -146,11 +161,11 @@ export const workerBounded = (script: string, options: WorkerOptions, timeoutMs:
   const timer = setTimeout(() => ((timedOut = true), stop()), timeoutMs);
   // A worker that ends by itself delivers its last messages before 'exit': the first settling wins.
   const outcome = new Promise<WorkerOutcome>((resolve) => {
-    worker.on('message', (m: unknown) => (isStarted(m) ? started.add(m.startedProcess) : resolve({ message: m })));
+    worker.on('message', (m: unknown) => resolve({ message: m }));
     worker.on('error', (e) => (error = e));
     worker.on('exit', (code) => {
       clearTimeout(timer);
-      killTrees(started);
+      killStarted();
       untrack();
       resolve({ code, timedOut, error });
     });
