@@ -86,7 +86,7 @@ describe.skipIf(cannotBuild)('imgc probe', () => {
     expect(d.exitCode).toBe(1);
     expect(d.stdout).toMatch(/error IMGC3001: user 'ops' holds in .* but not in/);
     expect(d.stdout).toMatch(/error IMGC3001: path '\/etc\/sudoers.d\/admins' holds in/);
-    expect(d.stdout).toContain("error IMGC3002: path '/etc/passwd' changed: mode 0600 → owner root, group root, mode 0644");
+    expect(d.stdout).toContain("error IMGC3002: path '/etc/passwd' changed: mode 0600 → type file, owner root, group root, mode 0644");
     expect(d.stdout).not.toMatch(/user 'root' holds/);
     expect(d.stdout).not.toContain(deep.key);
     const bounded = path.join(dir, 'bounded.json');
