@@ -457,7 +457,8 @@ export const sysprep = (opts: { keepSshHostKeys?: boolean } = {}) =>
         '/var/lib/dbus/machine-id',
         ...(opts.keepSshHostKeys ? [] : (['/etc/ssh/ssh_host_*'] as const)),
         '/root/.ssh/authorized_keys',
-        '/var/lib/apt/lists/*',
+        // The lists apt fetched (host_path_dists_…), not apt's own partial/ and lock, which the base has.
+        '/var/lib/apt/lists/*_*',
         '/var/cache/apt/*.bin',
         '/var/cache/apt/archives/*.deb',
         '/var/lib/cloud',

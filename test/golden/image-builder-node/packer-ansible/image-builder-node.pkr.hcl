@@ -327,7 +327,7 @@ build {
   # sysprep: the playbook's sysprep play (hooks where packer runs, the rest in the target):
   #   sysprep.1.hold (image-builder-node.ts:168): hold auditd, apt-transport-https, ca-certificates, chrony, curl, ebtables, jq, gnupg, libnetfilter-acct1, libnetfilter-cttimeout1, libnetfilter-log1, python3-netifaces, python3-pip, libseccomp2, cloud-init
   #   sysprep.2.clean (image-builder-node.ts:169): empty /etc/machine-id, /etc/hostname
-  #   sysprep.3.clean (image-builder-node.ts:169): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   sysprep.3.clean (image-builder-node.ts:169): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
   #   sysprep.4.clean (image-builder-node.ts:169): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
   #   sysprep.5.unit (image-builder-node.ts:169): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
   #   sysprep.6.service (image-builder-node.ts:169): enable imgc-ssh-host-keys

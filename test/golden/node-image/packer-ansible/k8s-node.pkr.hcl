@@ -215,7 +215,7 @@ build {
   #   provision.41.service (node-image.ts:49): enable cloud-config
   #   provision.42.service (node-image.ts:49): enable cloud-final
   #   provision.43.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
-  #   provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
   #   provision.45.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
   #   provision.46.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
   #   provision.47.service (node-image.ts:50): enable imgc-ssh-host-keys

@@ -37,9 +37,9 @@ step_2() {
 }
 imgc_run sysprep.2.clean step_2
 
-# sysprep.3.clean (image-builder-node.ts:169): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+# sysprep.3.clean (image-builder-node.ts:169): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
 step_3() {
-  imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
+  imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*_*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
 }
 imgc_run sysprep.3.clean step_3
 

@@ -361,9 +361,9 @@ step_38() {
 }
 imgc_run provision.38.clean step_38
 
-# provision.39.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+# provision.39.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
 step_39() {
-  imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
+  imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*_*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
 }
 imgc_run provision.39.clean step_39
 

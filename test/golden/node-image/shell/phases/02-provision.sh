@@ -406,9 +406,9 @@ step_43() {
 }
 imgc_run provision.43.clean step_43
 
-# provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+# provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
 step_44() {
-  imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
+  imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*_*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
 }
 imgc_run provision.44.clean step_44
 
