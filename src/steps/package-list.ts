@@ -96,7 +96,7 @@ export const packageList = {
         name: stepTaskName(`Install the packages of ${v}`, s),
         module: pm.module,
         ...(refresh ? { comments: [pm.refreshNote] } : {}),
-        args: map([...pm.install([], refresh).entries.map((e) => (e.key === 'name' ? entry('name', template(names)) : e))]),
+        args: map([...pm.install([], refresh ? bool(true) : undefined).entries.map((e) => (e.key === 'name' ? entry('name', template(names)) : e))]),
         keywords: [entry('when', str(`${names} | length > 0`))],
       }),
     ];

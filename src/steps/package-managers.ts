@@ -8,7 +8,8 @@
 import type { PackageManager as Family } from '../core/packages.js';
 import type { Emitted, HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import { words } from '../emit/shell/quote.js';
-import { bool, int, str, unsafe, word } from '../emit/ansible/quote.js';
+import { bool, int, jinjaString, jinjaValue, str, unsafe, word, type Scalar } from '../emit/ansible/quote.js';
+import { parsePackageSpec } from '../core/packages.js';
 import { map, seq, type Node, type YMap } from '../emit/ansible/yaml.js';
 import type { CloudInitPackageManager } from '../emit/cloud-init/calls.js';
 
@@ -38,8 +39,8 @@ export interface AnsibleRendering {
    * own: a change no record holds, so a live host's playbook checks for it first.
    */
   readonly binding?: string;
-  /** Arguments to install `names`; `refresh` updates the package index first. */
-  install(names: readonly string[], refresh: boolean): YMap;
+  /** Arguments to install `names`; `refresh` (a boolean or a template of one) updates the package index first. */
+  install(names: readonly string[], refresh: Scalar | undefined): YMap;
   remove(names: readonly string[]): YMap;
   /** Arguments that remove `names` with their configuration (decommission). */
   purge(names: readonly string[]): YMap;
@@ -304,14 +305,14 @@ const apt: PackageManagerRecord = {
         name: names(ns),
         state: word('present'),
         install_recommends: bool(false),
-        update_cache: refresh ? bool(true) : undefined,
+        update_cache: refresh,
         policy_rc_d: int(101),
       }),
     remove: aptRemove,
     purge: (ns) => map([...aptRemove(ns).entries, { key: 'purge', value: bool(true) }]),
     autoremove: map({ autoremove: bool(true), purge: bool(true) }),
     refreshNote:
-      'apt-get update first: the first install of the phase, or the first after a repository was added. It runs every time and is not reported as a change.',
+      'apt-get update first when a package here is not installed as asked (the facts just read say), so a run with nothing to install fetches no lists; not reported as a change.',
     query: {
       argv: (n) => [word('dpkg-query'), str('-W'), str('-f=${Status}'), unsafe(n)],
       installed: (reg) => `${reg}.stdout == 'install ok installed'`,
@@ -340,11 +341,11 @@ const dnf: PackageManagerRecord = {
         name: names(ns),
         state: word('present'),
         install_weak_deps: bool(false),
-        update_cache: refresh ? bool(true) : undefined,
+        update_cache: refresh,
       }),
     remove: dnfRemove,
     purge: dnfRemove,
-    refreshNote: 'Refresh the dnf metadata first (the first install of the phase).',
+    refreshNote: 'Refresh the dnf metadata first when a package here is not installed (the facts just read say).',
     query: {
       argv: (n) => [word('rpm'), str('-q'), str('--quiet'), unsafe(n)],
       installed: (reg) => `${reg}.rc == 0`,
@@ -356,5 +357,28 @@ const dnf: PackageManagerRecord = {
     install: (ns) => `dnf install -y -q --setopt=install_weak_deps=False ${safe(ns)} && dnf clean all`,
   },
 };
+
+/**
+ * A Jinja test, over the packages `ansible.builtin.package_facts` just read,
+ * that is true when one of `specs` is not installed as asked: an install
+ * refreshes the index only then, as the shell's imgc_apt_install does, so a
+ * second run on a root whose lists were cleaned (sysprep) changes nothing. A
+ * pinned version may end in `*`, as apt takes it; the arch is not compared.
+ */
+export const ansibleMissing = (specs: readonly string[], family: Family): string =>
+  `not (${specs
+    .map((spec) => {
+      const { name, version } = parsePackageSpec(spec, family);
+      const has = `ansible_facts.packages[${jinjaString(name)}]`;
+      if (version === undefined) return `${has} is defined`;
+      const glob = version.endsWith('*');
+      const exact = `${jinjaValue(glob ? version.slice(0, -1) : version)} | regex_escape`;
+      return `${has} | default([]) | selectattr('version', 'match', '^' ~ (${exact}) ~ '${glob ? '.*' : ''}$') | list | length > 0`;
+    })
+    .map((t) => `(${t})`)
+    .join(' and ')})`;
+
+/** The task that reads the installed packages for {@link ansibleMissing}. */
+export const ansiblePackageFacts = { module: 'ansible.builtin.package_facts', args: map({ manager: word('auto') }) } as const;
 
 export const packageManagers: Readonly<Record<Family, PackageManagerRecord>> = { apt, dnf };

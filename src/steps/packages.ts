@@ -6,7 +6,8 @@ import { packageName, parsePackageSpec } from '../core/packages.js';
 import { displayMarkers, hasMarker } from '../core/variables.js';
 import { task } from '../emit/ansible/tasks.js';
 import { labelText, stepTaskName } from '../emit/ansible/names.js';
-import { packageManagers } from './package-managers.js';
+import { ansibleMissing, ansiblePackageFacts, packageManagers } from './package-managers.js';
+import { template } from '../emit/ansible/quote.js';
 import { str } from '../emit/cloud-init/quote.js';
 import type { StepKind, MakeContext, StepInput } from './kind.js';
 import { fact } from '../core/facts.js';
@@ -71,14 +72,15 @@ export const packages = {
     const pm = packageManagers[ctx.base.packageManager].ansible;
     const list = labelText(displayMarkers(s.names.join(', ')));
     if (s.action === 'remove') return [task({ name: stepTaskName(`Remove ${list}`, s), module: pm.module, args: pm.remove(s.names) })];
-    const refresh = ctx.refresh;
+    // The phase's first install done (a live host bounds only that one's refresh by the lists' age).
     ctx.refresh = false;
     return [
+      task({ name: stepTaskName(`Which of ${list} are installed`, s), ...ansiblePackageFacts }),
       task({
         name: stepTaskName(`Install ${list}`, s),
         module: pm.module,
-        ...(refresh ? { comments: [pm.refreshNote] } : {}),
-        args: pm.install(s.names, refresh),
+        comments: [pm.refreshNote],
+        args: pm.install(s.names, template(ansibleMissing(s.names, ctx.base.packageManager))),
       }),
     ];
   },

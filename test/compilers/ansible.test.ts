@@ -204,6 +204,7 @@ describe('ansible backend on every step kind', () => {
       'ansible.builtin.file', // symlink
       'ansible.builtin.copy', // key
       'ansible.builtin.copy', // .sources
+      'ansible.builtin.package_facts', // which are installed: the install refreshes the lists only when one is not
       'ansible.builtin.apt',
       'ansible.builtin.apt',
       'ansible.builtin.systemd_service',
@@ -226,7 +227,9 @@ describe('ansible backend on every step kind', () => {
     expect((by('customize.9.aptRepository')[1]!['ansible.builtin.copy'] as { content: string }).content).toBe(
       'Types: deb\nURIs: https://apt.example.com/debian\nSuites: stable\nComponents: main contrib\nSigned-By: /etc/apt/keyrings/example.asc\n',
     );
-    expect(by('customize.10.packages')[0]!['ansible.builtin.apt']).toMatchObject({ update_cache: true, install_recommends: false, state: 'present' });
+    expect(by('customize.10.packages')[0]).toMatchObject({ 'ansible.builtin.package_facts': { manager: 'auto' } });
+    expect(by('customize.10.packages')[1]!['ansible.builtin.apt']).toMatchObject({ install_recommends: false, state: 'present' });
+    expect((by('customize.10.packages')[1]!['ansible.builtin.apt'] as { update_cache: string }).update_cache).toMatch(/^\{\{ not \(\(ansible_facts\.packages\['/);
     expect(by('customize.11.packages')[0]!['ansible.builtin.apt']).toEqual({ name: ['nano'], state: 'absent', policy_rc_d: 101 });
     expect(by('customize.12.service')[0]!['ansible.builtin.systemd_service']).toEqual({ name: 'example.socket', enabled: false });
     expect(by('customize.13.command')[0]).toMatchObject({ 'ansible.builtin.shell': { creates: '/srv/app/home', executable: '/bin/sh' } });
@@ -242,7 +245,7 @@ describe('ansible backend on every step kind', () => {
     expect(stop).toMatchObject({ 'ansible.builtin.fail': { msg: '{{ imgc_webhook.stderr }}' }, when: '(imgc_webhook.rc | default(0)) != 0' });
     // The only templates are the backend's own (a phase with post hooks: its rescue's, naming what failed).
     const failedAt = "ansible_failed_task\\.name ~ ': ' ~ \\(ansible_failed_result\\.msg \\| default\\('failed'\\)\\)";
-    const own = new RegExp(`^(imgc_image|imgc_event|imgc_event \\| to_json|imgc_webhook_sh|imgc_webhook\\.stderr|item|imgc_webhook\\.stderr_lines \\| default\\(\\[\\]\\) \\| select\\('search', ' asks to retry after '\\) \\| list|'imgc: warning: ' ~ imgc_webhook\\.stderr ~ '; going on'|now\\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\\)|${failedAt}|'imgc: phase [a-z0-9-]+ failed at ' ~ ${failedAt})$`);
+    const own = new RegExp(`^(imgc_image|imgc_event|imgc_event \\| to_json|imgc_webhook_sh|imgc_webhook\\.stderr|item|imgc_webhook\\.stderr_lines \\| default\\(\\[\\]\\) \\| select\\('search', ' asks to retry after '\\) \\| list|'imgc: warning: ' ~ imgc_webhook\\.stderr ~ '; going on'|now\\(utc=True, fmt='%Y-%m-%dT%H:%M:%SZ'\\)|not \\(\\(ansible_facts\\.packages\\['[a-z0-9+.-]+'\\][^{}]*\\)\\)|${failedAt}|'imgc: phase [a-z0-9-]+ failed at ' ~ ${failedAt})$`);
     for (const f of Object.values(files)) for (const m of f.matchAll(/"\{\{ (.*?) \}\}"/g)) expect(m[1]).toMatch(own);
   });
 
@@ -336,8 +339,9 @@ describe('ansible backend refusals', () => {
   it('uses the dnf module on a dnf base', () => {
     const ir = one({ kind: 'packages', action: 'install', names: ['vim'] });
     const files = ansibleCompiler.compile({ ...ir, base: { ...ir.base, packageManager: 'dnf' } }, {});
-    const [t] = parseYaml(files['roles/customize/tasks/main.yml']!) as Task[];
-    expect(t!['ansible.builtin.dnf']).toEqual({ name: ['vim'], state: 'present', install_weak_deps: false, update_cache: true });
+    const [facts, t] = parseYaml(files['roles/customize/tasks/main.yml']!) as Task[];
+    expect(facts!['ansible.builtin.package_facts']).toEqual({ manager: 'auto' });
+    expect(t!['ansible.builtin.dnf']).toEqual({ name: ['vim'], state: 'present', install_weak_deps: false, update_cache: "{{ not ((ansible_facts.packages['vim'] is defined)) }}" });
   });
 });
 

@@ -209,7 +209,10 @@ const jinjaParts = (s: string, cut = false, raw: (ch: string) => boolean = rawIn
  */
 const variableTerms = (s: string, cut = false): string[] => splitMarkers(s).flatMap((p) => (typeof p === 'string' ? jinjaParts(p, cut) : [p.variable]));
 
-const variableExpression = (s: string): string => `{{ (${variableTerms(s).join(' ~ ')}) | string }}`;
+/** A Jinja expression (without its `{{ }}`) whose value is `s` with its variables' values. */
+export const jinjaValue = (s: string): string => `(${variableTerms(s).join(' ~ ')}) | string`;
+
+const variableExpression = (s: string): string => `{{ ${jinjaValue(s)} }}`;
 
 /**
  * A variable expression too long for one line, double-quoted and folded only
