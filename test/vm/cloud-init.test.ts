@@ -18,7 +18,8 @@ import { cloneDisk, probe } from './node-support.js';
 const BOOT_SECONDS = 1500;
 
 describe.skipIf(cannotVm)('cloud-init at a first boot: the seed of --target cloud-init on a disk with cloud-init', () => {
-  const work = tempDir('vm-cloud-init');
+  // Made in beforeAll: a skipped file runs no hook that would remove it.
+  let work: string;
   let disk: SourceDisk;
   let server: Awaited<ReturnType<typeof hookServer>>;
   let qemusBefore: string[];
@@ -47,6 +48,7 @@ describe.skipIf(cannotVm)('cloud-init at a first boot: the seed of --target clou
   };
 
   beforeAll(async () => {
+    work = tempDir('vm-cloud-init');
     qemusBefore = await qemus();
     server = await hookServer();
     disk = await buildSourceDisk();

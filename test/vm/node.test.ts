@@ -23,7 +23,8 @@ const BOOT_SECONDS = 1500;
 if (cannotBootNode) console.warn(`node VM tests skipped: ${cannotBootNode}`);
 
 describe.skipIf(cannotBootNode)('the reference node, cloned and booted', () => {
-  const out = outDir('vm-node');
+  // Made in beforeAll: a skipped file runs no hook that would remove it.
+  let out: string;
   let ir: Image;
   let builtRootBytes: number;
   const clone = (name: string) => path.join(out, `${name}.raw`);
@@ -35,6 +36,7 @@ describe.skipIf(cannotBootNode)('the reference node, cloned and booted', () => {
   };
 
   beforeAll(async () => {
+    out = outDir('vm-node');
     const b = await imgcRun(['build', example, '--no-typecheck', '--out', out]);
     if (b.exitCode !== 0) throw new Error(`the build failed:\n${b.all}`);
     expect(summaryOf(out).boot).toMatchObject({ failed: 0 });

@@ -34,7 +34,8 @@ type Build = { dir: string; def: string; code: number; out: string; image: strin
 describe.skipIf(cannotVm)('packer build in a VM from imgc’s disk (qemu builder, NoCloud seed)', () => {
   let disk: SourceDisk;
   let server: Awaited<ReturnType<typeof hookServer>>;
-  const work = tempDir('vm-packer');
+  // Made in beforeAll: a skipped file runs no hook that would remove it.
+  let work: string;
   const builds: Record<string, Build> = {};
   let qemusBefore: string[];
 
@@ -50,6 +51,7 @@ describe.skipIf(cannotVm)('packer build in a VM from imgc’s disk (qemu builder
   };
 
   beforeAll(async () => {
+    work = tempDir('vm-packer');
     qemusBefore = await qemus();
     server = await hookServer();
     disk = await buildSourceDisk();
