@@ -84,6 +84,9 @@ export const aptUpgrade = (dist: boolean): string => (dist ? 'dist-upgrade' : 'u
 
 const aptRemove = (ns: readonly string[]): YMap => map({ name: names(ns), state: word('absent'), policy_rc_d: int(101) });
 
+/** What Ansible's apt module needs on the host, and in a root its chroot connection runs it in. */
+const aptBinding = 'python3-apt';
+
 const apt: PackageManagerRecord = {
   shell: {
     install: (ns) => ({ lines: [`imgc_apt_install ${words(ns)}`], helpers: ['aptInstall'] }),
@@ -297,7 +300,7 @@ const apt: PackageManagerRecord = {
   },
   ansible: {
     module: 'ansible.builtin.apt',
-    binding: 'python3-apt',
+    binding: aptBinding,
     // The module runs apt-get with DEBIAN_FRONTEND=noninteractive itself;
     // policy_rc_d 101 keeps maintainer scripts from starting services.
     install: (ns, refresh) =>
@@ -325,8 +328,7 @@ const apt: PackageManagerRecord = {
     }),
   },
   runner: {
-    // Ansible's chroot connection runs the apt module in the root.
-    python: ['python3', 'python3-apt'],
+    python: ['python3', aptBinding],
     install: (ns) => `apt-get update -qq && apt-get install -y -qq --no-install-recommends ${safe(ns)} && apt-get clean`,
   },
 };

@@ -174,7 +174,7 @@ export const ansibleDecommission = (ir: Image, opts: CompileOptions = {}): Compi
   // before the drain, or (when only the purges need it) once its record says there is something to undo; with
   // nothing changed.
   const pm = ir.base.packageManager;
-  const binding = moduleBindingCheck(pm, 'imgc_dc_apt', (name, module) => `Decommission: package ${name} (Ansible's ${module} module needs it)`);
+  const binding = moduleBindingCheck(pm, 'imgc_dc_apt', 'Decommission');
   const bindingTasks = (onlyWithRecord: boolean): Task[] =>
     binding
       ? [

@@ -122,14 +122,14 @@ export interface ModuleBinding {
 export const usesPackageModule = (tasks: readonly Task[], pm: Image['base']['packageManager']): boolean =>
   tasks.some((t) => t.module === packageManagers[pm].ansible.module);
 
-/** The check of the package module's binding, when it has one. */
-export const moduleBindingCheck = (pm: Image['base']['packageManager'], reg: string, what: (name: string, module: string) => string): ModuleBinding | undefined => {
+/** The check of the package module's binding, when it has one; its task is named after `play` (Preflight, Decommission). */
+export const moduleBindingCheck = (pm: Image['base']['packageManager'], reg: string, play: string): ModuleBinding | undefined => {
   const { binding, module } = packageManagers[pm].ansible;
   if (!binding) return undefined;
   const short = module.slice(module.lastIndexOf('.') + 1);
   return {
     name: binding,
-    ...check({ kind: 'package', key: binding }, reg, pm, what(binding, short)),
+    ...check({ kind: 'package', key: binding }, reg, pm, `${play}: package ${binding} (Ansible's ${short} module needs it)`),
     label: `package '${binding}' (for Ansible's ${short} module: install it first)`,
   };
 };
@@ -165,7 +165,7 @@ const preflightPlay = (ir: Image, plan: RuntimePlan, aptBinding: boolean): Node 
     probeCommand('Preflight: distribution (/etc/os-release ID and VERSION_ID)', [word('/bin/sh'), str('-c'), str('. /etc/os-release && printf "%s %s" "$ID" "$VERSION_ID"')], 'imgc_pf_os'),
   ];
   const checks: { label: string; holds: string; has?: string }[] = [{ label: `distribution ${plan.contract.distro} ${plan.contract.release} (/etc/os-release ID and VERSION_ID)`, holds: 'imgc_pf_os.stdout == imgc_want_os' }];
-  const b = aptBinding ? moduleBindingCheck(pm, 'imgc_pf_apt', (name, module) => `Preflight: package ${name} (Ansible's ${module} module needs it)`) : undefined;
+  const b = aptBinding ? moduleBindingCheck(pm, 'imgc_pf_apt', 'Preflight') : undefined;
   if (b) {
     tasks.push(...b.tasks);
     checks.push({ label: b.label, holds: b.holds });
