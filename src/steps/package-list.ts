@@ -95,7 +95,8 @@ export const packageList = {
       task({
         name: stepTaskName(`Install the packages of ${v}`, s),
         module: pm.module,
-        ...(refresh ? { comments: [pm.refreshNote] } : {}),
+        // Not pm.refreshNote: that install reads package_facts first; these items are known only when the play runs.
+        ...(refresh ? { comments: ['Refresh the package index first (the first install of the phase, or the first after a repository was added), whatever is installed: the items are known only when the play runs.'] } : {}),
         args: map([...pm.install([], refresh ? bool(true) : undefined).entries.map((e) => (e.key === 'name' ? entry('name', template(names)) : e))]),
         keywords: [entry('when', str(`${names} | length > 0`))],
       }),

@@ -72,8 +72,8 @@ export const packages = {
     const pm = packageManagers[ctx.base.packageManager].ansible;
     const list = labelText(displayMarkers(s.names.join(', ')));
     if (s.action === 'remove') return [task({ name: stepTaskName(`Remove ${list}`, s), module: pm.module, args: pm.remove(s.names) })];
-    // The phase's first install done (a live host bounds only that one's refresh by the lists' age).
-    ctx.refresh = false;
+    // ctx.refresh stays: this refresh runs only when something is missing, so it leaves the lists no fresher
+    // for a later packageList, which cannot ask.
     return [
       task({ name: stepTaskName(`Which of ${list} are installed`, s), ...ansiblePackageFacts }),
       task({
