@@ -8,7 +8,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cacheDir } from '../../src/build/cache.js';
 import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { cannotBuild, imgcRun, outDir, privateCache, read, summaryOf } from './helpers.js';
@@ -56,12 +55,15 @@ describe.skipIf(cannotBuild)('imgc build with a sensitive variable', () => {
       { from: 'toml', value: secret('toml'), args: () => [], env: () => ({}), toml: 'token' },
     ];
     const outs: string[] = [];
+    // A cache of its own: "the whole cache" is then every entry these builds wrote, and no
+    // other test's build removes a root below it while the search walks it.
+    const cache = privateCache('secret');
     for (const r of runs) {
       const out = outDir(`secret-${r.from}`);
       outs.push(out);
       const cwd = tempDir(`secret-cwd-${r.from}`);
       if (r.toml) writeFileSync(path.join(cwd, 'imgc.toml'), `[vars]\ntoken = "${r.value}"\nmotd = "from toml"\n`);
-      const b = await imgcRun(['build', fixture, '--no-typecheck', '--out', out, ...r.args(r.value)], { env: r.env(r.value), cwd });
+      const b = await imgcRun(['build', fixture, '--no-typecheck', '--out', out, ...r.args(r.value)], { env: { ...r.env(r.value), IMGC_CACHE: cache }, cwd });
       expect(b.exitCode, b.all).toBe(0);
       expect(b.all).not.toContain(r.value);
       // The step had the value: the root holds its hash.
@@ -69,7 +71,7 @@ describe.skipIf(cannotBuild)('imgc build with a sensitive variable', () => {
       expect((await inRoot('etc/token.sha256')).trim()).toBe(sha256(r.value));
       if (r.toml) expect(await inRoot('etc/motd')).toBe('from toml');
       // Standalone verify reads the values as the build did: /etc/motd holds the variable's value.
-      const verified = await imgcRun(['verify', fixture, '--no-typecheck', '--image', path.join(out, 'rootfs.tar.gz'), ...r.args(r.value)], { env: r.env(r.value), cwd });
+      const verified = await imgcRun(['verify', fixture, '--no-typecheck', '--image', path.join(out, 'rootfs.tar.gz'), ...r.args(r.value)], { env: { ...r.env(r.value), IMGC_CACHE: cache }, cwd });
       expect(verified.exitCode, verified.all).toBe(0);
       expect(verified.all).not.toContain(r.value);
       expect(read(path.join(out, `logs/02-provision.log`))).toContain(`token has ${r.value.length} characters`);
@@ -79,7 +81,7 @@ describe.skipIf(cannotBuild)('imgc build with a sensitive variable', () => {
     }
     // Logs, manifest, compiled/, the artifact (rootfs.tar.gz, decompressed) and the whole
     // cache (tarballs decompressed, unpacked roots): none of the three values anywhere.
-    const where = [...outs, cacheDir(process.env)];
+    const where = [...outs, cache];
     expect(await occurrences(runs.map((r) => r.value), where)).toEqual([]);
     // The search itself finds a value where it is (in a compressed tarball too).
     const probe = tempDir('secret-probe');
