@@ -42,11 +42,13 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
         .use(containerd())
         .use(kubernetes(k8s))
         .directory('/etc/cni', { mode: '0755' })
-        .directory('/etc/cni/net.d', { mode: '0755' }).use(joinToken(k8s)).use(bootable())
+        .directory('/etc/cni/net.d', { mode: '0755' }).use(joinToken(k8s))
         // DHCP on the NIC; cloud-init (NoCloud seed, cloud metadata) gives each clone its hostname, keys
-        // and join configuration and grows the root to its disk; sysprep leaves no machine identity behind.
+        // and join configuration and grows the root to its disk. Before bootable(): the kernel's initramfs
+        // is then made once, with cloud-init's growroot hook in it. sysprep leaves no machine identity behind.
         .use(network())
         .use(cloudInit())
+        .use(bootable())
         .use(sysprep())
         .post(event('stdout')),
     )
