@@ -11,14 +11,14 @@
 # Required variables: join_token, qemu_iso_checksum, qemu_ssh_private_key_file; the others have defaults.
 #
 # Not built by Packer: `imgc build` produces these from the root, and `imgc verify` checks them:
-#   artifact.1.artifact (node-image.ts:55): dir rootfs
-#   artifact.2.artifact (node-image.ts:56): tar rootfs.tar.zst
-#   artifact.3.artifact (node-image.ts:57): raw disk.raw
-#   artifact.4.artifact (node-image.ts:58): qcow2 disk.qcow2
-#   verify.1.verify (node-image.ts:63): verify facts
-#   verify.2.verify (node-image.ts:63): verify boot
-#   verify.3.verify (node-image.ts:63): verify checksums
-#   verify.4.verify (node-image.ts:63): verify manifest
+#   artifact.1.artifact (node-image.ts:57): dir rootfs
+#   artifact.2.artifact (node-image.ts:58): tar rootfs.tar.zst
+#   artifact.3.artifact (node-image.ts:59): raw disk.raw
+#   artifact.4.artifact (node-image.ts:60): qcow2 disk.qcow2
+#   verify.1.verify (node-image.ts:65): verify facts
+#   verify.2.verify (node-image.ts:65): verify boot
+#   verify.3.verify (node-image.ts:65): verify checksums
+#   verify.4.verify (node-image.ts:65): verify manifest
 
 packer {
   required_version = ">= 1.10.0"
@@ -74,7 +74,7 @@ variable "qemu_firmware" {
   default     = "/usr/share/ovmf/OVMF.fd"
 }
 
-# artifact.5.cloudImage (node-image.ts:60): a VM disk image built with QEMU, starting from a cloud image.
+# artifact.5.cloudImage (node-image.ts:62): a VM disk image built with QEMU, starting from a cloud image.
 # The way in: a NoCloud seed (cd_files, label cidata; the files in seed/) makes the temporary user imgc-build,
 # authorized for qemu_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.
 source "qemu" "qemu" {
@@ -103,7 +103,7 @@ source "qemu" "qemu" {
   headless  = true
 }
 
-# artifact.6.cloudImage (node-image.ts:61): an AMI. AWS credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).
+# artifact.6.cloudImage (node-image.ts:63): an AMI. AWS credentials come from the environment (AWS_PROFILE, AWS_ACCESS_KEY_ID, …).
 source "amazon-ebs" "aws" {
   region        = "eu-west-1"
   instance_type = "t3.large"
@@ -195,37 +195,37 @@ build {
   #   provision.14.service (node-image.ts:43): enable kubelet
   #   provision.15.directory (node-image.ts:44): directory /etc/cni
   #   provision.16.directory (node-image.ts:45): directory /etc/cni/net.d
-  #   provision.17.directory (node-image.ts:81): directory /etc/kubernetes
-  #   provision.18.file (node-image.ts:82): file /etc/kubernetes/bootstrap-token
-  #   provision.19.directory (node-image.ts:45): directory /etc/initramfs-tools
-  #   provision.20.directory (node-image.ts:45): directory /etc/initramfs-tools/conf.d
-  #   provision.21.file (node-image.ts:45): file /etc/initramfs-tools/conf.d/imgc-root-fstype
-  #   provision.22.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
-  #   provision.23.file (node-image.ts:45): file /etc/fstab
-  #   provision.24.directory (node-image.ts:45): directory /boot/efi
-  #   provision.25.directory (node-image.ts:45): directory /etc/kernel/postinst.d
-  #   provision.26.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
-  #   provision.27.directory (node-image.ts:45): directory /etc/initramfs
-  #   provision.28.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
-  #   provision.29.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
-  #   provision.30.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
-  #   provision.31.service (node-image.ts:48): enable systemd-networkd
-  #   provision.32.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-  #   provision.33.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-  #   provision.34.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
-  #   provision.35.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
-  #   provision.36.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-  #   provision.37.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
-  #   provision.38.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-  #   provision.39.service (node-image.ts:49): enable cloud-init-local
-  #   provision.40.service (node-image.ts:49): enable cloud-init
-  #   provision.41.service (node-image.ts:49): enable cloud-config
-  #   provision.42.service (node-image.ts:49): enable cloud-final
-  #   provision.43.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
-  #   provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
-  #   provision.45.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
-  #   provision.46.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
-  #   provision.47.service (node-image.ts:50): enable imgc-ssh-host-keys
+  #   provision.17.directory (node-image.ts:83): directory /etc/kubernetes
+  #   provision.18.file (node-image.ts:84): file /etc/kubernetes/bootstrap-token
+  #   provision.19.file (node-image.ts:49): file /etc/systemd/network/80-imgc-dhcp.network
+  #   provision.20.service (node-image.ts:49): enable systemd-networkd
+  #   provision.21.packages (node-image.ts:50): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+  #   provision.22.file (node-image.ts:50): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+  #   provision.23.file (node-image.ts:50): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+  #   provision.24.directory (node-image.ts:50): directory /etc/systemd/system/cloud-config.service.d
+  #   provision.25.file (node-image.ts:50): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+  #   provision.26.directory (node-image.ts:50): directory /etc/systemd/system/cloud-final.service.d
+  #   provision.27.file (node-image.ts:50): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+  #   provision.28.service (node-image.ts:50): enable cloud-init-local
+  #   provision.29.service (node-image.ts:50): enable cloud-init
+  #   provision.30.service (node-image.ts:50): enable cloud-config
+  #   provision.31.service (node-image.ts:50): enable cloud-final
+  #   provision.32.directory (node-image.ts:51): directory /etc/initramfs-tools
+  #   provision.33.directory (node-image.ts:51): directory /etc/initramfs-tools/conf.d
+  #   provision.34.file (node-image.ts:51): file /etc/initramfs-tools/conf.d/imgc-root-fstype
+  #   provision.35.packages (node-image.ts:51): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
+  #   provision.36.file (node-image.ts:51): file /etc/fstab
+  #   provision.37.directory (node-image.ts:51): directory /boot/efi
+  #   provision.38.directory (node-image.ts:51): directory /etc/kernel/postinst.d
+  #   provision.39.file (node-image.ts:51): file /etc/kernel/postinst.d/zz-imgc-esp
+  #   provision.40.directory (node-image.ts:51): directory /etc/initramfs
+  #   provision.41.directory (node-image.ts:51): directory /etc/initramfs/post-update.d
+  #   provision.42.file (node-image.ts:51): file /etc/initramfs/post-update.d/zz-imgc-esp
+  #   provision.43.clean (node-image.ts:52): empty /etc/machine-id, /etc/hostname
+  #   provision.44.clean (node-image.ts:52): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+  #   provision.45.clean (node-image.ts:52): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+  #   provision.46.unit (node-image.ts:52): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+  #   provision.47.service (node-image.ts:52): enable imgc-ssh-host-keys
   provisioner "shell" {
     script = "${path.root}/shell/phases/02-provision.sh"
     environment_vars = [
@@ -238,7 +238,7 @@ build {
   }
 
   # provision: post hooks, where packer runs:
-  #   provision.post1.hook (node-image.ts:51): event to stdout
+  #   provision.post1.hook (node-image.ts:53): event to stdout
   provisioner "shell-local" {
     script          = "${path.root}/shell/hooks/02-provision-post.sh"
     execute_command = ["/bin/sh", "-c", "{{ .Vars }} /bin/sh \"$0\"", "{{ .Script }}"]

@@ -148,12 +148,12 @@ if imgc_wanted provision; then
   imgc_hooks 02-provision-post
 fi
 
-# Phase 3: artifact (node-image.ts:53)
+# Phase 3: artifact (node-image.ts:55)
 if imgc_wanted artifact; then
   imgc_phase 03-artifact || imgc_failed artifact "$?"
 fi
 
-# Phase 4: verify (node-image.ts:63)
+# Phase 4: verify (node-image.ts:65)
 if imgc_wanted verify; then
   imgc_phase 04-verify || imgc_failed verify "$?"
 fi

@@ -119,58 +119,159 @@ step_13() {
 }
 imgc_run provision.13.directory step_13
 
-# provision.14.directory (node-image.ts:45): directory /etc/initramfs-tools
+# provision.14.file (node-image.ts:49): file /etc/systemd/network/80-imgc-dhcp.network
 step_14() {
+  imgc_file /etc/systemd/network/80-imgc-dhcp.network 0644 '' '' \
+    '# imgc network(): DHCP on every physical ethernet NIC.
+[Match]
+Type=ether
+Name=en* eth*
+
+[Network]
+DHCP=yes
+'
+}
+imgc_run provision.14.file step_14
+
+# provision.15.service (node-image.ts:49): enable systemd-networkd
+step_15() {
+  imgc_enable systemd-networkd
+}
+imgc_run provision.15.service step_15
+
+# provision.16.packages (node-image.ts:50): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+step_16() {
+  imgc_apt_install cloud-init cloud-guest-utils cloud-initramfs-growroot
+}
+imgc_run provision.16.packages step_16
+
+# provision.17.file (node-image.ts:50): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+step_17() {
+  imgc_file /etc/cloud/cloud.cfg.d/90_dpkg.cfg 0644 '' '' \
+    'datasource_list: [ NoCloud, ConfigDrive, OpenStack, Ec2, None ]
+'
+}
+imgc_run provision.17.file step_17
+
+# provision.18.file (node-image.ts:50): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+step_18() {
+  imgc_file /etc/cloud/cloud.cfg.d/91_imgc.cfg 0644 '' '' \
+    '# imgc cloudInit(): network() brings the NICs up; cloud-init writes no network configuration.
+network: {config: disabled}
+# The image keeps its locale (C.UTF-8): generating another needs the locales package.
+locale: false
+'
+}
+imgc_run provision.18.file step_18
+
+# provision.19.directory (node-image.ts:50): directory /etc/systemd/system/cloud-config.service.d
+step_19() {
+  imgc_dir /etc/systemd/system/cloud-config.service.d 0755 '' ''
+}
+imgc_run provision.19.directory step_19
+
+# provision.20.file (node-image.ts:50): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+step_20() {
+  imgc_file /etc/systemd/system/cloud-config.service.d/boot-order.conf 0644 '' '' \
+    '[Unit]
+After=containerd.service
+Wants=containerd.service
+'
+}
+imgc_run provision.20.file step_20
+
+# provision.21.directory (node-image.ts:50): directory /etc/systemd/system/cloud-final.service.d
+step_21() {
+  imgc_dir /etc/systemd/system/cloud-final.service.d 0755 '' ''
+}
+imgc_run provision.21.directory step_21
+
+# provision.22.file (node-image.ts:50): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+step_22() {
+  imgc_file /etc/systemd/system/cloud-final.service.d/boot-order.conf 0644 '' '' \
+    '[Unit]
+After=containerd.service
+Wants=containerd.service
+'
+}
+imgc_run provision.22.file step_22
+
+# provision.23.service (node-image.ts:50): enable cloud-init-local
+step_23() {
+  imgc_enable cloud-init-local
+}
+imgc_run provision.23.service step_23
+
+# provision.24.service (node-image.ts:50): enable cloud-init
+step_24() {
+  imgc_enable cloud-init
+}
+imgc_run provision.24.service step_24
+
+# provision.25.service (node-image.ts:50): enable cloud-config
+step_25() {
+  imgc_enable cloud-config
+}
+imgc_run provision.25.service step_25
+
+# provision.26.service (node-image.ts:50): enable cloud-final
+step_26() {
+  imgc_enable cloud-final
+}
+imgc_run provision.26.service step_26
+
+# provision.27.directory (node-image.ts:51): directory /etc/initramfs-tools
+step_27() {
   imgc_dir /etc/initramfs-tools 0755 '' ''
 }
-imgc_run provision.14.directory step_14
+imgc_run provision.27.directory step_27
 
-# provision.15.directory (node-image.ts:45): directory /etc/initramfs-tools/conf.d
-step_15() {
+# provision.28.directory (node-image.ts:51): directory /etc/initramfs-tools/conf.d
+step_28() {
   imgc_dir /etc/initramfs-tools/conf.d 0755 '' ''
 }
-imgc_run provision.15.directory step_15
+imgc_run provision.28.directory step_28
 
-# provision.16.file (node-image.ts:45): file /etc/initramfs-tools/conf.d/imgc-root-fstype
-step_16() {
+# provision.29.file (node-image.ts:51): file /etc/initramfs-tools/conf.d/imgc-root-fstype
+step_29() {
   imgc_file /etc/initramfs-tools/conf.d/imgc-root-fstype 0644 '' '' \
     '# imgc bootable(): the root is ext4 (fsck.ext4 goes into the initramfs).
 FSTYPE=ext4
 '
 }
-imgc_run provision.16.file step_16
+imgc_run provision.29.file step_29
 
-# provision.17.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
-step_17() {
+# provision.30.packages (node-image.ts:51): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
+step_30() {
   imgc_apt_install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
 }
-imgc_run provision.17.packages step_17
+imgc_run provision.30.packages step_30
 
-# provision.18.file (node-image.ts:45): file /etc/fstab
-step_18() {
+# provision.31.file (node-image.ts:51): file /etc/fstab
+step_31() {
   imgc_file /etc/fstab 0644 '' '' \
     '# <file system> <mount point> <type> <options> <dump> <pass>
 LABEL=rootfs / ext4 defaults,errors=remount-ro 0 1
 LABEL=ESP /boot/efi vfat umask=0077,nofail 0 0
 '
 }
-imgc_run provision.18.file step_18
+imgc_run provision.31.file step_31
 
-# provision.19.directory (node-image.ts:45): directory /boot/efi
-step_19() {
+# provision.32.directory (node-image.ts:51): directory /boot/efi
+step_32() {
   imgc_dir /boot/efi 0700 '' ''
 }
-imgc_run provision.19.directory step_19
+imgc_run provision.32.directory step_32
 
-# provision.20.directory (node-image.ts:45): directory /etc/kernel/postinst.d
-step_20() {
+# provision.33.directory (node-image.ts:51): directory /etc/kernel/postinst.d
+step_33() {
   imgc_dir /etc/kernel/postinst.d 0755 '' ''
 }
-imgc_run provision.20.directory step_20
+imgc_run provision.33.directory step_33
 
-# provision.21.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
+# provision.34.file (node-image.ts:51): file /etc/kernel/postinst.d/zz-imgc-esp
 # shellcheck disable=SC2016 # $ and ` in these values are literal
-step_21() {
+step_34() {
   imgc_file /etc/kernel/postinst.d/zz-imgc-esp 0755 '' '' \
     '#!/bin/sh
 # imgc bootable(): the node boots the kernel and initramfs on its EFI system partition.
@@ -203,23 +304,23 @@ mv -f "$entry.new" "$entry"
 sync
 '
 }
-imgc_run provision.21.file step_21
+imgc_run provision.34.file step_34
 
-# provision.22.directory (node-image.ts:45): directory /etc/initramfs
-step_22() {
+# provision.35.directory (node-image.ts:51): directory /etc/initramfs
+step_35() {
   imgc_dir /etc/initramfs 0755 '' ''
 }
-imgc_run provision.22.directory step_22
+imgc_run provision.35.directory step_35
 
-# provision.23.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
-step_23() {
+# provision.36.directory (node-image.ts:51): directory /etc/initramfs/post-update.d
+step_36() {
   imgc_dir /etc/initramfs/post-update.d 0755 '' ''
 }
-imgc_run provision.23.directory step_23
+imgc_run provision.36.directory step_36
 
-# provision.24.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
+# provision.37.file (node-image.ts:51): file /etc/initramfs/post-update.d/zz-imgc-esp
 # shellcheck disable=SC2016 # $ and ` in these values are literal
-step_24() {
+step_37() {
   imgc_file /etc/initramfs/post-update.d/zz-imgc-esp 0755 '' '' \
     '#!/bin/sh
 # imgc bootable(): the node boots the kernel and initramfs on its EFI system partition.
@@ -252,128 +353,27 @@ mv -f "$entry.new" "$entry"
 sync
 '
 }
-imgc_run provision.24.file step_24
+imgc_run provision.37.file step_37
 
-# provision.25.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
-step_25() {
-  imgc_file /etc/systemd/network/80-imgc-dhcp.network 0644 '' '' \
-    '# imgc network(): DHCP on every physical ethernet NIC.
-[Match]
-Type=ether
-Name=en* eth*
-
-[Network]
-DHCP=yes
-'
-}
-imgc_run provision.25.file step_25
-
-# provision.26.service (node-image.ts:48): enable systemd-networkd
-step_26() {
-  imgc_enable systemd-networkd
-}
-imgc_run provision.26.service step_26
-
-# provision.27.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-step_27() {
-  imgc_apt_install cloud-init cloud-guest-utils cloud-initramfs-growroot
-}
-imgc_run provision.27.packages step_27
-
-# provision.28.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-step_28() {
-  imgc_file /etc/cloud/cloud.cfg.d/90_dpkg.cfg 0644 '' '' \
-    'datasource_list: [ NoCloud, ConfigDrive, OpenStack, Ec2, None ]
-'
-}
-imgc_run provision.28.file step_28
-
-# provision.29.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
-step_29() {
-  imgc_file /etc/cloud/cloud.cfg.d/91_imgc.cfg 0644 '' '' \
-    '# imgc cloudInit(): network() brings the NICs up; cloud-init writes no network configuration.
-network: {config: disabled}
-# The image keeps its locale (C.UTF-8): generating another needs the locales package.
-locale: false
-'
-}
-imgc_run provision.29.file step_29
-
-# provision.30.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
-step_30() {
-  imgc_dir /etc/systemd/system/cloud-config.service.d 0755 '' ''
-}
-imgc_run provision.30.directory step_30
-
-# provision.31.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-step_31() {
-  imgc_file /etc/systemd/system/cloud-config.service.d/boot-order.conf 0644 '' '' \
-    '[Unit]
-After=containerd.service
-Wants=containerd.service
-'
-}
-imgc_run provision.31.file step_31
-
-# provision.32.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
-step_32() {
-  imgc_dir /etc/systemd/system/cloud-final.service.d 0755 '' ''
-}
-imgc_run provision.32.directory step_32
-
-# provision.33.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-step_33() {
-  imgc_file /etc/systemd/system/cloud-final.service.d/boot-order.conf 0644 '' '' \
-    '[Unit]
-After=containerd.service
-Wants=containerd.service
-'
-}
-imgc_run provision.33.file step_33
-
-# provision.34.service (node-image.ts:49): enable cloud-init-local
-step_34() {
-  imgc_enable cloud-init-local
-}
-imgc_run provision.34.service step_34
-
-# provision.35.service (node-image.ts:49): enable cloud-init
-step_35() {
-  imgc_enable cloud-init
-}
-imgc_run provision.35.service step_35
-
-# provision.36.service (node-image.ts:49): enable cloud-config
-step_36() {
-  imgc_enable cloud-config
-}
-imgc_run provision.36.service step_36
-
-# provision.37.service (node-image.ts:49): enable cloud-final
-step_37() {
-  imgc_enable cloud-final
-}
-imgc_run provision.37.service step_37
-
-# provision.38.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
+# provision.38.clean (node-image.ts:52): empty /etc/machine-id, /etc/hostname
 step_38() {
   imgc_truncate /etc/machine-id /etc/hostname
 }
 imgc_run provision.38.clean step_38
 
-# provision.39.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+# provision.39.clean (node-image.ts:52): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
 step_39() {
   imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*_*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
 }
 imgc_run provision.39.clean step_39
 
-# provision.40.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+# provision.40.clean (node-image.ts:52): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
 step_40() {
   imgc_truncate '/var/log/*.log' /var/log/wtmp /var/log/lastlog /var/log/btmp '/var/log/apt/*.log'
 }
 imgc_run provision.40.clean step_40
 
-# provision.41.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+# provision.41.unit (node-image.ts:52): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
 step_41() {
   imgc_file /etc/systemd/system/imgc-ssh-host-keys.service 0644 root root \
     '[Unit]
@@ -394,7 +394,7 @@ WantedBy=multi-user.target
 }
 imgc_run provision.41.unit step_41
 
-# provision.42.service (node-image.ts:50): enable imgc-ssh-host-keys
+# provision.42.service (node-image.ts:52): enable imgc-ssh-host-keys
 step_42() {
   imgc_enable imgc-ssh-host-keys
 }

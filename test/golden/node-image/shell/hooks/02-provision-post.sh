@@ -66,7 +66,7 @@ imgc_event() {
   fi
 }
 
-# provision.post1.hook (node-image.ts:51): event to stdout
+# provision.post1.hook (node-image.ts:53): event to stdout
 imgc_hook=provision.post1.hook
 imgc_event stdout
 imgc_hook=

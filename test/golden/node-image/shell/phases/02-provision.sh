@@ -150,13 +150,13 @@ step_16() {
 }
 imgc_run provision.16.directory step_16
 
-# provision.17.directory (node-image.ts:81): directory /etc/kubernetes
+# provision.17.directory (node-image.ts:83): directory /etc/kubernetes
 step_17() {
   imgc_dir /etc/kubernetes 0755 '' ''
 }
 imgc_run provision.17.directory step_17
 
-# provision.18.file (node-image.ts:82): file /etc/kubernetes/bootstrap-token
+# provision.18.file (node-image.ts:84): file /etc/kubernetes/bootstrap-token
 step_18() {
   imgc_file /etc/kubernetes/bootstrap-token 0600 '' '' \
     "${IMGC_VAR_JOIN_TOKEN}"'
@@ -164,58 +164,159 @@ step_18() {
 }
 imgc_run provision.18.file step_18
 
-# provision.19.directory (node-image.ts:45): directory /etc/initramfs-tools
+# provision.19.file (node-image.ts:49): file /etc/systemd/network/80-imgc-dhcp.network
 step_19() {
+  imgc_file /etc/systemd/network/80-imgc-dhcp.network 0644 '' '' \
+    '# imgc network(): DHCP on every physical ethernet NIC.
+[Match]
+Type=ether
+Name=en* eth*
+
+[Network]
+DHCP=yes
+'
+}
+imgc_run provision.19.file step_19
+
+# provision.20.service (node-image.ts:49): enable systemd-networkd
+step_20() {
+  imgc_enable systemd-networkd
+}
+imgc_run provision.20.service step_20
+
+# provision.21.packages (node-image.ts:50): install cloud-init cloud-guest-utils cloud-initramfs-growroot
+step_21() {
+  imgc_apt_install cloud-init cloud-guest-utils cloud-initramfs-growroot
+}
+imgc_run provision.21.packages step_21
+
+# provision.22.file (node-image.ts:50): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
+step_22() {
+  imgc_file /etc/cloud/cloud.cfg.d/90_dpkg.cfg 0644 '' '' \
+    'datasource_list: [ NoCloud, ConfigDrive, OpenStack, Ec2, None ]
+'
+}
+imgc_run provision.22.file step_22
+
+# provision.23.file (node-image.ts:50): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
+step_23() {
+  imgc_file /etc/cloud/cloud.cfg.d/91_imgc.cfg 0644 '' '' \
+    '# imgc cloudInit(): network() brings the NICs up; cloud-init writes no network configuration.
+network: {config: disabled}
+# The image keeps its locale (C.UTF-8): generating another needs the locales package.
+locale: false
+'
+}
+imgc_run provision.23.file step_23
+
+# provision.24.directory (node-image.ts:50): directory /etc/systemd/system/cloud-config.service.d
+step_24() {
+  imgc_dir /etc/systemd/system/cloud-config.service.d 0755 '' ''
+}
+imgc_run provision.24.directory step_24
+
+# provision.25.file (node-image.ts:50): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
+step_25() {
+  imgc_file /etc/systemd/system/cloud-config.service.d/boot-order.conf 0644 '' '' \
+    '[Unit]
+After=containerd.service
+Wants=containerd.service
+'
+}
+imgc_run provision.25.file step_25
+
+# provision.26.directory (node-image.ts:50): directory /etc/systemd/system/cloud-final.service.d
+step_26() {
+  imgc_dir /etc/systemd/system/cloud-final.service.d 0755 '' ''
+}
+imgc_run provision.26.directory step_26
+
+# provision.27.file (node-image.ts:50): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
+step_27() {
+  imgc_file /etc/systemd/system/cloud-final.service.d/boot-order.conf 0644 '' '' \
+    '[Unit]
+After=containerd.service
+Wants=containerd.service
+'
+}
+imgc_run provision.27.file step_27
+
+# provision.28.service (node-image.ts:50): enable cloud-init-local
+step_28() {
+  imgc_enable cloud-init-local
+}
+imgc_run provision.28.service step_28
+
+# provision.29.service (node-image.ts:50): enable cloud-init
+step_29() {
+  imgc_enable cloud-init
+}
+imgc_run provision.29.service step_29
+
+# provision.30.service (node-image.ts:50): enable cloud-config
+step_30() {
+  imgc_enable cloud-config
+}
+imgc_run provision.30.service step_30
+
+# provision.31.service (node-image.ts:50): enable cloud-final
+step_31() {
+  imgc_enable cloud-final
+}
+imgc_run provision.31.service step_31
+
+# provision.32.directory (node-image.ts:51): directory /etc/initramfs-tools
+step_32() {
   imgc_dir /etc/initramfs-tools 0755 '' ''
 }
-imgc_run provision.19.directory step_19
+imgc_run provision.32.directory step_32
 
-# provision.20.directory (node-image.ts:45): directory /etc/initramfs-tools/conf.d
-step_20() {
+# provision.33.directory (node-image.ts:51): directory /etc/initramfs-tools/conf.d
+step_33() {
   imgc_dir /etc/initramfs-tools/conf.d 0755 '' ''
 }
-imgc_run provision.20.directory step_20
+imgc_run provision.33.directory step_33
 
-# provision.21.file (node-image.ts:45): file /etc/initramfs-tools/conf.d/imgc-root-fstype
-step_21() {
+# provision.34.file (node-image.ts:51): file /etc/initramfs-tools/conf.d/imgc-root-fstype
+step_34() {
   imgc_file /etc/initramfs-tools/conf.d/imgc-root-fstype 0644 '' '' \
     '# imgc bootable(): the root is ext4 (fsck.ext4 goes into the initramfs).
 FSTYPE=ext4
 '
 }
-imgc_run provision.21.file step_21
+imgc_run provision.34.file step_34
 
-# provision.22.packages (node-image.ts:45): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
-step_22() {
+# provision.35.packages (node-image.ts:51): install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
+step_35() {
   imgc_apt_install initramfs-tools linux-image-amd64 systemd-boot-efi e2fsprogs dbus
 }
-imgc_run provision.22.packages step_22
+imgc_run provision.35.packages step_35
 
-# provision.23.file (node-image.ts:45): file /etc/fstab
-step_23() {
+# provision.36.file (node-image.ts:51): file /etc/fstab
+step_36() {
   imgc_file /etc/fstab 0644 '' '' \
     '# <file system> <mount point> <type> <options> <dump> <pass>
 LABEL=rootfs / ext4 defaults,errors=remount-ro 0 1
 LABEL=ESP /boot/efi vfat umask=0077,nofail 0 0
 '
 }
-imgc_run provision.23.file step_23
+imgc_run provision.36.file step_36
 
-# provision.24.directory (node-image.ts:45): directory /boot/efi
-step_24() {
+# provision.37.directory (node-image.ts:51): directory /boot/efi
+step_37() {
   imgc_dir /boot/efi 0700 '' ''
 }
-imgc_run provision.24.directory step_24
+imgc_run provision.37.directory step_37
 
-# provision.25.directory (node-image.ts:45): directory /etc/kernel/postinst.d
-step_25() {
+# provision.38.directory (node-image.ts:51): directory /etc/kernel/postinst.d
+step_38() {
   imgc_dir /etc/kernel/postinst.d 0755 '' ''
 }
-imgc_run provision.25.directory step_25
+imgc_run provision.38.directory step_38
 
-# provision.26.file (node-image.ts:45): file /etc/kernel/postinst.d/zz-imgc-esp
+# provision.39.file (node-image.ts:51): file /etc/kernel/postinst.d/zz-imgc-esp
 # shellcheck disable=SC2016 # $ and ` in these values are literal
-step_26() {
+step_39() {
   imgc_file /etc/kernel/postinst.d/zz-imgc-esp 0755 '' '' \
     '#!/bin/sh
 # imgc bootable(): the node boots the kernel and initramfs on its EFI system partition.
@@ -248,23 +349,23 @@ mv -f "$entry.new" "$entry"
 sync
 '
 }
-imgc_run provision.26.file step_26
+imgc_run provision.39.file step_39
 
-# provision.27.directory (node-image.ts:45): directory /etc/initramfs
-step_27() {
+# provision.40.directory (node-image.ts:51): directory /etc/initramfs
+step_40() {
   imgc_dir /etc/initramfs 0755 '' ''
 }
-imgc_run provision.27.directory step_27
+imgc_run provision.40.directory step_40
 
-# provision.28.directory (node-image.ts:45): directory /etc/initramfs/post-update.d
-step_28() {
+# provision.41.directory (node-image.ts:51): directory /etc/initramfs/post-update.d
+step_41() {
   imgc_dir /etc/initramfs/post-update.d 0755 '' ''
 }
-imgc_run provision.28.directory step_28
+imgc_run provision.41.directory step_41
 
-# provision.29.file (node-image.ts:45): file /etc/initramfs/post-update.d/zz-imgc-esp
+# provision.42.file (node-image.ts:51): file /etc/initramfs/post-update.d/zz-imgc-esp
 # shellcheck disable=SC2016 # $ and ` in these values are literal
-step_29() {
+step_42() {
   imgc_file /etc/initramfs/post-update.d/zz-imgc-esp 0755 '' '' \
     '#!/bin/sh
 # imgc bootable(): the node boots the kernel and initramfs on its EFI system partition.
@@ -297,128 +398,27 @@ mv -f "$entry.new" "$entry"
 sync
 '
 }
-imgc_run provision.29.file step_29
+imgc_run provision.42.file step_42
 
-# provision.30.file (node-image.ts:48): file /etc/systemd/network/80-imgc-dhcp.network
-step_30() {
-  imgc_file /etc/systemd/network/80-imgc-dhcp.network 0644 '' '' \
-    '# imgc network(): DHCP on every physical ethernet NIC.
-[Match]
-Type=ether
-Name=en* eth*
-
-[Network]
-DHCP=yes
-'
-}
-imgc_run provision.30.file step_30
-
-# provision.31.service (node-image.ts:48): enable systemd-networkd
-step_31() {
-  imgc_enable systemd-networkd
-}
-imgc_run provision.31.service step_31
-
-# provision.32.packages (node-image.ts:49): install cloud-init cloud-guest-utils cloud-initramfs-growroot
-step_32() {
-  imgc_apt_install cloud-init cloud-guest-utils cloud-initramfs-growroot
-}
-imgc_run provision.32.packages step_32
-
-# provision.33.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/90_dpkg.cfg
-step_33() {
-  imgc_file /etc/cloud/cloud.cfg.d/90_dpkg.cfg 0644 '' '' \
-    'datasource_list: [ NoCloud, ConfigDrive, OpenStack, Ec2, None ]
-'
-}
-imgc_run provision.33.file step_33
-
-# provision.34.file (node-image.ts:49): file /etc/cloud/cloud.cfg.d/91_imgc.cfg
-step_34() {
-  imgc_file /etc/cloud/cloud.cfg.d/91_imgc.cfg 0644 '' '' \
-    '# imgc cloudInit(): network() brings the NICs up; cloud-init writes no network configuration.
-network: {config: disabled}
-# The image keeps its locale (C.UTF-8): generating another needs the locales package.
-locale: false
-'
-}
-imgc_run provision.34.file step_34
-
-# provision.35.directory (node-image.ts:49): directory /etc/systemd/system/cloud-config.service.d
-step_35() {
-  imgc_dir /etc/systemd/system/cloud-config.service.d 0755 '' ''
-}
-imgc_run provision.35.directory step_35
-
-# provision.36.file (node-image.ts:49): file /etc/systemd/system/cloud-config.service.d/boot-order.conf
-step_36() {
-  imgc_file /etc/systemd/system/cloud-config.service.d/boot-order.conf 0644 '' '' \
-    '[Unit]
-After=containerd.service
-Wants=containerd.service
-'
-}
-imgc_run provision.36.file step_36
-
-# provision.37.directory (node-image.ts:49): directory /etc/systemd/system/cloud-final.service.d
-step_37() {
-  imgc_dir /etc/systemd/system/cloud-final.service.d 0755 '' ''
-}
-imgc_run provision.37.directory step_37
-
-# provision.38.file (node-image.ts:49): file /etc/systemd/system/cloud-final.service.d/boot-order.conf
-step_38() {
-  imgc_file /etc/systemd/system/cloud-final.service.d/boot-order.conf 0644 '' '' \
-    '[Unit]
-After=containerd.service
-Wants=containerd.service
-'
-}
-imgc_run provision.38.file step_38
-
-# provision.39.service (node-image.ts:49): enable cloud-init-local
-step_39() {
-  imgc_enable cloud-init-local
-}
-imgc_run provision.39.service step_39
-
-# provision.40.service (node-image.ts:49): enable cloud-init
-step_40() {
-  imgc_enable cloud-init
-}
-imgc_run provision.40.service step_40
-
-# provision.41.service (node-image.ts:49): enable cloud-config
-step_41() {
-  imgc_enable cloud-config
-}
-imgc_run provision.41.service step_41
-
-# provision.42.service (node-image.ts:49): enable cloud-final
-step_42() {
-  imgc_enable cloud-final
-}
-imgc_run provision.42.service step_42
-
-# provision.43.clean (node-image.ts:50): empty /etc/machine-id, /etc/hostname
+# provision.43.clean (node-image.ts:52): empty /etc/machine-id, /etc/hostname
 step_43() {
   imgc_truncate /etc/machine-id /etc/hostname
 }
 imgc_run provision.43.clean step_43
 
-# provision.44.clean (node-image.ts:50): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
+# provision.44.clean (node-image.ts:52): remove /var/lib/dbus/machine-id, /etc/ssh/ssh_host_*, /root/.ssh/authorized_keys, /var/lib/apt/lists/*_*, /var/cache/apt/*.bin, /var/cache/apt/archives/*.deb, /var/lib/cloud, /var/log/cloud-init.log, /var/log/cloud-init-output.log, /etc/udev/rules.d/70-persistent-net.rules, /tmp/*, /var/tmp/*, /root/.bash_history, /var/log/*.gz, /var/log/*.[0-9], /var/log/journal/*
 step_44() {
   imgc_remove /var/lib/dbus/machine-id '/etc/ssh/ssh_host_*' /root/.ssh/authorized_keys '/var/lib/apt/lists/*_*' '/var/cache/apt/*.bin' '/var/cache/apt/archives/*.deb' /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log /etc/udev/rules.d/70-persistent-net.rules '/tmp/*' '/var/tmp/*' /root/.bash_history '/var/log/*.gz' '/var/log/*.[0-9]' '/var/log/journal/*'
 }
 imgc_run provision.44.clean step_44
 
-# provision.45.clean (node-image.ts:50): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
+# provision.45.clean (node-image.ts:52): empty /var/log/*.log, /var/log/wtmp, /var/log/lastlog, /var/log/btmp, /var/log/apt/*.log
 step_45() {
   imgc_truncate '/var/log/*.log' /var/log/wtmp /var/log/lastlog /var/log/btmp '/var/log/apt/*.log'
 }
 imgc_run provision.45.clean step_45
 
-# provision.46.unit (node-image.ts:50): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
+# provision.46.unit (node-image.ts:52): unit imgc-ssh-host-keys.service (/etc/systemd/system/imgc-ssh-host-keys.service)
 step_46() {
   imgc_file /etc/systemd/system/imgc-ssh-host-keys.service 0644 root root \
     '[Unit]
@@ -439,7 +439,7 @@ WantedBy=multi-user.target
 }
 imgc_run provision.46.unit step_46
 
-# provision.47.service (node-image.ts:50): enable imgc-ssh-host-keys
+# provision.47.service (node-image.ts:52): enable imgc-ssh-host-keys
 step_47() {
   imgc_enable imgc-ssh-host-keys
 }
