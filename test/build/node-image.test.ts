@@ -1,145 +1,159 @@
-// The reference node image, built for real with each target: debootstrap
-// (cached), both root phases in a chroot, all four artifacts, verify; the
-// facts are then read straight off the disk, and a second run of the same
-// target on the built root must change nothing.
+// The reference node built by the shell target (node-image-suite.ts's tests),
+// then what its bootable disks must do, booted for real in QEMU (TCG here, KVM
+// where it works): a GPT disk with an ESP, probes of the tarball and the disk
+// that hold every promised fact, an SBOM, `imgc verify --boot` (and it leaves
+// no QEMU behind, also when interrupted or out of time), a node whose
+// containerd cannot start reported with the step that enabled it, and two
+// SOURCE_DATE_EPOCH builds that give the same tarball, SBOM and disk. The
+// broken and the reproducible images start from this build's tarball
+// (--from-tar), so only this build installs a kernel.
 import { execa } from 'execa';
-import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { imgc } from '../helpers/cli.js';
-import { rootPartitionOffset } from '../../src/host/gpt.js';
-import { cannotBuild, imgcRun, mountsContaining, outDir, read, snapshot, summaryOf } from './helpers.js';
-import type { BuildPlan } from '../../src/build/plan.js';
-import { cacheDir } from '../../src/build/cache.js';
+import { describe, expect, it } from 'vitest';
+import { cannotBuild, imgcRun, outDir, read } from './helpers.js';
+import { tempDir } from '../helpers/temp.js';
+import { fileSha256 } from '../../src/build/cache.js';
+import { example, referenceNode } from './node-image-suite.js';
 
-const example = 'examples/node-image-debian.ts';
+const cannotBoot = cannotBuild ?? (['/usr/bin/qemu-system-x86_64', '/usr/share/OVMF/OVMF_CODE.fd'].every(existsSync) ? undefined : 'qemu-system-x86 and ovmf are not installed');
 
+/**
+ * The QEMU processes running now on a disk below one of `dirs`: this file's
+ * own, whatever other test files (the Ansible build's boot check) run at the
+ * same time.
+ */
+const qemusUsing = async (...dirs: string[]): Promise<string[]> => {
+  const r = await execa('pgrep', ['-a', '-f', '^(timeout .*)?qemu-system-x86_64'], { reject: false });
+  return r.stdout.split('\n').filter((l) => l && dirs.some((d) => l.includes(d)));
+};
 
-describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build %s of examples/node-image-debian.ts', (target) => {
-  const out = outDir(`node-${target}`);
-  let build: Awaited<ReturnType<typeof imgcRun>>;
+/** Every entry of a tarball as a line: its listing (mode, owner, size, time, name) and its content's sha256. */
+const tarEntries = async (file: string): Promise<string[]> => {
+  const listing = (await execa('tar', ['--zstd', '-tvf', file, '--full-time', '--numeric-owner'], { maxBuffer: 1 << 30 })).stdout.split('\n');
+  const sums = (await execa('tar', ['--zstd', '-xf', file, '--to-command=sh -c \'printf "%s " "$TAR_FILENAME"; sha256sum\''], { maxBuffer: 1 << 30 })).stdout.split('\n');
+  return [...listing, ...sums];
+};
 
-  beforeAll(async () => {
-    // --no-cache: run the phases even if an earlier run cached them (the base tarball is reused).
-    build = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', out, '--no-cache']);
-  }, 1_800_000);
+describe.skipIf(cannotBoot)('imgc build shell of examples/node-image-debian.ts, and its disks booted in QEMU', () => {
+  const { out } = referenceNode('shell');
+  // verify --boot's disk copies go here (TMPDIR), so a QEMU left behind on one is found.
+  const scratch = outDir('boot-scratch');
 
-  it('builds every artifact and verifies the facts', () => {
-    expect(build.exitCode, build.all).toBe(0);
-    const s = summaryOf(out);
-    expect(s.ok).toBe(true);
-    expect(s.artifacts.map((a) => [a.output, a.format])).toEqual([
-      ['rootfs', 'dir'],
-      ['rootfs.tar.zst', 'tar'],
-      ['disk.raw', 'raw'],
-      ['disk.qcow2', 'qcow2'],
+  it('made a GPT disk with an EFI system partition and the root, and the qcow2 of it', async () => {
+    const table = JSON.parse((await execa('sfdisk', ['--json', path.join(out, 'disk.raw')])).stdout).partitiontable;
+    expect(table.label).toBe('gpt');
+    expect(table.partitions.map((p: { type: string; name: string }) => [p.type, p.name])).toEqual([
+      ['C12A7328-F81F-11D2-BA4B-00A0C93EC93B', 'ESP'],
+      ['4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709', 'root'],
     ]);
-    expect(s.verify?.failed).toBe(0);
-    expect(s.verify?.checked).toBeGreaterThan(150);
-    // The build ends boot-verified: the disk booted in QEMU and every runtime fact held.
-    expect(s.boot, build.all).toMatchObject({ disk: 'disk.raw', failed: 0 });
-    expect(build.all).toMatch(/artifact\.5\.cloudImage: qemu image 'qemu': skipped \(a Packer source: the packer target makes it\)/);
-    if (target === 'ansible') expect(build.all).toMatch(/installing python3/);
-    expect(mountsContaining('.imgc-work-k8s-node-debian-')).toEqual([]);
-  });
-
-  it('writes a manifest whose checksums match the files and whose definition hash is the IR\'s', async () => {
-    const manifest = JSON.parse(read(path.join(out, 'manifest.json')));
-    const sums = await execa('sha256sum', ['-c', 'SHA256SUMS'], { cwd: out, reject: false });
-    expect(sums.exitCode, sums.stdout + sums.stderr).toBe(0);
-    expect(sums.stdout.split('\n').sort()).toEqual(['disk.qcow2: OK', 'disk.raw: OK', 'rootfs.tar.zst: OK']);
-    const ir = await imgc(['ir', '--no-typecheck', example]);
-    // execa strips the final newline `imgc ir` prints.
-    expect(manifest.definition.sha256).toBe(createHash('sha256').update(`${ir.stdout}\n`).digest('hex'));
-    for (const a of manifest.artifacts) if (a.format !== 'dir') expect(read(path.join(out, 'SHA256SUMS'))).toContain(`${a.sha256}  ${a.output}`);
-    expect(manifest.facts).toEqual(expect.arrayContaining([{ kind: 'user', key: 'ops' }, { kind: 'package', key: 'containerd' }, { kind: 'sysctl', key: 'net.ipv4.ip_forward' }]));
-  });
-
-  it('has the promised facts on disk', () => {
-    const root = path.join(out, 'rootfs');
-    expect(read(path.join(root, 'etc/passwd'))).toMatch(/^ops:x:\d+:\d+:[^:]*:\/home\/ops:\/bin\/bash$/m);
-    expect(read(path.join(root, 'etc/group'))).toMatch(/^admins:x:\d+:ops$/m);
-    const status = read(path.join(root, 'var/lib/dpkg/status'));
-    for (const pkg of ['openssh-server', 'containerd', 'runc', 'containernetworking-plugins', 'conntrack', 'socat', 'kubernetes-client', 'systemd']) {
-      expect(status, pkg).toMatch(new RegExp(`^Package: ${pkg}\\n(?:[^\\n]+\\n)*?Status: install ok installed$`, 'm'));
-    }
-    expect(read(path.join(root, 'etc/sysctl.d/99-kubernetes.conf')).split('\n').filter(Boolean).sort()).toEqual([
-      'net.bridge.bridge-nf-call-ip6tables = 1',
-      'net.bridge.bridge-nf-call-iptables = 1',
-      'net.ipv4.ip_forward = 1',
-    ]);
-    expect(read(path.join(root, 'etc/modules-load.d/k8s.conf')).split('\n').filter(Boolean)).toEqual(['overlay', 'br_netfilter']);
-    const swap = read(path.join(root, 'etc/fstab'))
-      .split('\n')
-      .filter((l) => !l.trim().startsWith('#') && l.trim().split(/\s+/)[2] === 'swap');
-    expect(swap).toEqual([]);
-    expect(read(path.join(root, 'etc/apt/sources.list'))).toMatch(/^deb \S+ bookworm main$/m);
-  });
-
-  it('made a bootable disk whose root partition is ext4, and a qcow2 of it', async () => {
-    const offset = await rootPartitionOffset(path.join(out, 'disk.raw'));
-    expect(offset).toBe(257 * 1024 * 1024);
-    const passwd = await execa('debugfs', ['-R', 'cat /etc/passwd', `${path.join(out, 'disk.raw')}?offset=${offset}`], { reject: false });
-    expect(passwd.stdout).toMatch(/^ops:x:/m);
+    expect(statSync(path.join(out, 'disk.raw')).size).toBe(4 * 1024 ** 3);
+    const esp = `${path.join(out, 'disk.raw')}@@1M`;
+    const entry = (await execa('mtype', ['-i', esp, '::/loader/entries/imgc.conf'], { env: { MTOOLS_SKIP_CHECK: '1' } })).stdout;
+    expect(entry).toContain(`root=PARTUUID=${table.partitions[1].uuid.toLowerCase()}`);
+    const files = (await execa('mdir', ['-i', esp, '-b', '::/EFI/BOOT'], { env: { MTOOLS_SKIP_CHECK: '1' } })).stdout;
+    expect(files).toMatch(/BOOTX64\.EFI/);
     const info = JSON.parse((await execa('qemu-img', ['info', '--output=json', path.join(out, 'disk.qcow2')])).stdout);
-    expect(info.format).toBe('qcow2');
-    expect(info['virtual-size']).toBe(4 * 1024 ** 3);
+    expect([info.format, info['virtual-size']]).toEqual(['qcow2', 4 * 1024 ** 3]);
+    // imgc verify reads the root partition of the disk as files too.
+    const v = await imgcRun(['verify', example, '--no-typecheck', '--image', path.join(out, 'disk.qcow2')]);
+    expect(v.exitCode, v.all).toBe(0);
   });
 
-  it('imgc verify holds on the raw image', async () => {
-    const r = await imgcRun(['verify', example, '--no-typecheck', '--image', path.join(out, 'disk.raw')]);
-    expect(r.exitCode, r.all).toBe(0);
-    expect(r.stdout).toMatch(/facts checked, all hold/);
-  });
-
-  it('imgc build --plan of the example with only a phase-3 setting changed: phase 3 runs, the phases before it are cached, nothing runs', async () => {
-    const before = snapshot(out);
-    const r = await imgcRun(['build', 'test/build/fixtures/node-image-debian-6g.ts', '--no-typecheck', '--plan', '--format', 'json', '--target', target, '--out', out]);
-    expect(r.exitCode, r.all).toBe(0);
-    const plan = JSON.parse(r.stdout) as BuildPlan;
-    expect(plan.base.status).toBe('cached');
-    expect(plan.phases.map((p) => [p.name, p.status])).toEqual([
-      ['customize', 'cached'],
-      ['provision', 'cached'],
-      ['artifact', 'run'],
-      ['verify', 'run'],
-    ]);
-    // The dir and the tarball are kept when the cache still holds the very root they were made from (another
-    // build of the same key, boot.test.ts's, may have stored it again since); the disks' size changed.
-    const made = JSON.parse(read(path.join(out, '.imgc-artifacts.json'))) as { artifacts: Record<string, { root?: string }> };
-    const provisionKey = plan.phases[1]!.key!;
-    const cachedId = (JSON.parse(read(path.join(cacheDir(process.env), `phase-${provisionKey.slice(0, 32)}.json`))) as { id: string }).id;
-    const sameRoot = made.artifacts['rootfs']?.root === cachedId;
-    expect(plan.phases[2]!.artifacts?.map((a) => [a.output, a.status, a.reason])).toEqual([
-      ['rootfs', ...(sameRoot ? ['keep', undefined] : ['make', 'the root it is made from changed'])],
-      ['rootfs.tar.zst', ...(sameRoot ? ['keep', undefined] : ['make', 'the root it is made from changed'])],
-      ['disk.raw', 'make', sameRoot ? 'its settings (or the root it is made from) changed' : 'the root it is made from changed'],
-      ['disk.qcow2', 'make', sameRoot ? 'its settings (or the root it is made from) changed' : 'the root it is made from changed'],
-    ]);
-    expect(snapshot(out), 'the plan wrote nothing into the output directory').toEqual(before);
-  });
-
-  it('a second run of the same target on the built root changes nothing', async () => {
-    const again = outDir(`node-${target}-again`);
-    const r = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', again, '--from-dir', path.join(out, 'rootfs'), '--no-cache']);
-    expect(r.exitCode, r.all).toBe(0);
-    const s = summaryOf(again);
-    const root = s.phases.filter((p) => p.kind === 'root');
-    expect(root.map((p) => p.name)).toEqual(['customize', 'provision']);
-    for (const [i, p] of root.entries()) {
-      if (target === 'shell') {
-        expect(p.steps.length).toBeGreaterThan(5);
-        expect(p.steps.filter((x) => x.status !== 'unchanged'), p.name).toEqual([]);
-        expect(p.changed, p.name).toBe(0);
-      } else {
-        // apt's Python binding (the apt and package_facts modules) writes its binary caches
-        // (/var/cache/apt/*.bin) each time it opens the package cache: sysprep's removal of
-        // them is the one task a second run changes. Nothing else, the lists included.
-        const log = read(path.join(again, 'logs', `0${i + 1}-${p.name}.log`));
-        const changed = [...log.matchAll(/^TASK \[[\w-]+ : (.+)\]\nchanged: /gm)].map((m) => m[1]);
-        expect(changed, p.name).toEqual(p.name === 'provision' ? [expect.stringMatching(/^Remove \/var\/cache\/apt\/\*\.bin \(provision\.\d+\.clean, /)] : []);
-        expect(p.recap, p.name).toMatchObject({ changed: changed.length, failed: 0 });
+  it('the probe of the built node, tarball or disk, holds every fact the definition promised, and the definition checks against it', async () => {
+    const dir = tempDir('boot-probe');
+    const promised = path.join(dir, 'promised.json');
+    const c = await imgcRun(['contract', example, '--no-typecheck', '--out', promised]);
+    expect(c.exitCode, c.all).toBe(0);
+    for (const image of ['rootfs.tar.zst', 'disk.qcow2']) {
+      for (const phase of ['base', 'provision']) {
+        const probed = path.join(dir, `${image}-${phase}.json`);
+        const p = await imgcRun(['probe', '--image', path.join(out, image), '--phase', phase, '--expect', promised, '--out', probed]);
+        expect(p.exitCode, p.all).toBe(0);
+        const d = await imgcRun(['contract', 'diff', promised, probed]);
+        expect(d.exitCode, d.all).toBe(0);
+        expect(d.stdout).toMatch(/: 0 removed, 0 changed, \d+ added/);
+        // As the state after the base, every phase fits the built node; after provision, the artifacts and verify do (the disk's boot files included).
+        const k = await imgcRun(['check', example, '--no-typecheck', '--against', probed]);
+        expect(k.exitCode, `${image} after ${phase}: ${k.all}`).toBe(0);
       }
     }
+  }, 600_000);
+
+  it('writes an SPDX SBOM of the root beside the manifest', () => {
+    const sbom = JSON.parse(read(path.join(out, 'sbom.spdx.json')));
+    expect(sbom.spdxVersion).toBe('SPDX-2.3');
+    const status = read(path.join(out, 'rootfs', 'var/lib/dpkg/status'));
+    const version = /^Package: containerd\n(?:[^\n]+\n)*?Version: (\S+)$/m.exec(status)![1];
+    const pkg = sbom.packages.find((p: { name: string }) => p.name === 'containerd');
+    expect(pkg.versionInfo).toBe(version);
+    expect(pkg.externalRefs[0].referenceLocator).toMatch(/^pkg:deb\/debian\/containerd@/);
+    expect(sbom.packages.length).toBe(status.split('\n').filter((l) => l === 'Status: install ok installed').length);
+    expect(JSON.parse(read(path.join(out, 'manifest.json'))).sbom).toBe('sbom.spdx.json');
+  });
+
+  it('imgc verify --boot boots the qcow2 and checks every runtime fact (JSON)', async () => {
+    const r = await imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2'), '--format', 'json', '--boot-timeout', '600'], { env: { TMPDIR: scratch } });
+    expect(r.exitCode, r.all).toBe(0);
+    const res = JSON.parse(r.stdout);
+    expect(res.failed).toBe(0);
+    expect(res.checked).toBeGreaterThan(15);
+    expect(await qemusUsing(out, scratch)).toEqual([]);
+  }, 900_000);
+
+  it('a node whose containerd cannot start is reported with the step that enabled it', async () => {
+    const broken = outDir('boot-broken');
+    const r = await imgcRun(['build', 'test/build/fixtures/broken-boot.ts', '--no-typecheck', '--out', broken, '--from-tar', path.join(out, 'rootfs.tar.zst')]);
+    expect(r.exitCode, r.all).toBe(1);
+    expect(r.all).toMatch(/test\/build\/fixtures\/broken-boot\.ts:13:8 - verify failed provision\.\d+\.service: service 'containerd' active: is (activating|failed), not active/);
+    // Why, in containerd's own words, not systemd's restart lines.
+    expect(r.all).toMatch(/not active: [^\n]*failed to load TOML/);
+    expect(r.all).toMatch(/runtime facts do not hold on the booted node/);
+    expect(existsSync(path.join(broken, 'disk.qcow2'))).toBe(false);
+    expect(read(path.join(broken, 'logs', 'boot.txt'))).toMatch(/provision\.\d+\.service: service/);
+    expect(await qemusUsing(broken)).toEqual([]);
+  }, 1_200_000);
+
+  it('Ctrl-C during imgc verify --boot stops QEMU and removes its copy of the disk', async () => {
+    const own = tempDir('boot-interrupted');
+    const sub = imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2')], { env: { TMPDIR: own } });
+    // Wait until QEMU runs, then interrupt.
+    for (let i = 0; i < 600 && (await qemusUsing(own)).length === 0; i++) await new Promise((res) => setTimeout(res, 200));
+    expect(await qemusUsing(own)).toHaveLength(1);
+    sub.kill('SIGINT');
+    const r = await sub;
+    expect(r.exitCode === 130 || r.signal === 'SIGINT', r.all).toBe(true);
+    expect(await qemusUsing(own)).toEqual([]);
+    expect(readdirSync(own)).toEqual([]);
+  }, 300_000);
+
+  it('a boot that does not finish in time is reported and leaves no QEMU', async () => {
+    const r = await imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2'), '--boot-timeout', '5'], { env: { TMPDIR: scratch } });
+    expect(r.exitCode, r.all).toBe(1);
+    expect(r.stdout).toMatch(/the node boots to multi-user: did not finish within 5s/);
+    expect(await qemusUsing(out, scratch)).toEqual([]);
+  }, 300_000);
+
+  it('two SOURCE_DATE_EPOCH builds (the second with --no-cache) give the same tarball, SBOM and disk', async () => {
+    const env = { SOURCE_DATE_EPOCH: '1700000000' };
+    const dirs = [outDir('repro-1'), outDir('repro-2')];
+    for (const [i, dir] of dirs.entries()) {
+      const r = await imgcRun(['build', 'test/build/fixtures/repro.ts', '--no-typecheck', '--out', dir, '--from-tar', path.join(out, 'rootfs.tar.zst'), ...(i ? ['--no-cache'] : [])], { env });
+      expect(r.exitCode, r.all).toBe(0);
+    }
+    const [t1, t2] = dirs.map((d) => path.join(d, 'rootfs.tar.zst')) as [string, string];
+    if ((await fileSha256(t1)) !== (await fileSha256(t2))) {
+      // Which entries differ, so a failure says what was not reproducible.
+      const [l1, l2] = (await Promise.all([t1, t2].map(tarEntries))) as [string[], string[]];
+      expect(l2.filter((l) => !l1.includes(l)), `entries of ${t2} not in ${t1} (and the other way: ${l1.filter((l) => !l2.includes(l)).join('; ')})`).toEqual([]);
+    }
+    for (const f of ['rootfs.tar.zst', 'sbom.spdx.json', 'disk.raw']) {
+      const [a, b] = await Promise.all(dirs.map((d) => fileSha256(path.join(d, f))));
+      expect(a, f).toBe(b);
+    }
+    // The steps saw the epoch: useradd wrote its day as the password's last change, not the build's day.
+    const shadow = (await execa('tar', ['--zstd', '-xOf', t1, './etc/shadow'])).stdout;
+    expect(shadow).toMatch(new RegExp(`^builder:[^:]*:${Math.floor(1700000000 / 86400)}:`, 'm'));
+    expect(JSON.parse(read(path.join(dirs[0]!, 'manifest.json'))).created).toBe('2023-11-14T22:13:20Z');
   }, 1_200_000);
 });
