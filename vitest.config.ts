@@ -1,5 +1,6 @@
 import { defineConfig } from 'vitest/config';
 import { fileURLToPath } from 'node:url';
+import LongestFirst from './test/helpers/longest-first.js';
 
 export default defineConfig({
   resolve: {
@@ -17,5 +18,6 @@ export default defineConfig({
     pool: 'forks',
     fileParallelism: true,
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
   },
 });
