@@ -1,11 +1,13 @@
 // Phase contracts: the facts at a phase boundary as a versioned, sorted JSON
 // artifact, and a diff of two versions that exits 1 when something a later
 // phase may rely on is gone or changed.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { contractJson, contractJsonSchema, contractOf, Contract } from '../src/contract/contract.js';
-import { breaks, diffContracts } from '../src/contract/diff.js';
+import { breaks, diffContracts, diffDiagnostics } from '../src/contract/diff.js';
+import { unmetFacts } from '../src/probe/holds.js';
+import { DirView } from '../src/verify/rootview.js';
 import { contractKinds, preflightOf } from '../src/contract/preflight.js';
 import { describeFact } from '../src/core/facts.js';
 import { hostContract } from '../src/compilers/runtime.js';
@@ -81,6 +83,33 @@ describe('imgc contract', () => {
     expect(customize.facts.find((f) => f.key === '/etc/sudoers.d/admins')?.owner).toBeUndefined();
     sudoers.owner = 'root';
     expect(breaks(diffContracts(customize, ownerLearned))).toBe(false);
+  });
+
+  it("states a service's enabled state as the last enable or disable leaves it; a host where it differs is a change (IMGC3002) and does not hold", async () => {
+    const c = contractOf(await irOf('test/fixtures/contract/service-state.ts'), 'customize');
+    const service = (key: string) => c.facts.find((f) => f.kind === 'service' && f.key === key);
+    expect([service('ssh'), service('chrony')]).toEqual([
+      { kind: 'service', key: 'ssh', enabled: true },
+      { kind: 'service', key: 'chrony', enabled: false },
+    ]);
+    // A base service no step touches: the definition says nothing of it.
+    expect(service('systemd-journald')).toEqual({ kind: 'service', key: 'systemd-journald' });
+    const drifted = structuredClone(c);
+    drifted.facts.find((f) => f.key === 'ssh')!.enabled = false;
+    const d = diffContracts(c, drifted);
+    expect(d.changed.map((x) => [x.fact.key, x.was.enabled, x.fact.enabled])).toEqual([['ssh', true, false]]);
+    expect(diffDiagnostics(d, { file: 'old.json', shown: 'old.json', text: contractJson(c) }, { file: 'new.json', phase: 'customize' }).map((x) => `${x.code} ${x.message}`)).toEqual(["IMGC3002 service 'ssh' changed: enabled → not enabled"]);
+    // On a root: ssh's unit is there and linked from multi-user.target.wants, chrony's is there and not linked.
+    const root = tempDir('service-state-root');
+    mkdirSync(path.join(root, 'lib/systemd/system'), { recursive: true });
+    mkdirSync(path.join(root, 'etc/systemd/system/multi-user.target.wants'), { recursive: true });
+    for (const u of ['ssh', 'chrony']) writeFileSync(path.join(root, `lib/systemd/system/${u}.service`), '[Service]\nExecStart=/bin/true\n');
+    symlinkSync('/lib/systemd/system/ssh.service', path.join(root, 'etc/systemd/system/multi-user.target.wants/ssh.service'));
+    const view = new DirView(root);
+    expect(unmetFacts([service('ssh')!, service('chrony')!], view)).toEqual([]);
+    expect(unmetFacts(drifted.facts.filter((f) => f.kind === 'service' && (f.key === 'ssh' || f.key === 'chrony')), view).map((u) => [u.what, u.reason])).toEqual([["service 'ssh' (not enabled)", 'ssh is enabled']]);
+    symlinkSync('/dev/null', path.join(root, 'etc/systemd/system/ssh.service'));
+    expect(unmetFacts([service('ssh')!], view).map((u) => u.reason)).toEqual(['ssh is not enabled']);
   });
 });
 

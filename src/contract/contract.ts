@@ -67,6 +67,18 @@ const baseDetailsOf = (ir: Image, f: Fact, from: string, steps: readonly { step:
   return d;
 };
 
+/** Per fact id, what each step says of it without providing it (`setsDetails`), in run order. */
+const laterDetails = (steps: readonly { step: Step }[]): Map<string, { at: number; details: FactDetails }[]> => {
+  const out = new Map<string, { at: number; details: FactDetails }[]>();
+  steps.forEach((p, at) => {
+    for (const { fact: f, details } of kindOf(p.step).setsDetails?.(p.step) ?? []) {
+      const id = factId(f);
+      out.set(id, [...(out.get(id) ?? []), { at, details }]);
+    }
+  });
+  return out;
+};
+
 const kindOrder: readonly FactKind[] = ['user', 'group', 'path', 'package', 'service', 'command', 'kernelModule', 'sysctl', 'repo', 'artifact'];
 
 /** Facts in a contract's order: by kind, then key. */
@@ -91,10 +103,15 @@ export const contractOf = (ir: Image, phase?: string): Contract => {
   const byId = new Map(steps.map((p) => [p.step.id, p.step]));
   const known = [...ir.base.provides.map(factId), ...steps.flatMap((p) => p.step.provides.map(factId))];
   const removed = new Set(steps.flatMap((p) => p.step.removes.flatMap((r) => removedWith(p.step, r, known))));
+  const later = laterDetails(steps);
+  const position = new Map(steps.map((p, i) => [p.step.id, i]));
   const facts = [...factsAfter(ir, steps)].map(([id, from]): ContractFact => {
     const colon = id.indexOf(':');
     const f = { kind: id.slice(0, colon) as FactKind, key: id.slice(colon + 1) };
-    return { ...f, ...baseDetailsOf(ir, f, from, steps, removed), ...detailsOf(byId.get(from), f) };
+    // What later steps say of it counts from the step that provides it (the last enable of a service installed once).
+    const since = position.get(from) ?? -1;
+    const set = (later.get(id) ?? []).filter((l) => l.at >= since).reduce<FactDetails>((d, l) => ({ ...d, ...l.details }), {});
+    return { ...f, ...baseDetailsOf(ir, f, from, steps, removed), ...detailsOf(byId.get(from), f), ...set };
   });
   const { name, distro, release, suite } = ir.base;
   return { $schema: contractSchemaId, contract: CONTRACT_VERSION, image: ir.name, phase: at, base: { name, distro, release, suite }, facts: sortFacts(facts) };

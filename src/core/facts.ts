@@ -46,18 +46,20 @@ export const FactDetails = z
     mode: z.string().optional(),
     /** Packages: the installed or pinned version. */
     version: z.string().optional(),
+    /** Services: started at boot (a link in a target's .wants or .requires directory, not masked). */
+    enabled: z.boolean().optional(),
   })
   .strict();
 export type FactDetails = z.infer<typeof FactDetails>;
 
 /** The detail fields, in the order contracts and messages name them. */
-export const detailKeys = ['type', 'owner', 'group', 'mode', 'version'] as const;
+export const detailKeys = ['type', 'owner', 'group', 'mode', 'version', 'enabled'] as const;
 
-/** "type dir, owner root, mode 0755": the details a fact states ('' when none). */
+/** "type dir, owner root, mode 0755", "enabled": the details a fact states ('' when none). */
 export const detailText = (d: FactDetails): string =>
   detailKeys
     .filter((k) => d[k] !== undefined)
-    .map((k) => `${k} ${d[k]}`)
+    .map((k) => (typeof d[k] === 'boolean' ? (d[k] ? k : `not ${k}`) : `${k} ${d[k]}`))
     .join(', ');
 
 export const fact = (kind: FactKind, key: string): Fact => ({ kind, key });

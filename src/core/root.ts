@@ -174,6 +174,9 @@ export const enablementLinks = (view: RootView, name: string): string[] => {
 /** Whether a unit is masked (linked to /dev/null in /etc). */
 export const isMasked = (view: RootView, name: string): boolean => view.readlink(`/etc/systemd/system/${unitName(name)}`) === '/dev/null';
 
+/** Started at boot, as `systemctl is-enabled` says "enabled": linked from a target's .wants or .requires, and not masked. */
+export const serviceEnabled = (view: RootView, name: string): boolean => !isMasked(view, name) && enablementLinks(view, name).length > 0;
+
 export const pathDirs = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'] as const;
 
 /** The executable named `cmd` on the root's PATH, if any. */

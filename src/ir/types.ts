@@ -628,6 +628,7 @@ export type Base = {
         group?: string | undefined;
         mode?: string | undefined;
         version?: string | undefined;
+        enabled?: boolean | undefined;
     }> | undefined;
     origin?: {
         kind: "contract" | "definition";

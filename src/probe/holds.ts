@@ -2,11 +2,11 @@
 // fact, built from verify's checks of the same kinds (so a fact means the same
 // to verify, to the build's check of a base root, to the probe and to a host's
 // preflight), plus the details a contract adds: type, owner, group and mode of a
-// path, the version of a package.
+// path, the version of a package, whether a service is enabled.
 import { describeFact, detailText } from '../core/facts.js';
 import { factCheck, RootFacts, type Check } from '../verify/expectations.js';
 import { ownershipProblem } from '../steps/shared.js';
-import { readDpkg } from '../core/root.js';
+import { readDpkg, serviceEnabled } from '../core/root.js';
 import type { RootView } from '../verify/rootview.js';
 import type { ContractFact } from '../contract/contract.js';
 
@@ -42,6 +42,7 @@ export const factChecks = (facts: readonly ContractFact[]): FactCheck[] =>
         if (type !== undefined && type !== f.type) return `${f.key} is a ${type}, not a ${f.type}`;
         return ownershipProblem(r, f.key, f);
       }
+      if (f.kind === 'service' && f.enabled !== undefined && serviceEnabled(r.view, f.key) !== f.enabled) return f.enabled ? `${f.key} is not enabled` : `${f.key} is enabled`;
       if (f.kind === 'package' && f.version !== undefined) {
         const v = versionOf(r, f.key);
         return v === f.version ? undefined : `version ${v} is installed, not ${f.version}`;

@@ -9,7 +9,7 @@
 // files a bootable disk is made from are always looked for, so a probe of a
 // built node holds what its artifact phase requires.
 import { idNames, pathDetails, readBaseFacts } from '../build/base-facts.js';
-import { configLines, modulesLoadDirs, readDpkg, sysctlDirs, sysctlSettings } from '../core/root.js';
+import { configLines, modulesLoadDirs, serviceEnabled, readDpkg, sysctlDirs, sysctlSettings } from '../core/root.js';
 import { factCheck, RootFacts } from '../verify/expectations.js';
 import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
@@ -82,7 +82,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   for (const [k, version] of Object.entries(base.packages)) add({ kind: 'package', key: k, version });
   // Not what a running host changes on its own, unless asked (the expected facts below are looked up whatever the patterns).
   for (const k of base.paths) if (pathKept(k, opts)) add({ kind: 'path', key: k, ...pathDetails(view, k, ids) });
-  for (const k of base.services) add({ kind: 'service', key: k });
+  for (const k of base.services) add({ kind: 'service', key: k, enabled: serviceEnabled(view, k) });
   for (const k of base.commands) add({ kind: 'command', key: k });
   for (const file of ['/etc/sysctl.conf', ...confFiles(view, sysctlDirs)]) for (const k of sysctlSettings(view, file).keys()) add({ kind: 'sysctl', key: k });
   for (const file of ['/etc/modules', ...confFiles(view, modulesLoadDirs)]) for (const k of configLines(view, file)) add({ kind: 'kernelModule', key: k });
@@ -96,7 +96,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   for (const f of wanted) {
     if (facts.has(factId(f)) || factCheck(f)?.(r) !== undefined) continue;
     const version = f.kind === 'package' ? dpkg.get(f.key)?.version : undefined;
-    add({ kind: f.kind, key: f.key, ...(f.kind === 'path' ? pathDetails(view, f.key, ids) : {}), ...(version ? { version } : {}) });
+    add({ kind: f.kind, key: f.key, ...(f.kind === 'path' ? pathDetails(view, f.key, ids) : {}), ...(version ? { version } : {}), ...(f.kind === 'service' ? { enabled: serviceEnabled(view, f.key) } : {}) });
   }
   const os = osRelease(view);
   const distro = os['ID'] ?? 'unknown';

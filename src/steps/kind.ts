@@ -232,6 +232,8 @@ export interface StepKind<S extends StepCommon = StepCommon> {
   readonly removesListedOnly?: true;
   /** What a contract says about fact `f` it provides beyond its key (a path's owner, group, mode; a package's pinned version). Absent: nothing. */
   factDetails?(s: S, f: Fact): FactDetails;
+  /** What it says about facts an earlier step provides (a service's enablement): the contract states it while the fact stays that step's. Absent: nothing. */
+  setsDetails?(s: S): readonly { readonly fact: Fact; readonly details: FactDetails }[];
   /** Its `variables` fields take list variables (a package list), and nothing else; other kinds take text. */
   readonly takesLists?: true;
   /** It installs packages with the package manager: a source added before it must refresh the index first. Absent: never. */

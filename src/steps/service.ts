@@ -53,6 +53,7 @@ export const service = {
   touches: (s) => ({ needs: s.package !== undefined ? [{ kind: 'package', key: s.package }] : [], changes: [{ kind: 'service', key: s.name }] }),
   inRoot: true,
   unitPackage: (s) => s.package,
+  setsDetails: (s) => [{ fact: fact('service', s.name), details: { enabled: s.enabled } }],
 
   shellHelpers: {
     enable: {
