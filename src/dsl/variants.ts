@@ -80,7 +80,7 @@ export const variants = <const A extends Axes>(axes: A, imageOf: (v: Combination
     const image = imageOf(frozen);
     const name = image.imageName;
     const other = seen.get(name);
-    if (other) throw new DefinitionError(`variants(): ${show(other)} and ${show(values)} both make the image '${name}'; name each image from its values, e.g. image(\`k8s-node-\${v.${names[0]}}\`)`);
+    if (other) throw new DefinitionError(`variants(): ${show(other)} and ${show(values)} both make the image '${name}'; name each image from all its values, e.g. image(\`name-${names.map((n) => `\${v.${n}}`).join('-')}\`)`);
     seen.set(name, values);
     return { name, values: frozen, image };
   });
