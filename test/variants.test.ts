@@ -11,6 +11,7 @@ import { debian12 } from '../stdlib/bases.js';
 import { imgc, tempDir } from './helpers/cli.js';
 import { compileImageSchema } from './helpers/ajv.js';
 import { variantsJsonSchema } from '../src/cli/variants.js';
+import type { BuildPlan } from '../src/build/plan.js';
 
 const base = debian12();
 const names = (m: { variants(): readonly { name: string }[] }) => m.variants().map((v) => v.name);
@@ -130,5 +131,17 @@ describe('imgc on a matrix', () => {
     const b = await imgc(['compile', '--no-typecheck', 'examples/broken/variant-broken.ts', '--all', '-t', 'shell', '-o', broken]);
     expect(b.exitCode).toBe(1);
     expect(readdirSync(broken)).toEqual([]);
+  });
+
+  it('build --all --plan --format json: one array of plans, each into OUT/<name>; equal bases share their cache key', async () => {
+    const out = tempDir('variants-plan');
+    const r = await imgc(['build', '--no-typecheck', matrix, '--all', '--plan', '--format', 'json', '-o', out, '--var', 'join_token=abcdef.0123456789abcdef'], { env: { IMGC_CACHE: tempDir('variants-plan-cache') } });
+    expect(r.exitCode, r.all).toBe(0);
+    const plans = JSON.parse(r.stdout) as BuildPlan[];
+    expect(plans.map((p) => p.image)).toEqual(all);
+    expect(plans.map((p) => p.out)).toEqual(all.map((n) => path.join(out, n)));
+    expect(new Set(plans.map((p) => p.base.key)).size).toBe(1);
+    // A plan builds nothing.
+    expect(readdirSync(out)).toEqual([]);
   });
 });

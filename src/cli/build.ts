@@ -13,6 +13,7 @@ import type { LoadedDefinition } from '../load/index.js';
 import { UsageError } from './exit.js';
 import { asUsage, givenVariables, loadFromCli, loadSelection, selectionReport, type LoadFlags } from './load-check.js';
 import type { Image } from '../ir/schema.js';
+import type { BuildPlan } from '../build/plan.js';
 import { missingSensitive, missingSensitiveMessage, withValues, type SensitiveValues } from '../build/secrets.js';
 import { imageView } from '../ir/phases.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
@@ -72,8 +73,10 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     if (diagnostics.length) io.err(formatText(diagnostics, { dir: selection.checked.loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
     const images = selection.images;
     if (exit !== 0 || images.some((i) => !i.loaded.ir)) return exit;
+    // --all --plan --format json: one JSON array of the plans.
+    const plans: BuildPlan[] = [];
     const buildOne = async (loaded: LoadedDefinition, ir: Image, outDir: string): Promise<number> => {
-      if (v.plan) return await showPlan(ir, { target, outDir, fromTar: v['from-tar'] as string | undefined, fromDir: v['from-dir'] as string | undefined, noCache: Boolean(v['no-cache']), sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []) }, format, io);
+      if (v.plan) return await showPlan(ir, { target, outDir, fromTar: v['from-tar'] as string | undefined, fromDir: v['from-dir'] as string | undefined, noCache: Boolean(v['no-cache']), sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []) }, format, io, v.all && format === 'json' ? plans : undefined);
       let fromTar = v['from-tar'] as string | undefined;
       const fromDir = v['from-dir'] as string | undefined;
       const origin = ir.base.origin;
@@ -118,25 +121,30 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
         throw e;
       }
     };
+    let worst = 0;
     for (const { loaded, variant } of images) {
       const ir = loaded.ir!;
       const outDir = path.resolve(v.all ? path.join((v.out as string | undefined) ?? 'out', variant!.name, ...(v.out ? [] : ['build'])) : ((v.out as string | undefined) ?? path.join('out', ir.name, 'build')));
       if (v.all && format === 'text') io.err(`imgc: variant ${variant!.name} into ${path.relative(process.cwd(), outDir)}\n`);
       const code = await buildOne(loaded, ir, outDir);
-      if (code !== 0) return code;
+      // A plan changes nothing: every combination's is shown. A build stops at the first that fails.
+      worst = Math.max(worst, code);
+      if (code !== 0 && !v.plan) return code;
     }
-    return 0;
+    if (v.all && v.plan && format === 'json') io.out(`${JSON.stringify(plans, null, 2)}\n`);
+    return worst;
   });
 
 /** `imgc build --plan`: the plan on stdout; exit 1 when the build would stop before its first phase. */
-const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io): Promise<number> => {
+const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io, collect?: BuildPlan[]): Promise<number> => {
   const { planBuild, formatPlan } = await import('../build/plan.js');
   const origin = ir.base.origin;
   // The build makes that definition's root first, into OUT.base, and starts from its tarball: once made, plan from it.
   const made = path.join(`${opts.outDir}.base`, 'rootfs.tar');
   if (origin?.kind === 'definition' && !opts.fromTar && !opts.fromDir && existsSync(made)) opts.fromTar = made;
   const plan = await planBuild(ir, { target: opts.target, outDir: opts.outDir, ...(opts.fromTar ? { fromTar: opts.fromTar } : {}), ...(opts.fromDir ? { fromDir: opts.fromDir } : {}), noCache: opts.noCache, sensitive: opts.sensitive });
-  io.out(format === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, process.cwd()));
+  if (collect) collect.push(plan);
+  else io.out(format === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, process.cwd()));
   return plan.blockers.length ? 1 : 0;
 };
 
