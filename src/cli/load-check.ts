@@ -90,11 +90,11 @@ const checkLoaded = (loaded: LoadedDefinition): Checked => {
   return { loaded, diagnostics, exit };
 };
 
-/** A matrix's combination checked as a definition of its own; `typesToo`: with the file's type diagnostics (they are no one combination's). */
-const variantChecked = (loaded: LoadedDefinition, v: LoadedVariant, typesToo: boolean): Selected => {
+/** A matrix's combination checked as a definition of its own, with the file's type diagnostics. */
+const variantChecked = (loaded: LoadedDefinition, v: LoadedVariant): Selected => {
   const { variants: _all, ...file } = loaded;
   const { name, values, diagnostics, ...image } = v;
-  const checked = checkLoaded({ ...file, ...image, diagnostics: [...(typesToo ? loaded.diagnostics : []), ...diagnostics] });
+  const checked = checkLoaded({ ...file, ...image, diagnostics: [...loaded.diagnostics, ...diagnostics] });
   return { ...checked, diagnostics: checked.diagnostics.map((d) => (d.code === 'IMGC1001' ? d : { ...d, variant: name })), variant: { name, values } };
 };
 
@@ -114,12 +114,20 @@ export const loadSelection = async (file: string, flags: LoadFlags, opts: { ever
   const names = list.map((v) => v.name);
   if (flags.variant !== undefined) {
     const chosen = list.find((v) => v.name === flags.variant);
-    if (chosen) return { checked, images: [variantChecked(checked.loaded, chosen, true)], fileDiagnostics: [] };
+    if (chosen) return { checked, images: [variantChecked(checked.loaded, chosen)], fileDiagnostics: [] };
     const near = didYouMean(flags.variant, names);
     throw new UsageError(`'${file}' has no variant '${flags.variant}'${near ? `; did you mean '${near}'?` : ''} (its variants: ${names.join(', ')})`);
   }
   if (!flags.all && !opts.every) throw new UsageError(`'${file}' is a matrix of ${names.length} images: pass --variant NAME${opts.allFlag ? ' or --all' : ''} (its variants: ${names.join(', ')})`);
-  return { checked, images: list.map((v) => variantChecked(checked.loaded, v, false)), fileDiagnostics: checked.diagnostics };
+  // A type error is the file's: said once, unless a combination's contract error is the same mistake (it then says
+  // TypeScript saw it too, as for an image), and named by no combination.
+  const types = checked.diagnostics.filter((d) => d.code === 'IMGC1001');
+  const images = list.map((v) => variantChecked(checked.loaded, v));
+  return {
+    checked,
+    images: images.map((i) => ({ ...i, diagnostics: i.diagnostics.filter((d) => !types.includes(d)) })),
+    fileDiagnostics: [...checked.diagnostics.filter((d) => d.code !== 'IMGC1001'), ...types.filter((t) => images.every((i) => i.diagnostics.includes(t)))],
+  };
 };
 
 /** The one image a command acts on (a matrix's by --variant), loaded and checked; a malformed --var or imgc.toml is a UsageError. */
