@@ -1,5 +1,6 @@
 // The public API: what `import … from 'imgc'` gives a definition.
 export { image, ImageBuilder, type BaseImage, type PhaseOptions } from './dsl/image.js';
+export { variants, Matrix, type Axes, type Combination, type Exclusion, type MatrixImage, type Variant, type VariantsOptions } from './dsl/variants.js';
 export { DefinitionError } from './core/definition-error.js';
 export type { DeclaredFacts } from './steps/shared.js';
 export {

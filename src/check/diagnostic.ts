@@ -18,6 +18,8 @@ export interface Diagnostic {
   stepId?: string;
   /** Every layer that reported this mistake, when more than one did (the others' reports are folded into this one). */
   seenBy?: SeenBy[];
+  /** The combination of a matrix (docs/variants.md) whose image this is about, by its name. */
+  variant?: string;
 }
 
 /** One layer's report of a mistake: the contract checker's code, or TypeScript's with where it pointed. */

@@ -57,7 +57,7 @@ export const formatText = (ds: readonly Diagnostic[], ctx: FormatContext): strin
   const blocks = ds.map((d) => {
     const sev = d.severity === 'error' ? red : yellow;
     const where = d.loc ? `${cyan(displayPath(ctx, d.loc))}:${yellow(String(d.loc.line))}:${yellow(String(d.loc.column))} - ` : '';
-    const lines = [`${where}${sev(d.severity)} ${gray(d.code)}: ${d.message}`];
+    const lines = [`${d.variant ? `${d.variant}: ` : ''}${where}${sev(d.severity)} ${gray(d.code)}: ${d.message}`];
     if (d.loc) lines.push(...codeFrame(ctx, d.loc, sev, gray));
     for (const r of d.related) {
       lines.push('', `  ${r.loc ? `${cyan(displayPath(ctx, r.loc))}:${yellow(String(r.loc.line))}:${yellow(String(r.loc.column))}` : ''}`);
@@ -122,13 +122,21 @@ export const formatSarif = (ds: readonly Diagnostic[], ctx: FormatContext, toolV
     ruleId: d.code,
     ruleIndex: used.indexOf(d.code),
     level: d.severity === 'error' ? 'error' : 'warning',
-    message: { text: d.hint ? `${d.message} (${d.hint})` : d.message },
+    message: { text: `${d.variant ? `${d.variant}: ` : ''}${d.hint ? `${d.message} (${d.hint})` : d.message}` },
     ...(d.loc ? { locations: [sarifLocation(ctx, d.loc)] } : {}),
     ...(d.related.some((r) => r.loc)
       ? { relatedLocations: d.related.filter((r) => r.loc).map((r, i) => ({ id: i, ...sarifLocation(ctx, r.loc!), message: { text: r.message } })) }
       : {}),
     // SARIF's property bag: the layers that reported this one mistake, each with its own code and place.
-    ...(d.seenBy ? { properties: { seenBy: d.seenBy.map((s) => ({ layer: s.layer, code: s.code, ...(s.loc ? { file: displayPath(ctx, s.loc), line: s.loc.line, column: s.loc.column } : {}) })) } } : {}),
+    // and the combination of a matrix the result is about.
+    ...(d.seenBy || d.variant
+      ? {
+          properties: {
+            ...(d.variant ? { variant: d.variant } : {}),
+            ...(d.seenBy ? { seenBy: d.seenBy.map((s) => ({ layer: s.layer, code: s.code, ...(s.loc ? { file: displayPath(ctx, s.loc), line: s.loc.line, column: s.loc.column } : {}) })) } : {}),
+          },
+        }
+      : {}),
   }));
   const log = {
     $schema: 'https://json.schemastore.org/sarif-2.1.0.json',

@@ -11,8 +11,9 @@ import { formatText } from '../check/format.js';
 import { CompileError } from '../compilers/types.js';
 import type { LoadedDefinition } from '../load/index.js';
 import { UsageError } from './exit.js';
-import { asUsage, givenVariables, loadFromCli, type LoadFlags } from './load-check.js';
+import { asUsage, givenVariables, loadFromCli, loadSelection, selectionReport, type LoadFlags } from './load-check.js';
 import type { Image } from '../ir/schema.js';
+import type { BuildPlan } from '../build/plan.js';
 import { missingSensitive, missingSensitiveMessage, withValues, type SensitiveValues } from '../build/secrets.js';
 import { imageView } from '../ir/phases.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
@@ -20,7 +21,7 @@ import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/ind
 import { verifyBoot } from '../verify/boot.js';
 import { contractBaseCheck, upToPhase } from './contract-base.js';
 
-/** Loads and checks the definition; reports diagnostics on stderr. */
+/** Loads and checks the definition (a matrix's combination by --variant); reports diagnostics on stderr. */
 const loadChecked = async (file: string, flags: LoadFlags, io: Io): Promise<{ loaded: LoadedDefinition; exit: number }> => {
   const { loaded, diagnostics, exit } = await loadFromCli(file, flags);
   if (diagnostics.length) io.err(formatText(diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
@@ -66,65 +67,84 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     if (target !== 'shell' && target !== 'ansible') throw new UsageError(`--target must be shell or ansible (got '${target}'); Packer builds are 'packer build' on the output of imgc compile --target packer`);
     if (v['from-tar'] && v['from-dir']) throw new UsageError('--from-tar and --from-dir exclude each other');
     const format = v.format === 'json' ? 'json' : 'text';
-    const { loaded, exit } = await loadChecked(file, v, io);
-    if (!loaded.ir || exit !== 0) return exit;
-    const ir = loaded.ir;
-    const outDir = path.resolve((v.out as string | undefined) ?? path.join('out', ir.name, 'build'));
-    if (v.plan) return await showPlan(ir, { target, outDir, fromTar: v['from-tar'] as string | undefined, fromDir: v['from-dir'] as string | undefined, noCache: Boolean(v['no-cache']), sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []) }, format, io);
-    let fromTar = v['from-tar'] as string | undefined;
-    const fromDir = v['from-dir'] as string | undefined;
-    const origin = ir.base.origin;
-    try {
-      if (origin?.kind === 'definition' && !fromTar && !fromDir) {
-        // The other definition's root after its phase, as a tarball beside this build's output (kept, so the next build reuses it).
-        io.err(`imgc: the base is ${origin.file} after phase '${origin.phase}': building it first\n`);
-        const other = await loadChecked(path.resolve(loaded.dir, origin.file), v, io);
-        if (!other.loaded.ir || other.exit !== 0) return other.exit;
-        const baseOut = `${outDir}.base`;
-        const built = await buildImage(
-          upToPhase(other.loaded.ir, origin.phase),
-          { target, outDir: baseOut, noCache: Boolean(v['no-cache']), definitionDir: other.loaded.dir, sensitive: sensitiveValues(other.loaded.ir, (v.var as string[] | undefined) ?? []) },
+    // --all: every combination of a matrix, checked first, then built one after another, each into OUT/<name>.
+    const selection = await loadSelection(file, v, { allFlag: true });
+    const { diagnostics, exit } = selectionReport(selection);
+    if (diagnostics.length) io.err(formatText(diagnostics, { dir: selection.checked.loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
+    const images = selection.images;
+    if (exit !== 0 || images.some((i) => !i.loaded.ir)) return exit;
+    // --all --plan --format json: one JSON array of the plans.
+    const plans: BuildPlan[] = [];
+    const buildOne = async (loaded: LoadedDefinition, ir: Image, outDir: string): Promise<number> => {
+      if (v.plan) return await showPlan(ir, { target, outDir, fromTar: v['from-tar'] as string | undefined, fromDir: v['from-dir'] as string | undefined, noCache: Boolean(v['no-cache']), sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []) }, format, io, v.all && format === 'json' ? plans : undefined);
+      let fromTar = v['from-tar'] as string | undefined;
+      const fromDir = v['from-dir'] as string | undefined;
+      const origin = ir.base.origin;
+      try {
+        if (origin?.kind === 'definition' && !fromTar && !fromDir) {
+          // The other definition's root after its phase, as a tarball beside this build's output (kept, so the next build reuses it).
+          io.err(`imgc: the base is ${origin.file} after phase '${origin.phase}': building it first\n`);
+          const other = await loadChecked(path.resolve(loaded.dir, origin.file), { ...v, variant: undefined, all: undefined }, io);
+          if (!other.loaded.ir || other.exit !== 0) return other.exit;
+          const baseOut = `${outDir}.base`;
+          const built = await buildImage(
+            upToPhase(other.loaded.ir, origin.phase),
+            { target, outDir: baseOut, noCache: Boolean(v['no-cache']), definitionDir: other.loaded.dir, sensitive: sensitiveValues(other.loaded.ir, (v.var as string[] | undefined) ?? []) },
+            io,
+          );
+          if (built.exitCode !== 0) return built.exitCode;
+          fromTar = path.join(baseOut, 'rootfs.tar');
+        }
+        const checkBase = contractBaseCheck(ir, loaded.dir, fromTar ?? fromDir ?? 'of the base');
+        const { exitCode } = await buildImage(
+          ir,
+          {
+            target,
+            outDir,
+            ...(fromTar ? { fromTar } : {}),
+            ...(fromDir ? { fromDir } : {}),
+            ...(checkBase ? { checkBase } : {}),
+            noCache: Boolean(v['no-cache']),
+            keepRoot: Boolean(v['keep-root']),
+            definitionDir: loaded.dir,
+            sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []),
+            format,
+          },
           io,
         );
-        if (built.exitCode !== 0) return built.exitCode;
-        fromTar = path.join(baseOut, 'rootfs.tar');
+        return exitCode;
+      } catch (e) {
+        if (e instanceof CompileError) {
+          io.err(formatText(e.diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
+          return 1;
+        }
+        throw e;
       }
-      const checkBase = contractBaseCheck(ir, loaded.dir, fromTar ?? fromDir ?? 'of the base');
-      const { exitCode } = await buildImage(
-        ir,
-        {
-          target,
-          outDir,
-          ...(fromTar ? { fromTar } : {}),
-          ...(fromDir ? { fromDir } : {}),
-          ...(checkBase ? { checkBase } : {}),
-          noCache: Boolean(v['no-cache']),
-          keepRoot: Boolean(v['keep-root']),
-          definitionDir: loaded.dir,
-          sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []),
-          format,
-        },
-        io,
-      );
-      return exitCode;
-    } catch (e) {
-      if (e instanceof CompileError) {
-        io.err(formatText(e.diagnostics, { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
-        return 1;
-      }
-      throw e;
+    };
+    let worst = 0;
+    for (const { loaded, variant } of images) {
+      const ir = loaded.ir!;
+      const outDir = path.resolve(v.all ? path.join((v.out as string | undefined) ?? 'out', variant!.name, ...(v.out ? [] : ['build'])) : ((v.out as string | undefined) ?? path.join('out', ir.name, 'build')));
+      if (v.all && format === 'text') io.err(`imgc: variant ${variant!.name} into ${path.relative(process.cwd(), outDir)}\n`);
+      const code = await buildOne(loaded, ir, outDir);
+      // A plan changes nothing: every combination's is shown. A build stops at the first that fails.
+      worst = Math.max(worst, code);
+      if (code !== 0 && !v.plan) return code;
     }
+    if (v.all && v.plan && format === 'json') io.out(`${JSON.stringify(plans, null, 2)}\n`);
+    return worst;
   });
 
 /** `imgc build --plan`: the plan on stdout; exit 1 when the build would stop before its first phase. */
-const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io): Promise<number> => {
+const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io, collect?: BuildPlan[]): Promise<number> => {
   const { planBuild, formatPlan } = await import('../build/plan.js');
   const origin = ir.base.origin;
   // The build makes that definition's root first, into OUT.base, and starts from its tarball: once made, plan from it.
   const made = path.join(`${opts.outDir}.base`, 'rootfs.tar');
   if (origin?.kind === 'definition' && !opts.fromTar && !opts.fromDir && existsSync(made)) opts.fromTar = made;
   const plan = await planBuild(ir, { target: opts.target, outDir: opts.outDir, ...(opts.fromTar ? { fromTar: opts.fromTar } : {}), ...(opts.fromDir ? { fromDir: opts.fromDir } : {}), noCache: opts.noCache, sensitive: opts.sensitive });
-  io.out(format === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, process.cwd()));
+  if (collect) collect.push(plan);
+  else io.out(format === 'json' ? `${JSON.stringify(plan, null, 2)}\n` : formatPlan(plan, process.cwd()));
   return plan.blockers.length ? 1 : 0;
 };
 

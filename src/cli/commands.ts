@@ -41,7 +41,10 @@ const loadFlags: Flag[] = [
   { name: 'var-file', type: 'string', multiple: true, value: 'FILE', complete: 'file', help: 'variable values from a TOML or JSON file of NAME = VALUE (repeatable)' },
   { name: 'no-typecheck', type: 'boolean', help: 'skip the TypeScript check (the contract checker still runs)' },
   { name: 'timeout', type: 'string', value: 'SECONDS', help: 'how long the definition may take to evaluate (default 30)' },
+  { name: 'variant', type: 'string', value: 'NAME', help: 'a matrix (variants(...)): the combination to act on, by name (imgc variants lists them)' },
 ];
+/** Every combination of a matrix, for the commands that can act on many. */
+const allFlag: Flag = { name: 'all', type: 'boolean', help: 'a matrix: every combination, each into a sub-folder of the output named after it' };
 const talkFlags: Flag[] = [
   { name: 'quiet', type: 'boolean', short: 'q', help: 'print errors only' },
   { name: 'verbose', type: 'boolean', short: 'v', help: 'say more about what was done' },
@@ -85,6 +88,7 @@ export const commands: readonly Command[] = [
       { name: 'decommission', type: 'boolean', help: 'shell, ansible: undo phase 2 on existing hosts' },
       { name: 'serial', type: 'string', value: 'N|P%', help: 'ansible --runtime/--decommission: hosts per batch (default all)' },
       { name: 'max-fail', type: 'string', value: 'PERCENT', help: 'ansible --runtime/--decommission: failed hosts of a batch, in percent, that stop the run (default 100)' },
+      allFlag,
       ...loadFlags,
       ...talkFlags,
     ],
@@ -100,6 +104,13 @@ export const commands: readonly Command[] = [
     ],
   },
   { name: 'ir', args: 'FILE', summary: 'print the Image IR as JSON', flags: loadFlags },
+  {
+    name: 'variants',
+    args: '[FILE]',
+    summary: "list a matrix's combinations (variants(...)), by name and values",
+    flags: [{ name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: an array of { name, values }, e.g. for a CI matrix (imgc schema --variants)' }, ...loadFlags.filter((f) => f.name !== 'variant')],
+    notes: 'A definition of one image lists that image. Exit: 0 listed, 2 usage or load errors (imgc check reports the rest).',
+  },
   {
     name: 'contract',
     args: 'FILE | diff OLD NEW',
@@ -139,6 +150,7 @@ export const commands: readonly Command[] = [
       { name: 'contract', type: 'boolean', help: "the contract's JSON Schema instead of the IR's" },
       { name: 'build-events', type: 'boolean', help: "the JSON Schema of imgc build --format json's events instead of the IR's" },
       { name: 'build-plan', type: 'boolean', help: "the JSON Schema of imgc build --plan --format json instead of the IR's" },
+      { name: 'variants', type: 'boolean', help: "the JSON Schema of imgc variants --format json instead of the IR's" },
     ],
   },
   { name: 'docs', args: '', summary: 'print the stdlib reference (Markdown)', flags: [] },
@@ -155,6 +167,7 @@ export const commands: readonly Command[] = [
       { name: 'keep-root', type: 'boolean', help: 'keep the work root for a look afterwards' },
       { name: 'plan', type: 'boolean', help: 'say what the build would do (each phase cached or run, and why; the artifacts kept or made; the tools) and do none of it (docs/build-plan.md)' },
       { name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: one event per line on stdout instead of the display (imgc schema --build-events); with --plan, the plan as one JSON document (imgc schema --build-plan)' },
+      allFlag,
       ...loadFlags,
     ],
     notes: 'Exit: 0 built, 1 a step or verify failed, 2 usage. With --plan: 0 the build could start, 1 it would stop before its first phase (the plan says why), 2 usage.',
@@ -245,7 +258,7 @@ export const commandHelp = (c: Command): string =>
     `Usage: imgc ${c.name}${c.args ? ` ${c.args}` : ''}${c.flags.length ? ' [options]' : ''}`,
     '',
     `${c.summary[0]!.toUpperCase()}${c.summary.slice(1)}.`,
-    ...(['check', 'compile', 'explain', 'ir'].includes(c.name) ? ["FILE defaults to imgc.toml's `definition` in the current directory."] : []),
+    ...(['check', 'compile', 'explain', 'ir', 'variants'].includes(c.name) ? ["FILE defaults to imgc.toml's `definition` in the current directory."] : []),
     '',
     'Options:',
     columns(flagsOf(c).map((f) => [flagLabel(f), f.help]), '  '),

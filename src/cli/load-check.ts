@@ -2,7 +2,8 @@
 // say what exit code the diagnostics mean.
 import { foldTypeErrors, hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
 import path from 'node:path';
-import { DEFAULT_TIMEOUT_SECONDS, loadDefinition, type GivenValue, type LoadedDefinition, type LoadOptions } from '../load/index.js';
+import { DEFAULT_TIMEOUT_SECONDS, loadDefinition, type GivenValue, type LoadedDefinition, type LoadedVariant, type LoadOptions } from '../load/index.js';
+import { didYouMean } from '../check/suggest.js';
 import { existsSync } from 'node:fs';
 import { readVarFile } from './var-file.js';
 
@@ -15,6 +16,10 @@ export interface LoadFlags {
   'var-file'?: string[];
   /** Seconds the definition may take to evaluate (--timeout). */
   timeout?: string | undefined;
+  /** A matrix's combination to act on, by name (--variant). */
+  variant?: string | undefined;
+  /** Every combination of a matrix (--all, where a command takes it). */
+  all?: boolean | undefined;
 }
 
 /** --timeout SECONDS: a positive number; the default when absent. */
@@ -41,8 +46,8 @@ export const asUsage = <T>(f: () => T): T => {
 /** imgc.toml of the current directory, if any (its errors are usage errors). */
 export const projectConfig = (): ReturnType<typeof import('./config.js').readProjectConfig> => asUsage(() => config?.readProjectConfig(process.cwd()));
 
-/** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. */
-export const loadFromCli = (file: string, flags: LoadFlags): Promise<Checked> =>
+/** loadAndCheck with the command line's flags; a malformed --var or imgc.toml is a UsageError. A matrix's file as such (see {@link loadSelection}). */
+const loadFile = (file: string, flags: LoadFlags): Promise<Checked> =>
   loadAndCheck(file, {
     typecheck: !flags['no-typecheck'],
     vars: asUsage(() => givenVariables(flags.var ?? [], process.env, flags['var-file'] ?? [])),
@@ -55,15 +60,78 @@ export interface Checked {
   exit: number;
 }
 
+/** One image a command acts on: a plain definition's, or a matrix's combination (named in `variant`, and in its diagnostics). */
+export interface Selected extends Checked {
+  variant?: { name: string; values: Record<string, string> };
+}
+
+/** What a command acts on: the definition as loaded (a matrix's: its file's own diagnostics, no image) and the images chosen. */
+export interface Selection {
+  checked: Checked;
+  images: Selected[];
+  /** What no one image says: a matrix's type diagnostics, when every combination is taken (each then has only its own). */
+  fileDiagnostics: Diagnostic[];
+}
+
+/** A selection's diagnostics, each mistake once, and the exit they mean (the worst of its images'). */
+export const selectionReport = ({ checked, images, fileDiagnostics }: Selection): { diagnostics: Diagnostic[]; exit: number } => ({
+  diagnostics: [...fileDiagnostics, ...images.flatMap((i) => i.diagnostics)],
+  exit: Math.max(fileDiagnostics.length ? checked.exit : EXIT.ok, ...images.map((i) => i.exit)),
+});
+
 /** Exit 2 when the definition cannot be loaded, 1 for contract or type errors, else 0. */
-export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Checked> => {
-  const loaded = await loadDefinition(file, opts);
+export const loadAndCheck = async (file: string, opts: LoadOptions): Promise<Checked> => checkLoaded(await loadDefinition(file, opts));
+
+const checkLoaded = (loaded: LoadedDefinition): Checked => {
   const contract = loaded.findings ?? [];
   const diagnostics = sortDiagnostics(foldTypeErrors(loaded.diagnostics, contract));
-  const loadFailed = !loaded.ir || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
+  const loadFailed = (!loaded.ir && !loaded.variants) || loaded.diagnostics.some((d) => d.code !== 'IMGC1001');
   const exit = loadFailed ? EXIT.usage : hasErrors(diagnostics) ? EXIT.contract : EXIT.ok;
   return { loaded, diagnostics, exit };
 };
+
+/** A matrix's combination checked as a definition of its own, with the file's type diagnostics. */
+const variantChecked = (loaded: LoadedDefinition, v: LoadedVariant): Selected => {
+  const { variants: _all, ...file } = loaded;
+  const { name, values, diagnostics, ...image } = v;
+  const checked = checkLoaded({ ...file, ...image, diagnostics: [...loaded.diagnostics, ...diagnostics] });
+  return { ...checked, diagnostics: checked.diagnostics.map((d) => (d.code === 'IMGC1001' ? d : { ...d, variant: name })), variant: { name, values } };
+};
+
+/**
+ * The one reading of --variant NAME and --all for every command: a plain definition is its image (and takes neither);
+ * a matrix needs a choice, unless `every` (check: all of them by default). An unknown NAME says which is meant.
+ */
+export const loadSelection = async (file: string, flags: LoadFlags, opts: { every?: boolean; allFlag?: boolean } = {}): Promise<Selection> => {
+  if (flags.variant !== undefined && flags.all) throw new UsageError('--variant and --all exclude each other');
+  const checked = await loadFile(file, flags);
+  const list = checked.loaded.variants;
+  if (!list) {
+    const flag = flags.variant !== undefined ? '--variant' : flags.all ? '--all' : undefined;
+    if (flag && checked.loaded.ir) throw new UsageError(`${flag} is for a matrix (export default variants(...)); '${file}' is one image, '${checked.loaded.ir.name}'`);
+    return { checked, images: [checked], fileDiagnostics: [] };
+  }
+  const names = list.map((v) => v.name);
+  if (flags.variant !== undefined) {
+    const chosen = list.find((v) => v.name === flags.variant);
+    if (chosen) return { checked, images: [variantChecked(checked.loaded, chosen)], fileDiagnostics: [] };
+    const near = didYouMean(flags.variant, names);
+    throw new UsageError(`'${file}' has no variant '${flags.variant}'${near ? `; did you mean '${near}'?` : ''} (its variants: ${names.join(', ')})`);
+  }
+  if (!flags.all && !opts.every) throw new UsageError(`'${file}' is a matrix of ${names.length} images: pass --variant NAME${opts.allFlag ? ' or --all' : ''} (its variants: ${names.join(', ')})`);
+  // A type error is the file's: said once, unless a combination's contract error is the same mistake (it then says
+  // TypeScript saw it too, as for an image), and named by no combination.
+  const types = checked.diagnostics.filter((d) => d.code === 'IMGC1001');
+  const images = list.map((v) => variantChecked(checked.loaded, v));
+  return {
+    checked,
+    images: images.map((i) => ({ ...i, diagnostics: i.diagnostics.filter((d) => !types.includes(d)) })),
+    fileDiagnostics: [...checked.diagnostics.filter((d) => d.code !== 'IMGC1001'), ...types.filter((t) => images.every((i) => i.diagnostics.includes(t)))],
+  };
+};
+
+/** The one image a command acts on (a matrix's by --variant), loaded and checked; a malformed --var or imgc.toml is a UsageError. */
+export const loadFromCli = async (file: string, flags: LoadFlags): Promise<Selected> => (await loadSelection(file, flags)).images[0]!;
 
 /**
  * Variable values from every source, in precedence order: `--var NAME=VALUE`,

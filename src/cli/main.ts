@@ -52,8 +52,11 @@ interface Io {
   isTTY: boolean;
 }
 
-const loadChecked = async (file: string, v: Values) =>
-  (await loadCheck()).loadFromCli(file, { 'no-typecheck': on(v, 'no-typecheck'), var: v.var, 'var-file': v['var-file'], timeout: str(v, 'timeout') });
+/** The loading flags of the command line: --var, --timeout …, and which of a matrix's combinations (--variant, --all). */
+const loadFlagsOf = (v: Values): import('./load-check.js').LoadFlags => ({ 'no-typecheck': on(v, 'no-typecheck'), var: v.var, 'var-file': v['var-file'], timeout: str(v, 'timeout'), variant: str(v, 'variant'), all: on(v, 'all') });
+
+/** The one image the command acts on (a matrix's: by --variant). */
+const loadChecked = async (file: string, v: Values) => (await loadCheck()).loadFromCli(file, loadFlagsOf(v));
 
 const report = (ds: Diagnostic[], loaded: LoadedDefinition, format: 'text' | 'json' | 'sarif', v: Values, io: Io, stream: 'out' | 'err') => {
   const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) };
@@ -104,12 +107,24 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         const file = await fileArg(positionals, command);
         const against = str(v, 'against');
         const checkOnce = async () => {
-          const checked = await loadChecked(file, v);
-          const { loaded, diagnostics, exit } = against && checked.loaded.ir ? (await import('./contract.js')).checkAgainst(checked, against) : checked;
+          const lc = await loadCheck();
+          // A matrix: every combination (or the one --variant names), each checked as an image of its own.
+          const selection = await lc.loadSelection(file, loadFlagsOf(v), { every: true });
+          const against_ = against ? (await import('./contract.js')).checkAgainst : undefined;
+          const images = selection.images.map((i) => {
+            if (!against_ || !i.loaded.ir) return i;
+            const checked = against_(i, against!);
+            return { ...i, ...checked, diagnostics: checked.diagnostics.map((d) => (i.variant && d.code !== 'IMGC1001' ? { ...d, variant: i.variant.name } : d)) };
+          });
+          const { diagnostics, exit } = lc.selectionReport({ ...selection, images });
+          const loaded = selection.checked.loaded;
           report(diagnostics, loaded, format, v, io, 'out');
-          if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${loaded.ir?.name}: ${loaded.ir?.phases.length} phases, ${loaded.ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
-          // --verbose: what was checked, step by step, with the facts each provides and requires.
-          if (format === 'text' && on(v, 'verbose') && loaded.ir) io.out(`\n${(await import('./explain.js')).explainText(loaded.ir)}`);
+          for (const { loaded: one } of images) {
+            const ir = one.ir;
+            if (format === 'text' && exit === EXIT.ok && !on(v, 'quiet')) io.out(`${ir?.name}: ${ir?.phases.length} phases, ${ir?.phases.reduce((n, p) => n + p.steps.length + p.pre.length + p.post.length, 0)} steps, contracts hold\n`);
+            // --verbose: what was checked, step by step, with the facts each provides and requires.
+            if (format === 'text' && on(v, 'verbose') && ir) io.out(`\n${(await import('./explain.js')).explainText(ir)}`);
+          }
           return { exit, files: loaded.files ?? [] };
         };
         if (on(v, 'watch')) return (await import('./watch.js')).watch(path.resolve(file), checkOnce, io);
@@ -147,40 +162,69 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
           throw new UsageError(`--${on(v, 'runtime') ? 'runtime' : 'decommission'} is for existing hosts: targets ${hostTargets.join(', ')} (not '${compiler.target}')`);
         const fleet = await fleetFlags(v, compiler.target);
         const asJson = str(v, 'format') === 'json';
-        const { loaded, diagnostics, exit } = await loadChecked(file, v);
-        // --format json: one object on stdout whatever happened (the check's diagnostics, the refusals, the files), nothing on stderr.
-        const json = async (outDir: string | undefined, files: Record<string, string>, refusals: Diagnostic[]) => {
-          const { jsonDiagnostics } = await import('../check/format.js');
-          const { sha256 } = await import('../util/cache.js');
-          const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: false };
-          const result = {
-            target: compiler.target,
-            out: outDir === undefined ? null : path.relative(process.cwd(), outDir) || '.',
-            files: Object.keys(files).sort().map((f) => ({ path: f, bytes: Buffer.byteLength(files[f]!), sha256: sha256(files[f]!) })),
-            refusals: jsonDiagnostics(refusals, ctx).map(({ stepId, ...d }) => ({ step: stepId ?? null, ...d })),
-            diagnostics: jsonDiagnostics(diagnostics, ctx),
-          };
-          io.out(`${JSON.stringify(result, null, 2)}\n`);
-        };
+        // --all: every combination of a matrix, each into a folder of its own (its name under --out).
+        const lc = await loadCheck();
+        const selection = await lc.loadSelection(file, loadFlagsOf(v), { allFlag: true });
+        const { diagnostics, exit } = lc.selectionReport(selection);
+        const loaded = selection.checked.loaded;
+        const all = on(v, 'all');
+        // --format json: one object on stdout whatever happened (the check's diagnostics, the refusals, the files), nothing on stderr; with --all, one per combination.
+        const { jsonDiagnostics } = await import('../check/format.js');
+        const { sha256 } = await import('../util/cache.js');
+        const ctx: FormatContext = { dir: loaded.dir, cwd: process.cwd(), color: false };
+        const result = (variant: string | undefined, outDir: string | undefined, files: Record<string, string>, refusals: Diagnostic[], ds: Diagnostic[]) => ({
+          ...(variant === undefined ? {} : { variant }),
+          target: compiler.target,
+          out: outDir === undefined ? null : path.relative(process.cwd(), outDir) || '.',
+          files: Object.keys(files).sort().map((f) => ({ path: f, bytes: Buffer.byteLength(files[f]!), sha256: sha256(files[f]!) })),
+          refusals: jsonDiagnostics(refusals, ctx).map(({ stepId, ...d }) => ({ step: stepId ?? null, ...d })),
+          diagnostics: jsonDiagnostics(ds, ctx),
+        });
+        const json = (results: ReturnType<typeof result>[]) => io.out(`${JSON.stringify(all ? results : results[0], null, 2)}\n`);
         if (diagnostics.length && !asJson) report(diagnostics, loaded, 'text', v, io, 'err');
-        if (!loaded.ir || exit !== EXIT.ok) {
-          if (asJson) await json(undefined, {}, []);
+        // Nothing is written unless every combination checks: no half-written matrix.
+        if (exit !== EXIT.ok || selection.images.some((i) => !i.loaded.ir)) {
+          if (asJson) json(all ? selection.images.map((i) => result(i.variant?.name, undefined, {}, [], [...selection.fileDiagnostics, ...i.diagnostics])) : [result(undefined, undefined, {}, [], diagnostics)]);
           return exit;
         }
-        let files: Record<string, string>;
-        try {
-          const packerVersion = (str(v, 'packer-version') as PackerVersion | undefined) ?? settings?.packer?.version;
-          files = compiler.compile(loaded.ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}), ...fleet });
-        } catch (e) {
-          if (!(e instanceof CompileError)) throw e;
-          if (asJson) await json(undefined, {}, e.diagnostics);
-          else report(e.diagnostics, loaded, 'text', v, io, 'err');
-          return EXIT.contract;
+        const packerVersion = (str(v, 'packer-version') as PackerVersion | undefined) ?? settings?.packer?.version;
+        const compiled: { name: string | undefined; outDir: string; files: Record<string, string>; ds: Diagnostic[] }[] = [];
+        for (const image of selection.images) {
+          const ir = image.loaded.ir!;
+          try {
+            const files = compiler.compile(ir, { provisioner, json: on(v, 'json'), runtime: on(v, 'runtime'), decommission: on(v, 'decommission'), ...(packerVersion ? { packerVersion } : {}), ...fleet });
+            const given = str(v, 'out');
+            const outDir = path.resolve(all && given ? path.join(given, ir.name) : (given ?? path.join(settings?.out ?? 'out', ir.name, compiler.target)));
+            compiled.push({ name: image.variant?.name, outDir, files, ds: image.diagnostics });
+          } catch (e) {
+            if (!(e instanceof CompileError)) throw e;
+            const refusals = e.diagnostics.map((d) => (image.variant ? { ...d, variant: image.variant.name } : d));
+            if (asJson) json([...compiled.map((c) => result(c.name, undefined, {}, [], c.ds)), result(image.variant?.name, undefined, {}, refusals, image.diagnostics)]);
+            else report(refusals, loaded, 'text', v, io, 'err');
+            return EXIT.contract;
+          }
         }
-        const outDir = path.resolve(str(v, 'out') ?? path.join(settings?.out ?? 'out', loaded.ir.name, compiler.target));
-        (await import('../host/write.js')).writeTreeAtomically(outDir, files);
-        if (asJson) await json(outDir, files, []);
-        else if (!on(v, 'quiet')) io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${on(v, 'verbose') ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
+        for (const { outDir, files } of compiled) (await import('../host/write.js')).writeTreeAtomically(outDir, files);
+        if (asJson) json(compiled.map((c) => result(c.name, c.outDir, c.files, [], c.ds)));
+        else if (!on(v, 'quiet'))
+          for (const { outDir, files } of compiled)
+            io.out(`${Object.keys(files).length} files written to ${path.relative(process.cwd(), outDir) || '.'}\n${on(v, 'verbose') ? Object.keys(files).sort().map((f) => `  ${f}\n`).join('') : ''}`);
+        return EXIT.ok;
+      }
+      case 'variants': {
+        const format = str(v, 'format') === 'json' ? 'json' : 'text';
+        const lc = await loadCheck();
+        // The file as loaded, not one image: a matrix lists its combinations, an image itself.
+        const { checked } = await lc.loadSelection(await fileArg(positionals, command), loadFlagsOf(v), { every: true });
+        const { loaded, diagnostics, exit } = checked;
+        // What only stops the listing is reported; the rest is imgc check's.
+        if (exit === EXIT.usage) {
+          report(diagnostics, loaded, 'text', v, io, 'err');
+          return exit;
+        }
+        const { variantsOf, variantsText } = await import('./variants.js');
+        const list = variantsOf(loaded);
+        io.out(format === 'json' ? `${JSON.stringify(list, null, 2)}\n` : variantsText(list));
         return EXIT.ok;
       }
       case 'init': {
@@ -206,7 +250,7 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
         return EXIT.ok;
       case 'schema': {
         noArguments(positionals);
-        const which = (['contract', 'build-events', 'build-plan'] as const).filter((f) => on(v, f));
+        const which = (['contract', 'build-events', 'build-plan', 'variants'] as const).filter((f) => on(v, f));
         if (which.length > 1) throw new UsageError(`${which.map((f) => `--${f}`).join(' and ')} exclude each other`);
         const schema =
           which[0] === 'contract'
@@ -215,7 +259,9 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
               ? (await import('../build/events.js')).buildEventsJsonSchema()
               : which[0] === 'build-plan'
                 ? (await import('../build/plan.js')).buildPlanJsonSchema()
-                : (await import('../ir/index.js')).imageJsonSchema();
+                : which[0] === 'variants'
+                  ? (await import('./variants.js')).variantsJsonSchema()
+                  : (await import('../ir/index.js')).imageJsonSchema();
         io.out(`${JSON.stringify(schema, null, 2)}\n`);
         return EXIT.ok;
       }

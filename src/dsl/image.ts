@@ -173,6 +173,11 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     };
   }
 
+  /** @internal the image's name (a matrix's variant is named by it). */
+  get imageName(): string {
+    return this.name;
+  }
+
   /** @internal the base's package catalog, for the checker's hints. */
   get packageCatalog(): C {
     return this.baseImage.catalog;

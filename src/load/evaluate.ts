@@ -19,8 +19,20 @@ import { resolveVariables, type GivenValue } from './variables.js';
 
 export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
 
+/** One combination of a matrix (src/dsl/variants.ts), evaluated as an image of its own. */
+export interface EvaluatedVariant {
+  name: string;
+  values: Record<string, string>;
+  ir?: Image;
+  findings?: Diagnostic[];
+  catalog?: PackageCatalog;
+  diagnostics: Diagnostic[];
+}
+
 export interface Evaluated {
   ir?: Image;
+  /** A matrix: its combinations, in declaration order (`ir` is then unset). */
+  variants?: EvaluatedVariant[];
   /** The contract checker's diagnostics on `ir`: here, where the step kinds and zod are loaded already, not in the CLI too. */
   findings?: Diagnostic[];
   catalog?: PackageCatalog;
@@ -52,6 +64,8 @@ const watchInputs = (): (() => Record<string, string | null> | undefined) => {
 
 type IRSource = { toIR(source?: string): unknown; packageCatalog?: PackageCatalog };
 const isImage = (v: unknown): v is IRSource => typeof v === 'object' && v !== null && typeof (v as IRSource).toIR === 'function';
+type MatrixSource = { variants(): readonly { name: string; values: Record<string, string>; image: IRSource }[] };
+const isMatrix = (v: unknown): v is MatrixSource => typeof v === 'object' && v !== null && typeof (v as MatrixSource).variants === 'function' && 'axes' in v;
 
 /** Where in the user's files an error was thrown, from its (source-mapped) stack. */
 const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
@@ -99,7 +113,22 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
     if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err, dir) })] };
     return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
   }
-  if (!isImage(exported)) return { diagnostics: [diagnostic('IMGC1003', `'${path.basename(file)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...`' })] };
+  if (isMatrix(exported)) {
+    let list: ReturnType<MatrixSource['variants']>;
+    try {
+      list = exported.variants();
+    } catch (err) {
+      return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
+    }
+    return { diagnostics: [], variants: list.map(({ name, values, image }) => ({ name, values: { ...values }, ...imageOf(image, file, vars) })) };
+  }
+  if (!isImage(exported)) return { diagnostics: [diagnostic('IMGC1003', `'${path.basename(file)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...` (or `variants(...)`)' })] };
+  return imageOf(exported, file, vars);
+};
+
+/** One image's IR, validated and contract-checked. */
+const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]): Omit<Evaluated, 'variants' | 'syntaxError' | 'inputs'> => {
+  const dir = path.dirname(file);
   let raw: unknown;
   try {
     raw = exported.toIR(path.basename(file));

@@ -10,15 +10,19 @@ import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import { workerBounded } from '../host/bounded.js';
 import { srcRoot } from './entries.js';
-import type { EvaluationRequest, Evaluated } from './evaluate.js';
+import type { EvaluationRequest, Evaluated, EvaluatedVariant } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';
 import { hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import type { GivenValue } from './variables.js';
 export type { GivenValue } from './variables.js';
+/** A combination of a matrix: its name, values, and what its image evaluated to (as an image's load has it). */
+export type LoadedVariant = EvaluatedVariant;
 
 export interface LoadedDefinition {
   ir?: Image;
   catalog?: PackageCatalog;
+  /** The default export is a matrix (`variants(...)`): its combinations; `ir` is unset, `diagnostics` are the file's (types, a failed evaluation). */
+  variants?: LoadedVariant[];
   diagnostics: Diagnostic[];
   /** Absolute directory of the definition; IR locations are relative to it. */
   dir: string;

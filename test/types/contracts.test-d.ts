@@ -1,5 +1,5 @@
 import { expectTypeOf, test } from 'vitest';
-import { debian12, image, containerd, crictl, defineModule, event, kubernetes, kubernetesCni, variable, z, type FactsOf } from 'imgc';
+import { debian12, image, variants, containerd, crictl, defineModule, event, kubernetes, kubernetesCni, variable, z, type FactsOf } from 'imgc';
 
 const base = debian12({ include: ['systemd'] });
 
@@ -374,4 +374,27 @@ test('a list variable is a package list: packages(list) type-checks and adds no 
     });
   // @ts-expect-error: a list variable has no is()
   extraDebs.is(['tree']);
+});
+
+test('a matrix: each combination typed with the axes\' literal values, exclusions checked against them', () => {
+  variants(
+    { k8s: ['1.30', '1.31'], source: ['upstream', 'debian'] },
+    (v) => {
+      expectTypeOf(v.k8s).toEqualTypeOf<'1.30' | '1.31'>();
+      // @ts-expect-error: '1.29' is not a value of the axis k8s
+      if (v.k8s === '1.29') return image('never').base(base);
+      return image(`k8s-node-${v.k8s}-${v.source}`).base(base);
+    },
+    {
+      exclude: [
+        { k8s: '1.30', source: 'debian' },
+        // @ts-expect-error: '1.29' is not a value of the axis k8s
+        { k8s: '1.29' },
+        // @ts-expect-error: there is no axis arch
+        { arch: 'arm64' },
+      ],
+    },
+  );
+  // @ts-expect-error: an axis needs at least one value
+  variants({ k8s: [] }, () => image('t').base(base));
 });
