@@ -117,14 +117,20 @@ describe.skipIf(cannotBoot)('imgc build shell of examples/node-image-debian.ts, 
   it('Ctrl-C during imgc verify --boot stops QEMU and removes its copy of the disk', async () => {
     const own = tempDir('boot-interrupted');
     const sub = imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2')], { env: { TMPDIR: own } });
-    // Wait until QEMU runs, then interrupt.
-    for (let i = 0; i < 600 && (await qemusUsing(own)).length === 0; i++) await new Promise((res) => setTimeout(res, 200));
-    expect(await qemusUsing(own)).toHaveLength(1);
-    sub.kill('SIGINT');
-    const r = await sub;
-    expect(r.exitCode === 130 || r.signal === 'SIGINT', r.all).toBe(true);
-    expect(await qemusUsing(own)).toEqual([]);
-    expect(readdirSync(own)).toEqual([]);
+    try {
+      // Wait until QEMU runs (under `timeout`: two processes name it), then interrupt.
+      for (let i = 0; i < 600 && (await qemusUsing(own)).length === 0; i++) await new Promise((res) => setTimeout(res, 200));
+      expect(await qemusUsing(own)).not.toEqual([]);
+      sub.kill('SIGINT');
+      const r = await sub;
+      expect(r.exitCode === 130 || r.signal === 'SIGINT', r.all).toBe(true);
+      expect(await qemusUsing(own)).toEqual([]);
+      expect(readdirSync(own)).toEqual([]);
+    } finally {
+      // A failed expectation above must not leave this verify booting beside the next test's (SIGINT: it stops its QEMU).
+      sub.kill('SIGINT');
+      await sub;
+    }
   }, 300_000);
 
   it('a boot that does not finish in time is reported and leaves no QEMU', async () => {
