@@ -19,14 +19,13 @@ import { resolveVariables, type GivenValue } from './variables.js';
 
 export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
 
+/** What one image evaluates to: its IR, the checker's findings, its catalog, its diagnostics. */
+type EvaluatedImage = Pick<Evaluated, 'ir' | 'findings' | 'catalog' | 'diagnostics'>;
+
 /** One combination of a matrix (src/dsl/variants.ts), evaluated as an image of its own. */
-export interface EvaluatedVariant {
+export interface EvaluatedVariant extends EvaluatedImage {
   name: string;
   values: Record<string, string>;
-  ir?: Image;
-  findings?: Diagnostic[];
-  catalog?: PackageCatalog;
-  diagnostics: Diagnostic[];
 }
 
 export interface Evaluated {
@@ -127,7 +126,7 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
 };
 
 /** One image's IR, validated and contract-checked. */
-const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]): Omit<Evaluated, 'variants' | 'syntaxError' | 'inputs'> => {
+const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]): EvaluatedImage => {
   const dir = path.dirname(file);
   let raw: unknown;
   try {
