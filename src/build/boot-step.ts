@@ -34,6 +34,8 @@ export interface BootStepContext {
   staged: readonly ArtifactRecord[];
   staging: string;
   logsDir: string;
+  /** The logs directory as messages name it (relative, with a trailing slash). */
+  logsText: string;
   outDir: string;
   display: Display;
   session: Session;
@@ -74,7 +76,7 @@ export const bootVerify = async (
     ctx.session.check();
     if (r instanceof Error) {
       ctx.display.stepEnd(`${c.id} boot`, 'failed');
-      return { ok: false, message: `${c.id} boot: ${r.message} (console: logs/boot-console.log); no artifact was published`, summary: { disk: disk.output, accel: 'tcg', checked: 0, failed: 1, bootMs: 0, sinceStartMs: Date.now() - ctx.started } };
+      return { ok: false, message: `${c.id} boot: ${r.message} (console: ${ctx.logsText}boot-console.log); no artifact was published`, summary: { disk: disk.output, accel: 'tcg', checked: 0, failed: 1, bootMs: 0, sinceStartMs: Date.now() - ctx.started } };
     }
     const text = formatVerify({ ...r, target: `${disk.output} booted (${r.accel.toUpperCase()})` }, ctx.where);
     writeFileSync(path.join(ctx.logsDir, 'boot.txt'), text);
@@ -83,7 +85,7 @@ export const bootVerify = async (
     if (r.failures.length) {
       ctx.display.stepEnd(`${c.id} boot`, 'failed');
       ctx.display.line(text.trimEnd());
-      return { ok: false, message: `${r.failures.length} of ${r.checked} runtime facts do not hold on the booted node (logs/boot.txt, console: logs/boot-console.log); no artifact was published`, summary };
+      return { ok: false, message: `${r.failures.length} of ${r.checked} runtime facts do not hold on the booted node (${ctx.logsText}boot.txt, console: ${ctx.logsText}boot-console.log); no artifact was published`, summary };
     }
     ctx.display.stepEnd(`${c.id} boot: ${r.checked} runtime facts hold on the booted node (${r.accel.toUpperCase()}, ${seconds(r.bootMs)} from power-on to power-off)`, 'unchanged');
     ctx.display.info(`boot-verified node ${disk.output} ${seconds(sinceStartMs)} after the build started`);

@@ -63,6 +63,7 @@ export const BuildEvent = z.discriminatedUnion('event', [
       error: z.string().optional(),
       phases: z.array(z.object({ name: z.string(), kind: z.enum(['root', 'artifact', 'verify']), cached: z.boolean(), ms: z.number(), changed: z.number().optional(), steps: z.array(StepRecordSchema) }).passthrough()),
       artifacts: z.array(ArtifactSchema.partial({ reused: true }).passthrough()),
+      logs: z.string().optional(),
       totalMs: z.number(),
     })
     .passthrough(),

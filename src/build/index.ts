@@ -6,7 +6,7 @@
 // buildImage runs the stages in order: preflight and the compiled files
 // (here), the work root and phase 0 (./work.ts), the phases (./stages.ts),
 // publishing (./manifest.ts), and what a failure or an interrupt prints (here).
-import { mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statfsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { compilers } from '../compilers/index.js';
 import type { CompiledFiles } from '../compilers/types.js';
@@ -23,6 +23,7 @@ import { JsonDisplay } from './events.js';
 import { publishBuild } from './manifest.js';
 import { publish } from './artifacts.js';
 import { mountsUnder } from './mounts.js';
+import { logsText, openRunLogs, publishedRunLogs, runLogsDir, stageRunLogs } from './run-logs.js';
 import { describeReclaimed, reclaimStale } from './reclaim.js';
 import { PhaseFailed } from './runner.js';
 import { hideValues, missingSensitive, missingSensitiveMessage, redact, type SensitiveValues } from './secrets.js';
@@ -54,6 +55,7 @@ const writeSummary = (run: BuildRun): void => {
   run.summary.totalMs = Date.now() - run.started;
   try {
     mkdirSync(run.logsDir, { recursive: true });
+    run.summary.logs = run.logsDir;
     writeFileSync(path.join(run.logsDir, 'build.json'), redact(`${JSON.stringify(run.summary, null, 2)}\n`));
   } catch {
     /* the out dir may be gone */
@@ -86,15 +88,15 @@ const preflight = async (run: BuildRun): Promise<{ error: string } | { files: Co
 };
 
 /**
- * A fresh logs/, and the compiled target files staged: they replace
- * outDir/compiled only with the artifacts they made, so a build that fails
- * or is interrupted leaves the last good build's compiled/ beside its
- * artifacts. Returns the staged directory (the build runs from it).
+ * This build's log folder (./run-logs.ts), and the compiled target files
+ * staged: they replace outDir/compiled only with the artifacts they made, so
+ * a build that fails or is interrupted leaves the last good build's
+ * compiled/ and logs/ beside its artifacts. Returns the staged directory
+ * (the build runs from it).
  */
 const writeCompiled = (run: BuildRun, files: CompiledFiles): string => {
   mkdirSync(run.outDir, { recursive: true });
-  rmSync(run.logsDir, { recursive: true, force: true });
-  mkdirSync(run.logsDir, { recursive: true });
+  openRunLogs(run);
   const compiledDir = path.join(openStaging(run), 'compiled');
   writeTreeAtomically(compiledDir, files);
   return compiledDir;
@@ -116,7 +118,7 @@ const exitCodeOf = (run: BuildRun, e: unknown, workDir: string | undefined): num
   if (signal) {
     summary.error = `interrupted by ${signal}`;
     const left = workDir ? mountsUnder(workDir) : [];
-    display.line(`imgc: interrupted by ${signal}; ${left.length ? `STILL MOUNTED: ${left.join(', ')}` : 'nothing is left mounted'}, no artifact was published`);
+    display.line(`imgc: interrupted by ${signal}; ${left.length ? `STILL MOUNTED: ${left.join(', ')}` : 'nothing is left mounted'}, no artifact was published; logs: ${logsText(run)}`);
     return signal === 'SIGINT' ? 130 : 143;
   }
   if (e instanceof PhaseFailed) {
@@ -152,6 +154,7 @@ export const buildImage = async (definition: Image, opts: BuildOptions, io: Io):
   const cwd = opts.cwd ?? process.cwd();
   const outDir = path.resolve(cwd, opts.outDir);
   const display = opts.format === 'json' ? new JsonDisplay(io, { image: ir.name, target: opts.target, out: outDir }) : new Display(io, env);
+  const started = Date.now();
   const summary: BuildSummary = { image: ir.name, target: opts.target, ok: false, base: { source: '', cached: false, ms: 0 }, phases: [], artifacts: [], totalMs: 0 };
   const run: BuildRun = {
     ir,
@@ -159,11 +162,11 @@ export const buildImage = async (definition: Image, opts: BuildOptions, io: Io):
     env,
     cwd,
     outDir,
-    logsDir: path.join(outDir, 'logs'),
+    logsDir: runLogsDir(outDir, started, process.pid),
     display,
     session: new Session((l) => display.warn(l)),
     summary,
-    started: Date.now(),
+    started,
     where: (loc) => locText(loc, opts.definitionDir, cwd),
   };
   const result = await runBuild(run);
@@ -218,8 +221,15 @@ const buildInto = async (run: BuildRun, ready: { files: CompiledFiles; sensitive
       if (!ir.phases.some((p) => p.steps.some((s) => isBuildCheck(s) && s.check === 'facts'))) {
         display.info('facts not verified: the definition has no verify facts() step (imgc verify --root can check them)');
       }
-      if (results.staged.length) await publishBuild(run, work, base, results);
-      else await publish(work.staging, outDir, ['compiled']);
+      const logs = stageRunLogs(run, work.staging);
+      try {
+        if (results.staged.length) await publishBuild(run, work, base, results, [logs.output]);
+        else await publish(work.staging, outDir, ['compiled', logs.output]);
+      } catch (e) {
+        logs.unstage();
+        throw e;
+      }
+      publishedRunLogs(run);
       summary.ok = true;
       return 0;
     });

@@ -45,8 +45,8 @@ const manifestOf = (run: BuildRun, base: BaseSource, results: PhaseResults, crea
   };
 };
 
-/** Writes the manifest, SBOM, reuse state and checksums into staging, then publishes them with the staged artifacts. */
-export const publishBuild = async (run: BuildRun, work: Work, base: BaseSource, results: PhaseResults): Promise<void> => {
+/** Writes the manifest, SBOM, reuse state and checksums into staging, then publishes them with the staged artifacts and `also` (staged outputs: the logs). */
+export const publishBuild = async (run: BuildRun, work: Work, base: BaseSource, results: PhaseResults, also: readonly string[]): Promise<void> => {
   const { ir, outDir } = run;
   const { staged, reuseState, wantChecksums } = results;
   const { staging } = work;
@@ -58,7 +58,7 @@ export const publishBuild = async (run: BuildRun, work: Work, base: BaseSource, 
   const sbom = spdxOfRoot({ image: ir.name, distro: ir.base.distro, created, id: manifest.definition.sha256, root: work.root });
   writeFileSync(path.join(staging, 'sbom.spdx.json'), `${JSON.stringify(sbom, null, 2)}\n`);
   // Artifacts kept from the last build are in place already.
-  const outputs = ['compiled', ...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json', 'sbom.spdx.json'];
+  const outputs = ['compiled', ...also, ...staged.filter((a) => !a.reused).map((a) => a.output), 'manifest.json', 'sbom.spdx.json'];
   if (Object.keys(reuseState.artifacts).length) {
     writeFileSync(path.join(staging, REUSE_STATE), `${JSON.stringify(reuseState)}\n`);
     outputs.push(REUSE_STATE);

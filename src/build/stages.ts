@@ -20,6 +20,7 @@ import { settleRoot } from './settle.js';
 import { targetSteps } from './phases.js';
 import { PhaseFailed, phaseStem, runners, type PhaseContext } from './runner.js';
 import { redact, withValues } from './secrets.js';
+import { logsText } from './run-logs.js';
 import { BuildError, type BuildRun, type Work } from './state.js';
 import type { PhaseSummary } from './summary.js';
 
@@ -138,7 +139,7 @@ const checkFacts = (p: PhaseRun, c: BuildCheck, tc: number): void => {
     display.stepEnd(`${c.id} facts`, 'failed');
     display.line(text.trimEnd());
     ps.steps.push({ id: c.id, status: 'failed', ms: Date.now() - tc });
-    throw new BuildError(`${result.failures.length} of ${result.checked} facts do not hold in the built root (logs/verify.txt); no artifact was published`);
+    throw new BuildError(`${result.failures.length} of ${result.checked} facts do not hold in the built root (${logsText(run)}verify.txt); no artifact was published`);
   }
   display.stepEnd(`${c.id} facts: ${result.checked} hold`, 'unchanged');
 };
@@ -158,7 +159,7 @@ const runVerifyPhase = async (p: PhaseRun): Promise<void> => {
     display.stepStart(`${c.id} ${c.check}`);
     if (c.check === 'boot') {
       const where = { dir: run.opts.definitionDir, cwd: run.cwd };
-      const r = await bootVerify(c, { ir: run.ir, staged: results.staged, staging: work.staging, logsDir: run.logsDir, outDir: run.outDir, display, session: run.session, env: run.env, started: run.started, where });
+      const r = await bootVerify(c, { ir: run.ir, staged: results.staged, staging: work.staging, logsDir: run.logsDir, logsText: logsText(run), outDir: run.outDir, display, session: run.session, env: run.env, started: run.started, where });
       summary.boot = r.summary;
       if (!r.ok) {
         ps.steps.push({ id: c.id, status: 'failed', ms: Date.now() - tc });

@@ -1,5 +1,6 @@
 // What the stages of one build share (./index.ts runs them in order): the
 // options, the summary they fill in, and the work root once it exists.
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { CompiledFiles } from '../compilers/types.js';
 import type { Image, Phase, SourceLocation } from '../ir/schema.js';
@@ -9,6 +10,7 @@ import type { RootMounts } from './mounts.js';
 import type { BuildSummary } from './summary.js';
 import { redact, type SensitiveValues } from './secrets.js';
 import type { Session } from './session.js';
+import { logsText } from './run-logs.js';
 
 export interface BuildOptions {
   target: 'shell' | 'ansible';
@@ -45,6 +47,7 @@ export interface BuildRun {
   env: NodeJS.ProcessEnv;
   cwd: string;
   outDir: string;
+  /** This build's logs: runs/ID/ in outDir while it runs, logs/ once published with the artifacts (./run-logs.ts). */
   logsDir: string;
   display: Display;
   session: Session;
@@ -82,10 +85,12 @@ export interface Work {
   rootIs: { key: string; id: string } | undefined;
 }
 
-/** Prints `message` as the build's error and records its first line in the summary; exit code 1. */
+/** Prints `message` as the build's error, and where its logs are once it has some; records its first line in the summary; exit code 1. */
 export const failed = (run: BuildRun, message: string): { exitCode: number; summary: BuildSummary } => {
   run.display.clearStatus();
-  run.display.line(`${run.display.live ? '\u001b[31merror:\u001b[0m' : 'error:'} ${message}`);
+  const logs = existsSync(run.logsDir) ? logsText(run) : undefined;
+  const where = logs && !message.includes(logs) ? `\n  logs: ${logs}` : '';
+  run.display.line(`${run.display.live ? '\u001b[31merror:\u001b[0m' : 'error:'} ${message}${where}`);
   run.summary.error = redact(message.split('\n')[0] ?? '');
   return { exitCode: 1, summary: run.summary };
 };

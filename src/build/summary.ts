@@ -46,5 +46,7 @@ export interface BuildSummary {
   /** The boot check (v.boot()): how the node booted and how long it took from the build's start. */
   boot?: { disk: string; accel: 'kvm' | 'tcg'; checked: number; failed: number; bootMs: number; sinceStartMs: number };
   root?: string;
+  /** Where this build's logs are: --out/logs once published with the artifacts, else its --out/runs/ID (absent when it stopped before it had any). */
+  logs?: string;
   totalMs: number;
 }

@@ -2,7 +2,7 @@
 // `imgc build` / `imgc verify` as separate processes (they need root, mount
 // things and handle signals, so they do not run inside the test worker).
 import { execa, type ResultPromise } from 'execa';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../helpers/cli.js';
@@ -51,7 +51,20 @@ const scratchParent = (): string => {
   return base;
 };
 
-export const summaryOf = (out: string): BuildSummary => JSON.parse(readFileSync(path.join(out, 'logs', 'build.json'), 'utf8')) as BuildSummary;
+/** The log folder of the newest build into `out` that failed or was interrupted: runs/ID (src/build/run-logs.ts). */
+export const failedLogs = (out: string): string => {
+  const runs = readdirSync(path.join(out, 'runs')).sort();
+  if (!runs.length) throw new Error(`${out}/runs holds no build's logs`);
+  return path.join(out, 'runs', runs.at(-1)!);
+};
+
+/** The summary of the last build into `out`: its runs/ID/build.json when it failed, else logs/build.json. */
+export const summaryOf = (out: string): BuildSummary => {
+  const files = [path.join(out, 'logs', 'build.json'), ...(existsSync(path.join(out, 'runs')) ? [path.join(failedLogs(out), 'build.json')] : [])].filter((f) => existsSync(f));
+  const newest = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
+  if (!newest) throw new Error(`no build.json in ${out}`);
+  return JSON.parse(readFileSync(newest, 'utf8')) as BuildSummary;
+};
 
 export { mountsContaining } from '../helpers/temp.js';
 

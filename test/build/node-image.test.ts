@@ -11,7 +11,7 @@ import { execa } from 'execa';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cannotBuild, imgcRun, outDir, read } from './helpers.js';
+import { cannotBuild, failedLogs, imgcRun, outDir, read } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
 import { fileSha256 } from '../../src/build/cache.js';
 import { example, referenceNode } from './node-image-suite.js';
@@ -110,7 +110,7 @@ describe.skipIf(cannotBoot)('imgc build shell of examples/node-image-debian.ts, 
     expect(r.all).toMatch(/not active: [^\n]*failed to load TOML/);
     expect(r.all).toMatch(/runtime facts do not hold on the booted node/);
     expect(existsSync(path.join(broken, 'disk.qcow2'))).toBe(false);
-    expect(read(path.join(broken, 'logs', 'boot.txt'))).toMatch(/provision\.\d+\.service: service/);
+    expect(read(path.join(failedLogs(broken), 'boot.txt'))).toMatch(/provision\.\d+\.service: service/);
     expect(await qemusUsing(broken)).toEqual([]);
   }, 1_200_000);
 

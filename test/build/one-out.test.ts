@@ -10,7 +10,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fileSha256 } from '../../src/build/cache.js';
-import { cannotBuild, imgcRun, mountsContaining, outDir, privateCache } from './helpers.js';
+import { repoRoot } from '../helpers/cli.js';
+import { cannotBuild, failedLogs, imgcRun, mountsContaining, outDir, privateCache } from './helpers.js';
 
 const fixture = 'test/build/fixtures/one-out.ts';
 const changed = 'test/build/fixtures/one-out-b.ts';
@@ -54,6 +55,12 @@ describe.skipIf(cannotBuild)('one output directory, one build', () => {
 
     // A's compiled files, artifacts, manifest and checksums, as A left them.
     expect(compiledMotd(out)).toEqual(['imgc build A']);
+    // logs/ is still A's; B's are in runs/ID, where its last line points.
+    const json = (f: string) => JSON.parse(readFileSync(f, 'utf8')) as { ok: boolean; error?: string };
+    expect(json(path.join(out, 'logs', 'build.json')).ok).toBe(true);
+    const bLogs = failedLogs(out);
+    expect(rb.all).toContain(`logs: ${path.relative(repoRoot, bLogs)}/`);
+    expect(json(path.join(bLogs, 'build.json')).error).toBe('interrupted by SIGINT');
     for (const [f, sum] of Object.entries(before)) expect(await fileSha256(path.join(out, f)), f).toBe(sum);
     await expectConsistent(out);
     expect(readdirSync(out).filter((f) => f.startsWith('.imgc-'))).toEqual(['.imgc-artifacts.json']);

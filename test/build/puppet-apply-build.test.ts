@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 import { cloudInitView } from '../compilers/cloud-init-support.js';
-import { cannotBuild, imgcRun, outDir, privateCache, summaryOf } from './helpers.js';
+import { cannotBuild, failedLogs, imgcRun, outDir, privateCache, summaryOf } from './helpers.js';
 
 const definition = (manifest: string, modules: boolean): string => `import { debian12, image } from 'imgc';
 
@@ -137,6 +137,6 @@ describe.skipIf(cannotBuild)('imgc build --target ansible with a Puppet manifest
     expect(f.exitCode, f.all).not.toBe(0);
     // The build's summary quotes Puppet's error; the step's log has the whole message of the fail task.
     expect(f.all).toMatch(/provision\.1\.puppetApply failed[\s\S]*Evaluation Error: .*imgc test: this manifest fails on purpose/);
-    expect(readFileSync(path.join(failOut, 'logs/02-provision/provision.1.puppetApply.log'), 'utf8')).toMatch(/puppet apply failed \(exit status 1\): [\s\S]*imgc test: this manifest fails on purpose/);
+    expect(readFileSync(path.join(failedLogs(failOut), '02-provision/provision.1.puppetApply.log'), 'utf8')).toMatch(/puppet apply failed \(exit status 1\): [\s\S]*imgc test: this manifest fails on purpose/);
   }, 1_800_000);
 });

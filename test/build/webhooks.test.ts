@@ -157,7 +157,7 @@ describe('imgc build: phase webhooks', () => {
       ]);
       // The artifacts were made in staging, but none is published.
       expect(summaryOf(failOut).ok).toBe(false);
-      expect(readdirSync(failOut).sort()).toEqual(['logs']);
+      expect(readdirSync(failOut).sort()).toEqual(['runs']);
 
       const warnBefore = failing.received.length;
       const warnOut = outDir('hooks-warn');
