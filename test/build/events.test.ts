@@ -115,5 +115,7 @@ describe.skipIf(cannotBuild).each(['shell', 'ansible'] as const)('imgc build --t
     expect(message, JSON.stringify(failed)).toBeDefined();
     if (target === 'ansible') expect(message!['text']).toMatch(/fatal: \[\S+\]: FAILED! \(rc 3\)/);
     expect(failed.at(-1)).toMatchObject({ event: 'summary', ok: false, exitCode: 1, error: expect.stringContaining('customize.2.command failed') });
+    // Where its logs stayed: its own runs/ID folder, not logs/.
+    expect(String(failed.at(-1)!['logs'])).toMatch(/\/runs\/\d{8}T\d{6}Z-\d+$/);
   }, 600_000);
 });
