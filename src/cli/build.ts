@@ -201,7 +201,8 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
       result = boot
         ? await verifyBoot(ir, boot, {
             timeoutSeconds: Number(timeoutText),
-            consoleLog: path.join(path.dirname(path.resolve(boot)), 'logs', 'boot-console.log'),
+            // Never into the folder of the build that made the disk: its logs/ tell how that build went.
+            ...(v.console ? { consoleLog: path.resolve(v.console as string) } : {}),
             scratch: scratchFor(boot),
             onInfo: (l) => io.err(`imgc: ${l}\n`),
           })
@@ -213,6 +214,8 @@ export const verifyCommand = (argv: string[], io: Io): Promise<number> =>
       return 2;
     }
     const ctx = { dir: loaded.dir, cwd: process.cwd() };
+    const kept = 'console' in result && typeof result.console === 'string' ? result.console : undefined;
+    if (kept && result.failures.length) io.err(`imgc: the node's console: ${path.relative(ctx.cwd, kept)}\n`);
     io.out(format === 'json' ? verifyJson(result, ctx) : formatVerify(result, { ...ctx, color: colorWanted(io.isTTY) }));
     return result.failures.length ? 1 : 0;
   });

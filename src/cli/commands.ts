@@ -180,6 +180,7 @@ export const commands: readonly Command[] = [
       ...rootOrImage,
       { name: 'boot', type: 'string', value: 'DISK', complete: 'file', help: 'boot a bootable disk in QEMU and check the runtime facts on the running node' },
       { name: 'boot-timeout', type: 'string', value: 'SECONDS', help: 'how long the booted node may take to reach multi-user and report (--boot)' },
+      { name: 'console', type: 'string', value: 'FILE', complete: 'file', help: "--boot: keep the node's serial console there (default: kept in a temporary folder only when a check fails, and named)" },
       { name: 'format', type: 'string', choices: ['text', 'json'], help: 'how to print the result' },
       ...loadFlags,
     ],

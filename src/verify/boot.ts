@@ -120,8 +120,13 @@ const UNIT = [
 export interface BootOptions {
   /** Seconds to wait for the node to boot, check and power off. */
   timeoutSeconds: number;
-  /** Where the console log goes (serial console of the node). */
-  consoleLog: string;
+  /**
+   * Where the node's serial console goes, with what it reported beside it
+   * (NAME-results.txt for NAME-console.log, else CONSOLE.results.txt).
+   * Without it both are kept only when a check fails, in a folder of their
+   * own under `scratch` ({@link BootResult.console}).
+   */
+  consoleLog?: string;
   /** A directory for the temporary disk copy (room for the disk's data). */
   scratch: string;
   /** Aborting stops the VM at once (Ctrl-C of a build). */
@@ -155,6 +160,8 @@ export interface BootResult extends VerifyResult {
   state?: string;
   /** What each check that held printed (its subject → the output, one line), for the caller's own comparisons. */
   printed: Record<string, string>;
+  /** Where the node's console log is: the caller's consoleLog, or the folder it was kept in because a check failed. */
+  console?: string;
 }
 
 const OVMF_CODE = ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'];
@@ -217,10 +224,11 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     // A node with cloud-init finds no datasource in QEMU and would stay without it: an empty NoCloud seed lets it run as on a cloud.
     const seed = opts.seed ?? (checks.some((c) => c.subject === 'service:cloud-init') ? await emptySeed(tmp) : undefined);
     const results = path.join(tmp, 'results.txt');
-    mkdirSync(path.dirname(opts.consoleLog), { recursive: true });
+    const consoleLog = opts.consoleLog ?? path.join(tmp, 'boot-console.log');
+    mkdirSync(path.dirname(consoleLog), { recursive: true });
 
     const started = Date.now();
-    const qemu = { tmp, firmware, raw, results, consoleLog: opts.consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], open: opts.openNetwork === true, ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+    const qemu = { tmp, firmware, raw, results, consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], open: opts.openNetwork === true, ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
     let outcome = await runQemu({ ...qemu, accel, probeSeconds: probe ? KVM_PROBE_SECONDS : 0 });
     if (typeof outcome === 'object') {
       opts.onInfo?.(`${outcome.kvmFailed}: booting with TCG instead`);
@@ -229,9 +237,15 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
       outcome = await runQemu({ ...qemu, accel, probeSeconds: 0 });
     }
     const bootMs = Date.now() - started;
-    // Kept beside the console log: what the node reported, line by line.
-    if (existsSync(results)) copyFileSync(results, opts.consoleLog.replace(/console\.log$/, 'results.txt'));
-    return readResults(ir, checks, { disk, results, outcome, accel, bootMs, timeoutSeconds: opts.timeoutSeconds, consoleLog: opts.consoleLog });
+    const result = readResults(ir, checks, { disk, results, outcome, accel, bootMs, timeoutSeconds: opts.timeoutSeconds, consoleLog });
+    // Kept beside the console log: what the node reported, line by line. Without a place for
+    // them, both are worth keeping only when something failed (the caller says where they are).
+    const keep = opts.consoleLog ?? (result.failures.length ? path.join(mkdtempSync(path.join(opts.scratch, 'imgc-verify-console-')), 'boot-console.log') : undefined);
+    if (keep) {
+      if (keep !== consoleLog && existsSync(consoleLog)) copyFileSync(consoleLog, keep);
+      if (existsSync(results)) copyFileSync(results, /console\.log$/.test(keep) ? keep.replace(/console\.log$/, 'results.txt') : `${keep}.results.txt`);
+    }
+    return { ...result, ...(keep ? { console: keep } : {}) };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

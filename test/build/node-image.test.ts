@@ -13,6 +13,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cannotBuild, failedLogs, imgcRun, outDir, read } from './helpers.js';
 import { tempDir } from '../helpers/temp.js';
+import { repoRoot } from '../helpers/cli.js';
 import { fileSha256 } from '../../src/build/cache.js';
 import { example, referenceNode } from './node-image-suite.js';
 
@@ -133,10 +134,16 @@ describe.skipIf(cannotBoot)('imgc build shell of examples/node-image-debian.ts, 
     }
   }, 300_000);
 
-  it('a boot that does not finish in time is reported and leaves no QEMU', async () => {
+  it('a boot that does not finish in time is reported, its console kept and named, and leaves no QEMU', async () => {
+    const buildConsole = read(path.join(out, 'logs', 'boot-console.log'));
     const r = await imgcRun(['verify', example, '--no-typecheck', '--boot', path.join(out, 'disk.qcow2'), '--boot-timeout', '5'], { env: { TMPDIR: scratch } });
     expect(r.exitCode, r.all).toBe(1);
     expect(r.stdout).toMatch(/the node boots to multi-user: did not finish within 5s/);
+    const kept = /^imgc: the node's console: (\S+)$/m.exec(r.stderr)?.[1];
+    expect(kept, r.all).toMatch(/imgc-verify-console-[^/]+\/boot-console\.log$/);
+    expect(existsSync(path.resolve(repoRoot, kept!))).toBe(true);
+    // Not written into the build's folder: its logs/ are the build's own.
+    expect(read(path.join(out, 'logs', 'boot-console.log'))).toBe(buildConsole);
     expect(await qemusUsing(out, scratch)).toEqual([]);
   }, 300_000);
 
