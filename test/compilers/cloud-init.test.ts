@@ -310,6 +310,9 @@ describe('cloud-init backend: every step kind and hook type', () => {
       ['imgc_swapoff', '/etc/fstab'],
       ['imgc_creates', '/usr/lib/locale/locale-archive', '/bin/sh', '-ec', "sed -i 's/^# *en_US.UTF-8/en_US.UTF-8/' /etc/locale.gen\nlocale-gen"],
       ['/bin/sh', '-ec', 'update-ca-certificates'],
+      // The machine is running: the phase's sysctl and module take effect now, not at the next boot.
+      ['sysctl', '--system'],
+      ['modprobe', 'overlay'],
       // The steps are done: the post hooks (a script, an event, a webhook) say ok.
       ['imgc_failing', '-'],
       ['/bin/sh', '-ec', "test -s /etc/motd\necho 'done' >/dev/null"],

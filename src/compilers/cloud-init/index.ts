@@ -12,7 +12,8 @@ import { packageManagerOf } from '../package-managers.js';
 import type { CloudInitRendering as PackageManager } from '../../steps/package-managers.js';
 import { plan, type Item } from './plan.js';
 import { bool, str } from '../../emit/cloud-init/quote.js';
-import { emit, emptyEmission, failedHooksFunction, frameEntry, type Emission } from './steps.js';
+import { emit, emptyEmission, failedHooksFunction, frameEntry, handlerEntry, type Emission } from './steps.js';
+import { handlerCommand, phaseHandlers, type Handler } from '../handlers.js';
 import { document, entries, map, seq, type Entry, type Item as YItem } from '../../emit/cloud-init/yaml.js';
 import { imageView } from '../../ir/phases.js';
 
@@ -118,10 +119,23 @@ export const cloudInitCompiler: Compiler = {
     const out = emptyEmission();
     const entries = () => out.bootcmd.length + out.writeFiles.length + out.deferred.length + out.groups.length + out.users.length + out.packages.length + out.runcmd.length;
     const ctx = { ir, packageManager: () => (pm ??= packageManagerOf(ir.base, 'cloudInit')), groupExists: (g: string) => groups.has(g) };
+    // The machine is running when runcmd does (systemd-sysctl and systemd-modules-load ran before):
+    // each phase's changes are made to take effect after its last step, as the runtime outputs' handlers do.
+    // cloud-init's own units are left alone: restarting them from runcmd would run them again.
+    const now = (h: Handler): h is Exclude<Handler, { kind: 'reboot' }> => h.kind !== 'reboot' && !(h.kind === 'restart' && /^cloud-(init|init-local|config|final)\.service$/.test(h.unit));
+    const handlers = new Map(compiled.map((ph) => [ph.name, phaseHandlers(ir, ph).handlers.filter(now)]));
+    const lastRun = new Map<string, Item>();
+    for (const p of placed) if (p.stage === 'runcmd' && !(isHook(p.step) && p.step.when === 'post')) lastRun.set(p.phase.name, p);
+    const applyNow = (phase: string): void => {
+      for (const h of handlers.get(phase) ?? []) handlerEntry(out, handlerCommand(h), `Phase ${phase}'s changes take effect now, not at the next boot.`);
+      handlers.delete(phase);
+    };
     // A phase with post hooks: from its first step in runcmd to its post hooks, a failure fires them with result failed.
     let armed: string | undefined;
     let functions = 0;
     for (const p of placed) {
+      // Phases with nothing in runcmd (their steps went to write_files, packages) changed the machine before it.
+      if (p.stage === 'runcmd') for (const ph of [...handlers.keys()]) if (!lastRun.has(ph)) applyNow(ph);
       if (p.stage === 'runcmd') {
         const postHook = isHook(p.step) && p.step.when === 'post';
         if (postHook && armed === p.phase.name) {
@@ -140,7 +154,9 @@ export const cloudInitCompiler: Compiler = {
       if (entries() === before) leftOut.push(`${p.step.id} (nothing to do with these values)`);
       for (const f of p.step.removes) if (f.kind === 'group') groups.delete(f.key);
       for (const f of p.step.provides) if (f.kind === 'group') groups.add(f.key);
+      if (lastRun.get(p.phase.name) === p) applyNow(p.phase.name);
     }
+    for (const ph of [...handlers.keys()]) applyNow(ph);
     return { 'user-data': userData(ir, compiled, skipped, leftOut, out), 'meta-data': metaData(ir) };
   },
 };

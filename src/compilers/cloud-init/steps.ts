@@ -117,6 +117,11 @@ export const frameEntry = (out: Emission, argv: readonly string[], comment: stri
   out.runcmd.push({ value: argvNode(argv), comments: [comment] });
 };
 
+/** A command of runcmd that is no step's: a handler making a phase's changes take effect now. */
+export const handlerEntry = (out: Emission, argv: readonly string[], comment: string): void => {
+  out.runcmd.push({ value: argvNode(argv), comments: [comment] });
+};
+
 /** Adds a placed step to the lists of its stage. */
 export const emit = (p: Placed, ctx: StepContext, out: Emission): void => {
   const c = comments(p);
