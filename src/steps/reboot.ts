@@ -99,8 +99,9 @@ export const reboot = {
     // back. The next provisioner waits first (pause_before), so that it does
     // not start on the machine still going down, then retries to connect.
     provisioners: (s) => [
-      { comment: `reboot${why(s)}`, inline: ['reboot'], expectDisconnect: true, startRetryTimeout: `${timeoutOf(s)}s` },
-      { comment: `wait up to ${timeoutOf(s)}s for the machine to come back`, inline: ['uptime'], pauseBefore: '10s', startRetryTimeout: `${timeoutOf(s)}s` },
+      // Each side says its boot id, so Packer's output shows the machine came back from a reboot.
+      { comment: `reboot${why(s)}`, inline: ['echo "imgc: rebooting (boot $(cat /proc/sys/kernel/random/boot_id))"', 'reboot'], expectDisconnect: true, startRetryTimeout: `${timeoutOf(s)}s` },
+      { comment: `wait up to ${timeoutOf(s)}s for the machine to come back`, inline: ['echo "imgc: back (boot $(cat /proc/sys/kernel/random/boot_id)), up $(cut -d. -f1 /proc/uptime)s"'], pauseBefore: '10s', startRetryTimeout: `${timeoutOf(s)}s` },
     ],
   },
 

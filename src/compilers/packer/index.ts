@@ -16,7 +16,7 @@ import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } 
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
 import { seedsWayIn, sourcesFor, type SourceSpec, type VariableSpec } from './sources.js';
-import { BUILD_DIR, BUILD_USER, metaData, SEED_DIR, seedCleanup, userData, WAY_IN_PACKAGES } from './way-in.js';
+import { BUILD_DIR, BUILD_USER, logSettling, metaData, SEED_DIR, seedCleanup, userData, WAY_IN_PACKAGES } from './way-in.js';
 import { irVariables, LOCAL_EXECUTE, withVariables } from './variables.js';
 import { imageView, isBuildArtifact, isDoneByBuild, isPackerSource, type PackerSource } from '../../ir/phases.js';
 import { cut } from '../parts.js';
@@ -35,8 +35,12 @@ const SFTP_COMMAND = '/usr/lib/openssh/sftp-server -e';
 
 // Packer's own inventory line (its template syntax) plus become for the target
 // only: the plays do not become, and hooks delegated to localhost must not
-// (--become would run them with sudo on the machine running packer).
-const INVENTORY = '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true\n';
+// (--become would run them with sudo on the machine running packer). The
+// remote temp dir is a path, never ~/.ansible/tmp: after a hook delegated to
+// localhost, Ansible 2.14 expanded ~ as there (/root) and made it on the VM as
+// the build user, which failed (seen in the VM test). The runtime plays use
+// /tmp too; each task makes its own directory in it.
+const INVENTORY = '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp\n';
 
 
 const at = (s: { id: string; loc?: { file: string; line: number } | undefined }): string => (s.loc ? `${s.id} (${s.loc.file}:${s.loc.line})` : s.id);
@@ -458,7 +462,7 @@ const sourcesOf = (ir: Image): SourceSpec[] => {
   const artifactPhase = ir.phases.find((p) => p.name === 'artifact');
   const cloudSteps = (artifactPhase?.steps ?? []).filter(isPackerSource);
   const artifactSteps = (artifactPhase?.steps ?? []).filter(isBuildArtifact);
-  return sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps);
+  return sourcesFor(cloudSteps, ir.name, ir.base, artifactSteps, logSettling(ir));
 };
 
 const template = (ir: Image, sources: readonly SourceSpec[], provisioner: Provisioner, json: boolean, file: string, provisioners: readonly Item[], parts: Parts, legacy: boolean): Item[] => {

@@ -117,7 +117,7 @@ const assemble = (
 /** The firmware imgc's disks need: they boot by UEFI only (systemd-boot on an EFI system partition). */
 const OVMF = '/usr/share/ovmf/OVMF.fd';
 
-const qemu = (step: PackerSource, label: string, prefix: string, imageName: string, base: Base, disk: BuildArtifact | undefined): SourceSpec => {
+const qemu = (step: PackerSource, label: string, prefix: string, imageName: string, base: Base, disk: BuildArtifact | undefined, settle: readonly string[]): SourceSpec => {
   // Booting imgc's own disk: no cloud image to download by default.
   const cloud = disk ? undefined : cloudBases[base.name];
   const given = step.settings['format'];
@@ -174,7 +174,7 @@ const qemu = (step: PackerSource, label: string, prefix: string, imageName: stri
     ['ssh_username', str(BUILD_USER)],
     ['ssh_private_key_file', key],
     ['ssh_timeout', str('20m')],
-    ['shutdown_command', str(seedShutdown)],
+    ['shutdown_command', str(seedShutdown(settle))],
     // qemuargs rather than `firmware`: packer 1.6.6's qemu builder has no `firmware`.
     ['qemuargs', list([list([str('-bios'), ref(`var.${firmware.name}`)])])],
   ];
@@ -296,9 +296,10 @@ const labelFor = (name: string, taken: Set<string>): string => {
 
 /**
  * The sources of the template, in the artifact phase's order; `artifacts`:
- * the phase's artifact steps, for a qemu source that boots one (`disk`).
+ * the phase's artifact steps, for a qemu source that boots one (`disk`);
+ * `settle`: what a seeded VM's shutdown command runs before it powers off (way-in.ts's logSettling).
  */
-export const sourcesFor = (steps: readonly PackerSource[], imageName: string, base: Base, artifacts: readonly BuildArtifact[] = []): SourceSpec[] => {
+export const sourcesFor = (steps: readonly PackerSource[], imageName: string, base: Base, artifacts: readonly BuildArtifact[] = [], settle: readonly string[] = []): SourceSpec[] => {
   const taken = new Set<string>();
   if (steps.length === 0) {
     const label = labelFor('existing-host', taken);
@@ -314,7 +315,7 @@ export const sourcesFor = (steps: readonly PackerSource[], imageName: string, ba
     const prefix = label.replace(/-/g, '_');
     switch (step.builder) {
       case 'qemu':
-        return qemu(step, label, prefix, imageName, base, artifacts.find((a) => step.disk !== undefined && a.output === step.disk));
+        return qemu(step, label, prefix, imageName, base, artifacts.find((a) => step.disk !== undefined && a.output === step.disk), settle);
       case 'amazon-ebs':
         return amazonEbs(step, label, prefix, imageName, base);
       case 'null':

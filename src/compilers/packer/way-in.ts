@@ -3,6 +3,7 @@
 // makes a temporary user with passwordless sudo and no password, authorized
 // for the public half of a key pair made for this build only; the template's
 // last provisioner and shutdown command remove it all again.
+import type { Image } from '../../ir/schema.js';
 
 /** The temporary user Packer logs in as. */
 export const BUILD_USER = 'imgc-build';
@@ -62,9 +63,34 @@ export const metaData = (imageName: string): string => `instance-id: imgc-build-
 /** Run as root by the last provisioner of a VM the seed let in: cloud-init's state (the seed it read, the instance it made) and logs. */
 export const seedCleanup: readonly string[] = ['rm -rf /var/lib/cloud /var/log/cloud-init.log /var/log/cloud-init-output.log'];
 
+/** A path a single-quoted `sh -c '…'` carries as it is (a glob's * ? [ ] included). */
+const plainPath = /^\/[A-Za-z0-9_./*?[\]+@%:,=-]+$/;
+
+/**
+ * The image's clean steps under /var/log once more, then a tmpfs over
+ * /var/log: a running VM writes there after them (journald, the logins of
+ * the later provisioners, the shutdown's own wtmp record), and what they
+ * promise of the image (sysprep(): no journal, an empty wtmp) must hold in the
+ * disk Packer writes. Nothing when no clean step touches /var/log, or a later
+ * step writes where it cleaned.
+ */
+export const logSettling = (ir: Image): string[] => {
+  const steps = ir.phases.flatMap((p) => [...p.pre, ...p.steps, ...p.post]);
+  const commands = steps.flatMap((s, i) => {
+    if (s.kind !== 'clean') return [];
+    const later = steps.slice(i + 1).flatMap((t) => t.provides.filter((f) => f.kind === 'path').map((f) => f.key));
+    const paths = s.paths.filter((p) => p.startsWith('/var/log/') && plainPath.test(p) && !later.some((l) => l.startsWith(p.slice(0, p.lastIndexOf('/') + 1))));
+    if (!paths.length) return [];
+    return [s.action === 'remove' ? `rm -rf -- ${paths.join(' ')}` : `for f in ${paths.join(' ')}; do if [ -f "$f" ]; then : > "$f"; fi; done`];
+  });
+  return commands.length ? [...commands, 'mount -t tmpfs -o mode=0755 imgc-shutdown /var/log'] : [];
+};
+
 /**
  * The shutdown command of a VM the seed let in: the build user's own session
  * runs it, so the user goes only now (userdel -f: its session is still open),
- * with its home, key and sudoers entry, then the machine powers off.
+ * with its home, key and sudoers entry; then the logs are settled
+ * ({@link logSettling}) and the machine powers off.
  */
-export const seedShutdown = `sudo sh -c 'userdel -f -r ${BUILD_USER}; rm -f ${CLOUD_INIT_SUDOERS}; shutdown -P now'`;
+export const seedShutdown = (settle: readonly string[]): string =>
+  `sudo sh -c 'userdel -f -r ${BUILD_USER}; rm -f ${CLOUD_INIT_SUDOERS}; ${[...settle, 'shutdown -P now'].join('; ')}'`;
