@@ -16,6 +16,9 @@ import { cacheDir } from '../../src/build/cache.js';
 
 export const example = 'examples/node-image-debian.ts';
 
+/** Every build of the suite is under one SOURCE_DATE_EPOCH: node-image.test.ts builds the node again and compares the bytes. */
+export const epoch = { SOURCE_DATE_EPOCH: '1700000000' };
+
 /**
  * Inside a describe: builds the example with `target` (beforeAll) and adds the
  * tests every target's build must pass. Returns the build's output folder, for
@@ -27,7 +30,7 @@ export const referenceNode = (target: 'shell' | 'ansible'): { out: string } => {
 
   beforeAll(async () => {
     // --no-cache: run the phases even if an earlier run cached them (the base tarball is reused).
-    build = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', out, '--no-cache']);
+    build = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', out, '--no-cache'], { env: epoch });
   }, 1_800_000);
 
   it('builds every artifact and verifies the facts', () => {
@@ -107,7 +110,7 @@ export const referenceNode = (target: 'shell' | 'ansible'): { out: string } => {
 
   it('imgc build --plan of the example with only a phase-3 setting changed: phase 3 runs, the phases before it are cached, nothing runs', async () => {
     const before = snapshot(out);
-    const r = await imgcRun(['build', 'test/build/fixtures/node-image-debian-6g.ts', '--no-typecheck', '--plan', '--format', 'json', '--target', target, '--out', out]);
+    const r = await imgcRun(['build', 'test/build/fixtures/node-image-debian-6g.ts', '--no-typecheck', '--plan', '--format', 'json', '--target', target, '--out', out], { env: epoch });
     expect(r.exitCode, r.all).toBe(0);
     const plan = JSON.parse(r.stdout) as BuildPlan;
     expect(plan.base.status).toBe('cached');
@@ -134,7 +137,7 @@ export const referenceNode = (target: 'shell' | 'ansible'): { out: string } => {
 
   it('a second run of the same target on the built root changes nothing', async () => {
     const again = outDir(`node-${target}-again`);
-    const r = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', again, '--from-dir', path.join(out, 'rootfs'), '--no-cache']);
+    const r = await imgcRun(['build', example, '--no-typecheck', '--target', target, '--out', again, '--from-dir', path.join(out, 'rootfs'), '--no-cache'], { env: epoch });
     expect(r.exitCode, r.all).toBe(0);
     const s = summaryOf(again);
     const root = s.phases.filter((p) => p.kind === 'root');
