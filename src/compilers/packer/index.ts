@@ -39,8 +39,11 @@ const SFTP_COMMAND = '/usr/lib/openssh/sftp-server -e';
 // remote temp dir is a path, never ~/.ansible/tmp: after a hook delegated to
 // localhost, Ansible 2.14 expanded ~ as there (/root) and made it on the VM as
 // the build user, which failed (seen in the VM test). The runtime plays use
-// /tmp too; each task makes its own directory in it.
-const INVENTORY = '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp\n';
+// /tmp too; each task makes its own directory in it. Files go through the SSH
+// session itself (dd at both ends): through Packer's proxy, sftp and the scp
+// of OpenSSH 9 (Debian 12's, which speaks sftp) failed to transfer any file.
+const INVENTORY =
+  '{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n';
 
 
 const at = (s: { id: string; loc?: { file: string; line: number } | undefined }): string => (s.loc ? `${s.id} (${s.loc.file}:${s.loc.line})` : s.id);

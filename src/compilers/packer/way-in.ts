@@ -71,7 +71,9 @@ const plainPath = /^\/[A-Za-z0-9_./*?[\]+@%:,=-]+$/;
  * /var/log: a running VM writes there after them (journald, the logins of
  * the later provisioners, the shutdown's own wtmp record), and what they
  * promise of the image (sysprep(): no journal, an empty wtmp) must hold in the
- * disk Packer writes. Nothing when no clean step touches /var/log, or a later
+ * disk Packer writes. When they clean the journal, journald is first told to
+ * keep to /run (the tmpfs alone did not stop it writing the build VM's journal
+ * into the image, seen in the VM test). Nothing when no clean step touches /var/log, or a later
  * step writes where it cleaned.
  */
 export const logSettling = (ir: Image): string[] => {
@@ -83,7 +85,10 @@ export const logSettling = (ir: Image): string[] => {
     if (!paths.length) return [];
     return [s.action === 'remove' ? `rm -rf -- ${paths.join(' ')}` : `for f in ${paths.join(' ')}; do if [ -f "$f" ]; then : > "$f"; fi; done`];
   });
-  return commands.length ? [...commands, 'mount -t tmpfs -o mode=0755 imgc-shutdown /var/log'] : [];
+  if (!commands.length) return [];
+  // journald writes to /run from here on, never again to /var/log/journal (whatever the mounts do at shutdown).
+  const journal = steps.some((s) => s.kind === 'clean' && s.paths.some((p) => p.startsWith('/var/log/journal')));
+  return [...(journal ? ['journalctl --relinquish-var'] : []), ...commands, 'mount -t tmpfs -o mode=0755 imgc-shutdown /var/log'];
 };
 
 /**
