@@ -98,7 +98,7 @@ source "qemu" "qemu" {
   ssh_username         = "imgc-build"
   ssh_private_key_file = var.qemu_ssh_private_key_file
   ssh_timeout          = "20m"
-  shutdown_command     = "sudo sh -c 'userdel -f -r imgc-build; rm -f /etc/sudoers.d/90-cloud-init-users; rm -rf -- /var/log/cloud-init.log /var/log/cloud-init-output.log /var/log/*.gz /var/log/*.[0-9] /var/log/journal/*; for f in /var/log/*.log /var/log/wtmp /var/log/lastlog /var/log/btmp /var/log/apt/*.log; do if [ -f \"$f\" ]; then : > \"$f\"; fi; done; mount -t tmpfs -o mode=0755 imgc-shutdown /var/log; shutdown -P now'"
+  shutdown_command     = "sudo sh -c 'userdel -f -r imgc-build; rm -f /etc/sudoers.d/90-cloud-init-users; journalctl --relinquish-var; rm -rf -- /var/log/cloud-init.log /var/log/cloud-init-output.log /var/log/*.gz /var/log/*.[0-9] /var/log/journal/*; for f in /var/log/*.log /var/log/wtmp /var/log/lastlog /var/log/btmp /var/log/apt/*.log; do if [ -f \"$f\" ]; then : > \"$f\"; fi; done; mount -t tmpfs -o mode=0755 imgc-shutdown /var/log; shutdown -P now'"
   qemuargs             = [["-bios", var.qemu_firmware]]
 
   # Settings from the definition.
@@ -161,7 +161,7 @@ build {
       "-e",
       "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
-    inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp\n"
+    inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",
@@ -228,7 +228,7 @@ build {
       "-e",
       "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
-    inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp\n"
+    inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",
