@@ -112,8 +112,15 @@ export const seedVars = (prefix: string, disk: SourceDisk): Record<string, strin
   [`${prefix}_accelerator`]: accelerator(),
 });
 
-/** QEMU processes running now. */
-export const qemus = async (): Promise<string[]> => (await execa('pgrep', ['-f', 'qemu-system-x86_64'], { reject: false })).stdout.split('\n').filter(Boolean);
+/**
+ * QEMU processes running now whose command line names one of `needles` (a
+ * test's own directories): the other VM test files boot theirs at the same time.
+ */
+export const qemusUsing = async (...needles: string[]): Promise<string[]> =>
+  (await execa('pgrep', ['-a', '-f', 'qemu-system-x86_64'], { reject: false })).stdout
+    .split('\n')
+    .filter((l) => l && needles.some((n) => l.includes(n)))
+    .map((l) => l.split(' ')[0]!);
 
 /** Seed ISOs Packer left in its temp dir (packer*.iso). */
 export const isosIn = (tmp: string): string[] => (existsSync(tmp) ? readdirSync(tmp).filter((f) => /\.iso$/.test(f)) : []);
