@@ -5,7 +5,14 @@
 // runs/ID/ and its last message says so. The newest few runs are kept.
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import type { BuildRun } from './state.js';
+
+/** What these functions read and move of a build's run (./state.ts's BuildRun has it). */
+interface RunLogs {
+  readonly outDir: string;
+  readonly cwd: string;
+  /** Where the logs are now: runs/ID, staging/logs, or logs/ once published. */
+  logsDir: string;
+}
 
 /** Failed or interrupted builds' log folders kept in runs/, this build's included. */
 export const RUNS_KEPT = 5;
@@ -17,7 +24,7 @@ export const runLogsDir = (outDir: string, started: number, pid: number): string
   path.join(outDir, RUNS_DIR, `${new Date(started).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z')}-${pid}`);
 
 /** Makes this build's log folder, removing the oldest others beyond {@link RUNS_KEPT} (only one build writes into --out at a time). */
-export const openRunLogs = (run: BuildRun): void => {
+export const openRunLogs = (run: RunLogs): void => {
   const runs = path.join(run.outDir, RUNS_DIR);
   const older = existsSync(runs) ? readdirSync(runs).filter((n) => path.join(runs, n) !== run.logsDir).sort() : [];
   for (const n of older.slice(0, Math.max(0, older.length - (RUNS_KEPT - 1)))) rmSync(path.join(runs, n), { recursive: true, force: true });
@@ -30,7 +37,7 @@ export const openRunLogs = (run: BuildRun): void => {
  * the output name to publish, and a function that puts them back in runs/
  * should the publishing fail.
  */
-export const stageRunLogs = (run: BuildRun, staging: string): { output: string; unstage: () => void } => {
+export const stageRunLogs = (run: RunLogs, staging: string): { output: string; unstage: () => void } => {
   const home = run.logsDir;
   const staged = path.join(staging, 'logs');
   renameSync(home, staged);
@@ -45,7 +52,7 @@ export const stageRunLogs = (run: BuildRun, staging: string): { output: string; 
 };
 
 /** After publishing: the logs are the output directory's logs/ now, and runs/ goes when it holds nothing. */
-export const publishedRunLogs = (run: BuildRun): void => {
+export const publishedRunLogs = (run: RunLogs): void => {
   run.logsDir = path.join(run.outDir, 'logs');
   const runs = path.join(run.outDir, RUNS_DIR);
   try {
@@ -56,4 +63,4 @@ export const publishedRunLogs = (run: BuildRun): void => {
 };
 
 /** Where a build's logs are, as its last message says it (relative to the cwd, with a trailing slash). */
-export const logsText = (run: BuildRun): string => `${path.relative(run.cwd, run.logsDir) || '.'}/`;
+export const logsText = (run: RunLogs): string => `${path.relative(run.cwd, run.logsDir) || '.'}/`;
