@@ -158,9 +158,11 @@ describe('reboot: packer (the shell provisioner runs the phase in parts)', () =>
     const parsed = await parseHcl(files['reboot-node.pkr.hcl']!);
     // hcl2json groups the provisioners by type, each type's in order.
     const shells = ((parsed['build'] as Parsed[])[0]!['provisioner'] as Parsed)['shell'] as Parsed[];
-    const rebootAt = shells.findIndex((b) => b['inline']?.[0] === 'reboot' && b['start_retry_timeout'] === '300s');
-    expect(shells[rebootAt]).toMatchObject({ inline: ['reboot'], expect_disconnect: true, start_retry_timeout: '300s' });
+    const rebootAt = shells.findIndex((b) => b['inline']?.at(-1) === 'reboot' && b['start_retry_timeout'] === '300s');
+    // Each side prints its boot id, so Packer's output shows the machine came back from a reboot.
+    expect(shells[rebootAt]).toMatchObject({ inline: ['echo "imgc: rebooting (boot $(cat /proc/sys/kernel/random/boot_id))"', 'reboot'], expect_disconnect: true, start_retry_timeout: '300s' });
     expect(shells[rebootAt + 1]).toMatchObject({ pause_before: '10s', start_retry_timeout: '300s' });
+    expect(shells[rebootAt + 1]!['inline']![0]).toMatch(/^echo "imgc: back \(boot \$\(cat \/proc\/sys\/kernel\/random\/boot_id\)\)/);
     expect(shells[rebootAt + 2]?.['script']).toBe('${path.root}/shell/phases/02-provision.2.sh');
   });
 
