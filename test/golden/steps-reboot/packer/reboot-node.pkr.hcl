@@ -83,7 +83,7 @@ build {
 
   # customize.2.reboot (reboot-node.ts:9): reboot
   provisioner "shell" {
-    inline              = ["reboot"]
+    inline              = ["echo \"imgc: rebooting (boot $(cat /proc/sys/kernel/random/boot_id))\"", "reboot"]
     expect_disconnect   = true
     start_retry_timeout = "600s"
     execute_command     = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
@@ -91,7 +91,9 @@ build {
 
   # customize.2.reboot (reboot-node.ts:9): wait up to 600s for the machine to come back
   provisioner "shell" {
-    inline              = ["uptime"]
+    inline = [
+      "echo \"imgc: back (boot $(cat /proc/sys/kernel/random/boot_id)), up $(cut -d. -f1 /proc/uptime)s\"",
+    ]
     pause_before        = "10s"
     start_retry_timeout = "600s"
     execute_command     = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
@@ -107,7 +109,7 @@ build {
 
   # provision.2.reboot (reboot-node.ts:13): reboot (the containerd cgroup driver takes a fresh boot)
   provisioner "shell" {
-    inline              = ["reboot"]
+    inline              = ["echo \"imgc: rebooting (boot $(cat /proc/sys/kernel/random/boot_id))\"", "reboot"]
     expect_disconnect   = true
     start_retry_timeout = "300s"
     execute_command     = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
@@ -115,7 +117,9 @@ build {
 
   # provision.2.reboot (reboot-node.ts:13): wait up to 300s for the machine to come back
   provisioner "shell" {
-    inline              = ["uptime"]
+    inline = [
+      "echo \"imgc: back (boot $(cat /proc/sys/kernel/random/boot_id)), up $(cut -d. -f1 /proc/uptime)s\"",
+    ]
     pause_before        = "10s"
     start_retry_timeout = "300s"
     execute_command     = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
