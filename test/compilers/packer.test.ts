@@ -36,9 +36,11 @@ const expectedProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): stri
   // The ansible provisioners read the variables from a file a shell-local step writes before them and removes after.
   const phases = provisioner === 'ansible' && ir.variables?.length && list.length ? ['shell-local', ...list, 'shell-local'] : list;
   // The phase scripts' directory is made first and removed last; a VM the seed let in is cleaned last.
+  // The plays' python3 and python3-apt come first, before anything of Ansible's.
   const buildDir = list.includes('file');
+  const python = provisioner === 'ansible';
   const seeded = cloudSteps(ir).some((s) => s.builder === 'qemu' && s.settings['cd_files'] === undefined && s.settings['ssh_username'] === undefined);
-  return [...(buildDir ? ['shell'] : []), ...phases, ...(buildDir ? ['shell'] : []), ...(seeded ? ['shell'] : [])];
+  return [...(buildDir || python ? ['shell'] : []), ...phases, ...(buildDir ? ['shell'] : []), ...(seeded ? ['shell'] : [])];
 };
 
 const phaseProvisioners = (ir: Image, provisioner: 'shell' | 'ansible'): string[] => {

@@ -12,6 +12,7 @@ import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { summary } from '../summary.js';
 import { describeStep, kindOf, type PackerShell } from '../../steps/index.js';
+import { packageManagers } from '../../steps/package-managers.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
 import { hclUnrepresentable, isHclIdentifier } from './quote.js';
@@ -362,6 +363,21 @@ const shellPlan = (ir: Image, scripts: Image, opts: CompileOptions, shell: Compi
  * delegated to the controller, which is where packer runs), so one ansible
  * provisioner per phase, limited to the phase's tag, keeps everything in order.
  */
+/**
+ * First, for the ansible provisioner: the target's python3 and the package
+ * module's binding (python3-apt), which the plays' modules run with
+ * (package_facts finds no package manager without it), installed when missing,
+ * as imgc build --target ansible does in a root. Seen missing on imgc's own
+ * cloud-init disk in the first real build.
+ */
+const ansiblePython = (ir: Image): Item => {
+  const pm = packageManagers[ir.base.packageManager].runner;
+  const present = ir.base.packageManager === 'apt' ? "python3 -c 'import apt' >/dev/null 2>&1" : 'command -v python3 >/dev/null';
+  return block('provisioner', ['shell'], [attr('inline', list([str(`${present} || { ${pm.install(pm.python)}; }`)])), attr('execute_command', str(EXECUTE_AS_ROOT))], [
+    `First: ${pm.python.join(' and ')} in the target, which the playbook's modules run with (installed when missing).`,
+  ]);
+};
+
 const ansibleProvisioners = (ir: Image): Item[] =>
   ir.phases
     .filter((p) => p.pre.length || p.post.length || rootSteps(p).length)
@@ -535,7 +551,7 @@ export const packerCompiler: Compiler = {
       parts.phases = plan.dropped.length > 0;
     } else {
       embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
-      provisioners = ansibleProvisioners(ir);
+      provisioners = [ansiblePython(ir), ...ansibleProvisioners(ir)];
     }
     const sources = sourcesOf(ir);
     const usesBuildDir = provisioners.some(uploadsToBuildDir);
