@@ -191,6 +191,14 @@ source "qemu" "qemu" {
 build {
   sources = ["source.qemu.qemu"]
 
+  # First: python3 and python3-apt in the target, which the playbook's modules run with (installed when missing).
+  provisioner "shell" {
+    inline = [
+      "python3 -c 'import apt' >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-apt && apt-get clean; }",
+    ]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
   # The variables for ansible-playbook (-e @FILE), in a file only packer's user reads: values stay off every command line.
   provisioner "shell-local" {
     inline = [

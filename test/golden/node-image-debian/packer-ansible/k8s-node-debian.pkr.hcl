@@ -118,6 +118,14 @@ source "amazon-ebs" "aws" {
 build {
   sources = ["source.qemu.qemu", "source.amazon-ebs.aws"]
 
+  # First: python3 and python3-apt in the target, which the playbook's modules run with (installed when missing).
+  provisioner "shell" {
+    inline = [
+      "python3 -c 'import apt' >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-apt && apt-get clean; }",
+    ]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
   # customize: the playbook's customize play (hooks where packer runs, the rest in the target):
   #   customize.pre1.hook (node-image.ts:22): event to stdout
   #   customize.1.group (node-image.ts:23): group admins

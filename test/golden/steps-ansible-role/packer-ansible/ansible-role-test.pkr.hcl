@@ -69,6 +69,14 @@ source "qemu" "qemu" {
 build {
   sources = ["source.qemu.qemu"]
 
+  # First: python3 and python3-apt in the target, which the playbook's modules run with (installed when missing).
+  provisioner "shell" {
+    inline = [
+      "python3 -c 'import apt' >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-apt && apt-get clean; }",
+    ]
+    execute_command = "if [ $(id -u) -eq 0 ]; then sh '{{ .Path }}'; else sudo sh '{{ .Path }}'; fi"
+  }
+
   # customize: the playbook's customize play (hooks where packer runs, the rest in the target):
   #   customize.1.ansibleRole (test/steps/ansible-role.test.ts:49): ansible role motd (../fixtures/roles/motd)
   #   customize.2.file (test/steps/ansible-role.test.ts:56): file /etc/motd-owner
