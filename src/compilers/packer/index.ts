@@ -389,6 +389,9 @@ const ansibleProvisioners = (ir: Image): Item[] =>
           attr('playbook_file', rootPath('ansible/site.yml')),
           attr('extra_arguments', list([str('--tags'), str(phase.name)])),
           attr('inventory_file_template', str(INVENTORY)),
+          // Ansible's user on Packer's proxy, whose SSH server checks only the key: any name but root. Packer's
+          // default is whoever runs it, and as root Ansible skips become (root to root) and every change fails.
+          attr('user', str(BUILD_USER)),
           attr('ansible_env_vars', list([tmpl('ANSIBLE_CONFIG=', { expr: 'path.root' }, '/ansible/ansible.cfg'), ...ANSIBLE_ENV.map(str)])),
           attr('sftp_command', str(SFTP_COMMAND)),
         ],
