@@ -229,6 +229,7 @@ build {
       "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
+    user                    = "imgc-build"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",
@@ -324,6 +325,7 @@ build {
       "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
+    user                    = "imgc-build"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",
@@ -353,6 +355,7 @@ build {
       "@${path.root}/ansible/.extra-vars-${source.name}.json",
     ]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
+    user                    = "imgc-build"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",

@@ -143,6 +143,7 @@ build {
     playbook_file           = "${path.root}/ansible/site.yml"
     extra_arguments         = ["--tags", "customize"]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
+    user                    = "imgc-build"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",
@@ -200,6 +201,7 @@ build {
     playbook_file           = "${path.root}/ansible/site.yml"
     extra_arguments         = ["--tags", "provision"]
     inventory_file_template = "{{ .HostAlias }} ansible_host={{ .Host }} ansible_user={{ .User }} ansible_port={{ .Port }} ansible_become=true ansible_remote_tmp=/tmp ansible_ssh_transfer_method=piped\n"
+    user                    = "imgc-build"
     ansible_env_vars = [
       "ANSIBLE_CONFIG=${path.root}/ansible/ansible.cfg",
       "ANSIBLE_HOST_KEY_CHECKING=False",
