@@ -25,7 +25,9 @@ export const epoch = { SOURCE_DATE_EPOCH: '1700000000' };
  * more tests on the same build.
  */
 export const referenceNode = (target: 'shell' | 'ansible'): { out: string } => {
-  const out = outDir(`node-${target}`);
+  // In a folder of its own: a build's work directory goes beside --out, and the other target's build of
+  // this image (the other test file, at the same time) must not be taken for this one's.
+  const out = path.join(outDir(`node-${target}`), 'out');
   let build: Awaited<ReturnType<typeof imgcRun>>;
 
   beforeAll(async () => {
@@ -56,7 +58,7 @@ export const referenceNode = (target: 'shell' | 'ansible'): { out: string } => {
     expect(read(path.join(out, 'logs', 'boot-console.log'))).toMatch(/reboot: Power down/);
     expect(build.all).toMatch(/artifact\.5\.cloudImage: qemu image 'qemu': skipped \(a Packer source: the packer target makes it\)/);
     if (target === 'ansible') expect(build.all).toMatch(/installing python3/);
-    expect(mountsContaining('.imgc-work-k8s-node-debian-')).toEqual([]);
+    expect(mountsContaining(`${path.dirname(out)}/.imgc-work-k8s-node-debian-`)).toEqual([]);
   });
 
   it('writes a manifest whose checksums match the files and whose definition hash is the IR\'s', async () => {
