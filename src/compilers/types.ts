@@ -17,6 +17,12 @@ export interface CompileOptions {
    * them built in (and no such block).
    */
   packerVersion?: PackerVersion;
+  /**
+   * Shell, ansible: the image build's phases run on a booted machine of the
+   * image's own (Packer's VM), not in a chroot, so steps that need a running
+   * init render (set by the packer target for its embedded outputs).
+   */
+  booted?: boolean;
   /** Shell, ansible: the runtime phases for existing hosts, with a preflight of the host contract (provision.sh / runtime.yml). */
   runtime?: boolean;
   /** Shell, ansible: the inverse of the runtime phases, undoing what the host's record lists (decommission.sh / decommission.yml). */

@@ -349,11 +349,19 @@ interface Steps {
   /** A drop-in of a unit (/etc/systemd/system/UNIT.d/NAME.conf); the unit must be known (a package, a unit step, the base). */
   readonly dropIn: DropInMethod;
 
-  /** Starts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  /**
+   * Starts a service now (unless it is active), where an init runs: Packer's
+   * VM (e.g. containerd, to pull images into the image), live hosts
+   * (--runtime) and cloud-init's first boot; a chroot build refuses it
+   * (IMGC2002). It is not a fact of the image: enableService says what runs at boot.
+   */
   readonly startService: Keeps<[], 'service'>;
 
-  /** Restarts a service now: live hosts only (runtime outputs, cloud-init); an image build refuses it (IMGC2002). */
+  /** Restarts a service now, where an init runs (as startService); a chroot build refuses it (IMGC2002). */
   readonly restartService: Keeps<[], 'service'>;
+
+  /** Stops a service now (if it is active), where an init runs (as startService); a chroot build refuses it (IMGC2002). */
+  readonly stopService: Keeps<[], 'service'>;
 
   /**
    * Reboots the machine here and goes on once it is back (up to `timeout`
@@ -522,6 +530,9 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
       },
       restartService(name) {
         return this.add(kinds.restart.make(name, 'restart')) as never;
+      },
+      stopService(name) {
+        return this.add(kinds.restart.make(name, 'stop')) as never;
       },
       reboot(opts) {
         return this.add(kinds.reboot.make(opts)) as never;

@@ -416,7 +416,7 @@ export type UnitStep = {
 export type RestartStep = {
     kind: "restart";
     name: string;
-    action: "restart" | "start";
+    action: "restart" | "start" | "stop";
     id: string;
     provides: Fact[];
     requires: Fact[];

@@ -89,6 +89,8 @@ export interface ShellContext {
   installsAfter(s: StepCommon): boolean;
   /** The output runs on a live host (--runtime), not in an image build: services may be started. */
   readonly liveHost?: boolean;
+  /** The image build runs on a booted machine whose init runs (Packer's VM), not in a chroot: services may be started. */
+  readonly booted?: boolean;
 }
 
 export interface AnsibleContext {
@@ -101,6 +103,8 @@ export interface AnsibleContext {
   readonly verify?: boolean;
   /** The output runs on a live host (--runtime), not in an image build: services may be started. */
   readonly liveHost?: boolean;
+  /** The image build runs on a booted machine whose init runs (Packer's VM), not in a chroot: services may be started. */
+  readonly booted?: boolean;
 }
 
 export interface CloudInitContext {
@@ -263,6 +267,12 @@ export interface StepKind<S extends StepCommon = StepCommon> {
 
   /** Whether shell and ansible carry it out inside the root (a phase script's step). */
   readonly inRoot: boolean;
+  /**
+   * It needs a running machine of the image's own (a running init, a kernel
+   * to reboot): a chroot build refuses it, so an output that holds it carries
+   * no chroot driver (Packer's embedded shell/build.sh). Absent: a chroot does.
+   */
+  readonly needsMachine?: boolean;
   /** A phase holding a step of this kind makes artifacts from the root or checks it, rather than changing it (src/ir/phases.ts). */
   readonly phaseKind?: 'artifact' | 'verify';
   /**

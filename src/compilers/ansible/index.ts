@@ -47,8 +47,9 @@ interface CompiledPhase {
   skipped: string[];
 }
 
-const compilePhase = (ir: Image, phase: Phase): CompiledPhase => {
-  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), verify: phase.name === 'verify' };
+/** `booted`: the play runs on Packer's VM, not in a chroot. */
+const compilePhase = (ir: Image, phase: Phase, booted: boolean): CompiledPhase => {
+  const ctx: PhaseContext = { base: ir.base, refresh: true, notes: new Set(), verify: phase.name === 'verify', booted };
   const skipped: string[] = [];
   const pre = phase.pre.flatMap((h) => hookTasks(h, phase.name, { onHosts: false }));
   const steps: Task[] = [];
@@ -140,7 +141,7 @@ export const ansibleCompiler: Compiler = {
       const host = { ...(opts.runtime ? ansibleRuntime(ir, opts) : {}), ...(opts.decommission ? ansibleDecommission(ir, opts) : {}) };
       return Object.fromEntries(Object.entries(host).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     }
-    const compiled = ir.phases.map((p) => compilePhase(ir, p));
+    const compiled = ir.phases.map((p) => compilePhase(ir, p, opts.booted === true));
     const played = compiled.filter((c) => c.items.length > 0);
     const empty = compiled.filter((c) => c.items.length === 0);
     const files: CompiledFiles = {

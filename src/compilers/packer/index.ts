@@ -353,8 +353,9 @@ const shellPlan = (ir: Image, scripts: Image, opts: CompileOptions, shell: Compi
     }
     hookProvisioners(scripts, opts, shell, scripts.phases[i]!, 'post', plan);
   });
-  // build.sh runs the phase scripts in a chroot, which cannot reboot: with a phase in parts it has nothing to run.
-  if (plan.dropped.length) plan.dropped.push('build.sh');
+  // build.sh runs the phase scripts in a chroot, which cannot reboot or run a service: with a phase in
+  // parts, or a step that needs the machine, it has nothing it could run.
+  if (plan.dropped.length || ir.phases.some((p) => p.steps.some((st) => kindOf(st).needsMachine === true))) plan.dropped.push('build.sh');
   return plan;
 };
 
@@ -447,6 +448,8 @@ const packerBlock = (sources: readonly SourceSpec[], provisioner: Provisioner): 
 interface Parts {
   hooks: boolean;
   phases: boolean;
+  /** shell/build.sh (the chroot driver) left out. */
+  noDriver: boolean;
 }
 
 const exampleValue = (v: VariableSpec): string => (v.name.endsWith('checksum') ? 'sha512:…' : '…');
@@ -464,7 +467,9 @@ const header = (ir: Image, file: string, provisioner: Provisioner, json: boolean
     ...(parts.hooks ? ['hooks/*.N.sh: a phase\'s hooks that run partly in the target, partly here, split in order.'] : []),
     ...(parts.phases
       ? ['shell/phases/NN-NAME.K.sh: part K of a phase that reboots, run between the reboots; no shell/build.sh, as a chroot build cannot reboot.']
-      : []),
+      : parts.noDriver
+        ? ['No shell/build.sh: a step needs the machine running (a service started or stopped), which a chroot build has not.']
+        : []),
     '',
     legacy
       ? 'For Debian\'s packer 1.6.6, which has these builders and provisioners built in: no `packer init`.'
@@ -542,18 +547,21 @@ export const packerCompiler: Compiler = {
     if (refused.length) throw new CompileError(refused);
     let embedded: CompiledFiles;
     let provisioners: Item[];
-    const parts: Parts = { hooks: false, phases: false };
+    const parts: Parts = { hooks: false, phases: false, noDriver: false };
+    // The phases run on Packer's VM (or host), where an init runs: services may be started.
+    const inVm: CompileOptions = { ...opts, booted: true };
     if (provisioner === 'shell') {
       const scripts = withoutPackerOwn(ir);
-      const shell = shellCompiler.compile(scripts, opts);
-      const plan = shellPlan(ir, scripts, opts, shell);
+      const shell = shellCompiler.compile(scripts, inVm);
+      const plan = shellPlan(ir, scripts, inVm, shell);
       provisioners = plan.provisioners;
       for (const f of plan.dropped) delete shell[f];
       embedded = { ...prefixed('shell', shell), ...plan.extraFiles };
       parts.hooks = Object.keys(plan.extraFiles).some((f) => f.startsWith('hooks/'));
-      parts.phases = plan.dropped.length > 0;
+      parts.phases = plan.dropped.some((f) => f !== 'build.sh');
+      parts.noDriver = plan.dropped.includes('build.sh');
     } else {
-      embedded = prefixed('ansible', ansibleCompiler.compile(ir, opts));
+      embedded = prefixed('ansible', ansibleCompiler.compile(ir, inVm));
       provisioners = [ansiblePython(ir), ...ansibleProvisioners(ir)];
     }
     const sources = sourcesOf(ir);

@@ -47,7 +47,7 @@ export const shellCompiler: Compiler = {
     for (const f of phases) {
       const steps = f.phase.steps.filter(isRootStep);
       if (!inParts(steps)) {
-        const script = phaseScript(ir, f, packageManager);
+        const script = phaseScript(ir, f, packageManager, opts.booted);
         files[`phases/${f.stem}.sh`] = script.text;
         script.helpers.forEach((h) => helpers.add(h));
         runs ||= steps.length > 0;
@@ -56,7 +56,7 @@ export const shellCompiler: Compiler = {
         phasePieces(steps).forEach((piece, j) => {
           const file = pieceFile(f.stem, j + 1, piece);
           if ('own' in piece) return void (files[file] = stepPlay(ir, f.phase, piece.own, file));
-          const script = phaseScript(ir, { ...f, phase: { ...f.phase, steps: piece.part }, stem: `${f.stem}.${j + 1}` }, packageManager);
+          const script = phaseScript(ir, { ...f, phase: { ...f.phase, steps: piece.part }, stem: `${f.stem}.${j + 1}` }, packageManager, opts.booted);
           files[file] = script.text;
           script.helpers.forEach((h) => helpers.add(h));
           runs = true;

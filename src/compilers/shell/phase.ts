@@ -111,8 +111,8 @@ const sourceHelpers = [
   `. "$imgc_here/${HELPERS_FILE}"`,
 ];
 
-/** A phase script, and the helpers it calls (they go in helpers.sh). */
-export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): { text: string; helpers: HelperName[] } => {
+/** A phase script, and the helpers it calls (they go in helpers.sh); `booted`: it runs on Packer's VM, not in a chroot. */
+export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager, booted = false): { text: string; helpers: HelperName[] } => {
   const { phase } = f;
   const emitted = phase.steps.filter(isRootStep);
   const skipped = phase.steps.filter((s) => !isRootStep(s));
@@ -122,6 +122,7 @@ export const phaseScript = (ir: Image, f: PhaseFile, pm: () => PackageManager): 
       return pm();
     },
     checks,
+    booted,
     installsAfter: (s) => phase.steps.slice(phase.steps.findIndex((t) => t === s) + 1).some((t) => kindOf(t).installs?.(t) === true),
   };
 
