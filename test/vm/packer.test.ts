@@ -3,7 +3,7 @@
 // builds once (fixtures/source.ts): Packer gets in through imgc's NoCloud seed
 // with a key pair made for the test, runs every phase (with the shell
 // provisioner across a reboot, and sysprep() before verify; with the ansible
-// one), and its qcow2 passes `imgc verify --image` and `--boot` against the
+// one; both start and stop a service in the VM), and its qcow2 passes `imgc verify --image` and `--boot` against the
 // same definition, with no build user, key or seed left in it. A phase that
 // fails makes Packer fail with the step's id and message; success, failure
 // and Ctrl-C leave no QEMU, mount or seed ISO behind.
@@ -105,6 +105,16 @@ describe.skipIf(cannotVm)('packer build in a VM from imgc’s disk (qemu builder
       }, 600_000);
     });
   }
+
+  it('a service was started and stopped in the VM (startService, stopService), and neither runs at boot', async () => {
+    for (const b of Object.values(builds)) {
+      const files = await readFromImage(b.image, ['var/lib/imgc-vm-started', 'var/lib/imgc-vm-stopped']);
+      expect(files['var/lib/imgc-vm-started'], b.dir).toMatch(/^[0-9a-f-]{36}\n$/);
+      expect(files['var/lib/imgc-vm-stopped'], b.dir).toBe('');
+      const wants = await listInImage(b.image, ['etc/systemd/system/multi-user.target.wants']);
+      expect(wants['etc/systemd/system/multi-user.target.wants'] ?? [], b.dir).not.toContain('imgc-vm-stamp.service');
+    }
+  }, 600_000);
 
   it("the hooks' requests reached the server on 127.0.0.1, with their phases' lifecycle edges", () => {
     const seen = server.requests.map((r) => r.body);
