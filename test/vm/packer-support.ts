@@ -90,18 +90,37 @@ export const definitionFile = (dir: string, name: string, code: string): string 
 
 export const fixture = (name: string): string => path.join(repoRoot, 'test', 'vm', 'fixtures', name);
 
-/** Packer 1.6.6 with its home and temp dir of its own (so its seed ISOs can be counted), no checkpoint calls. */
-export const packerBuild = async (dir: string, vars: Record<string, string>, tmp: string, signal?: AbortSignal) => {
-  const args = ['build', ...Object.entries(vars).flatMap(([k, v]) => ['-var', `${k}=${v}`]), '.'];
-  const r = await execa('packer', args, {
+export interface PackerRun {
+  readonly code: number;
+  readonly out: string;
+  /** Wall seconds of the run. */
+  readonly wall: number;
+  /** CPU seconds (user + system) of packer and what it waited for (its plugins, QEMU), as bash's `times` counts children. */
+  readonly cpu: number;
+}
+
+/**
+ * Packer 1.6.6 with its home and temp dir of its own (so its seed ISOs can be
+ * counted), no checkpoint calls; `only`: its -only builds. It runs under bash,
+ * which reports the CPU time of packer and its children when packer exits
+ * (and hands on SIGTERM to it: a Ctrl-C of the test reaches packer).
+ */
+export const packerBuild = async (dir: string, vars: Record<string, string>, tmp: string, opts: { signal?: AbortSignal; only?: string } = {}): Promise<PackerRun> => {
+  const args = ['build', ...(opts.only ? [`-only=${opts.only}`] : []), ...Object.entries(vars).flatMap(([k, v]) => ['-var', `${k}=${v}`]), '.'];
+  const times = path.join(tmp, 'times');
+  const started = Date.now();
+  const r = await execa('bash', ['-c', 'trap \'kill -TERM "$pid" 2>/dev/null\' TERM INT; packer "$@" & pid=$!; wait "$pid"; rc=$?; [ $rc -lt 128 ] || wait "$pid"; rc=$?; times > "$IMGC_TIMES"; exit $rc', 'packer', ...args], {
     cwd: dir,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, CHECKPOINT_DISABLE: '1', PACKER_CACHE_DIR: path.join(tmp, 'cache') },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: tmp, TMPDIR: tmp, CHECKPOINT_DISABLE: '1', PACKER_CACHE_DIR: path.join(tmp, 'cache'), IMGC_TIMES: times },
     extendEnv: false,
     reject: false,
     all: true,
-    ...(signal ? { cancelSignal: signal, killSignal: 'SIGTERM' as const } : {}),
+    ...(opts.signal ? { cancelSignal: opts.signal, killSignal: 'SIGTERM' as const } : {}),
   });
-  return { code: r.exitCode ?? -1, out: r.all ?? '' };
+  // `times`: the shell's user and system times, then its children's ("0m12.345s 0m1.234s").
+  const children = existsSync(times) ? (readFileSync(times, 'utf8').split('\n')[1] ?? '') : '';
+  const cpu = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((sum, m) => sum + Number(m[1]) * 60 + Number(m[2]), 0);
+  return { code: r.exitCode ?? -1, out: r.all ?? '', wall: (Date.now() - started) / 1000, cpu };
 };
 
 /** The variables a seeded qemu source named `prefix` takes, for a disk on this machine. */

@@ -29,7 +29,7 @@ import {
   type SourceDisk,
 } from './packer-support.js';
 
-type Build = { dir: string; def: string; code: number; out: string; image: string; tmp: string };
+type Build = { dir: string; def: string; code: number; out: string; image: string; tmp: string; wall: number; cpu: number };
 
 describe.skipIf(cannotVm)('packer build in a VM from imgc’s disk (qemu builder, NoCloud seed)', () => {
   let disk: SourceDisk;
@@ -45,7 +45,7 @@ describe.skipIf(cannotVm)('packer build in a VM from imgc’s disk (qemu builder
     const c = await imgcRun(['compile', def, '--no-typecheck', '--target', 'packer', '--packer-version', '1.6', '--out', dir, ...compileFlags]);
     if (c.exitCode !== 0) throw new Error(`imgc compile failed:\n${c.all}`);
     const tmp = tempDir(`vm-packer-tmp-${name}`);
-    const r = await packerBuild(dir, seedVars('vm', disk), tmp, signal);
+    const r = await packerBuild(dir, seedVars('vm', disk), tmp, signal ? { signal } : {});
     return { dir, def, ...r, image: path.join(dir, 'output-vm', `${name}.qcow2`), tmp };
   };
 
