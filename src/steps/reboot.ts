@@ -65,6 +65,7 @@ export const reboot = {
   // Nothing may move across it: what runs after it expects the rebooted machine.
   opaque: true,
   inRoot: true,
+  needsMachine: true,
 
   // provision.sh runs as one `ssh host sh -s` session: the reboot ends it, and
   // nothing would run the steps after it. A resume protocol (exit "run me

@@ -111,8 +111,9 @@ describe('restart: startService, restartService and stopService', () => {
     expect(r.stdout + r.stderr).toBe('');
     const yml = Object.values(compilers.ansible.compile(live, { runtime: true })).join('\n');
     expect(yml).toMatch(/ansible\.builtin\.systemd_service:\n\s+name: !unsafe 'containerd\.service'\n\s+state: 'restarted'/);
-    expect(compilers['cloud-init'].compile(live, {})['user-data']).toContain('- [imgc_service_now, restart, containerd.service]');
-    expect(compilers['cloud-init'].compile(live, {})['user-data']).toContain('- [imgc_service_now, stop, containerd.service]');
+    const userData = compilers['cloud-init'].compile(live, {})['user-data'];
+    expect(userData).toContain('- [imgc_service_now, restart, containerd.service]');
+    expect(userData).toContain('- [imgc_service_now, stop, containerd.service]');
   });
 
   it("checks nothing at boot: what runs there is enableService's fact", async () => {

@@ -26,10 +26,11 @@ import {
   readFromImage,
   seedVars,
   tempDir,
+  type PackerRun,
   type SourceDisk,
 } from './packer-support.js';
 
-type Build = { dir: string; def: string; code: number; out: string; image: string; tmp: string; wall: number; cpu: number };
+type Build = PackerRun & { dir: string; def: string; image: string; tmp: string };
 
 describe.skipIf(cannotVm)('packer build in a VM from imgc’s disk (qemu builder, NoCloud seed)', () => {
   let disk: SourceDisk;

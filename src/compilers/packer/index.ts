@@ -11,7 +11,7 @@ import { ansibleCompiler } from '../ansible/index.js';
 import { assertCompilable } from '../representable.js';
 import { shellCompiler } from '../shell/index.js';
 import { summary } from '../summary.js';
-import { describeStep, kindOf, type PackerShell } from '../../steps/index.js';
+import { describeStep, isStepWith, kindOf, type PackerShell } from '../../steps/index.js';
 import { packageManagers } from '../../steps/package-managers.js';
 import { CompileError, type CompiledFiles, type CompileOptions, type Compiler } from '../types.js';
 import { attr, blank, block, bool, comment, list, map, str, tmpl, writeHcl, writeJson, type Item, type Value } from './hcl.js';
@@ -146,6 +146,8 @@ const rootSteps = (phase: Phase): Step[] => phase.steps.filter((s) => kindOf(s).
 /** The shell provisioners of a step Packer carries out itself between parts of its phase's script (a reboot), if it is one. */
 const ownProvisioners = (s: Step): readonly PackerShell[] | undefined => kindOf(s).packer?.provisioners?.(s);
 const isPackerOwn = (s: Step): boolean => kindOf(s).packer?.provisioners !== undefined;
+/** A step a chroot cannot run (a reboot, a service started): its image's build.sh is left out. */
+const needsMachine = isStepWith({ needsMachine: true });
 
 /** The IR without the steps Packer carries out itself: what the shell backend compiles for the parts of the phases. */
 const withoutPackerOwn = (ir: Image): Image => ({ ...ir, phases: ir.phases.map((p) => ({ ...p, steps: p.steps.filter((s) => !isPackerOwn(s)) })) });
@@ -353,9 +355,8 @@ const shellPlan = (ir: Image, scripts: Image, opts: CompileOptions, shell: Compi
     }
     hookProvisioners(scripts, opts, shell, scripts.phases[i]!, 'post', plan);
   });
-  // build.sh runs the phase scripts in a chroot, which cannot reboot or run a service: with a phase in
-  // parts, or a step that needs the machine, it has nothing it could run.
-  if (plan.dropped.length || ir.phases.some((p) => p.steps.some((st) => kindOf(st).needsMachine === true))) plan.dropped.push('build.sh');
+  // build.sh runs the phase scripts in a chroot, which cannot reboot or run a service.
+  if (ir.phases.some((p) => p.steps.some(needsMachine))) plan.dropped.push('build.sh');
   return plan;
 };
 
