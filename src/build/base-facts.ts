@@ -89,6 +89,9 @@ export const pathDetails = (view: RootView, p: string, names: ReturnType<typeof 
   return { type: m.type, ...(owner ? { owner } : {}), ...(group ? { group } : {}), mode: m.mode.toString(8).padStart(4, '0') };
 };
 
+/** A file directly in /etc that tools leave behind, not a fact: backups (passwd-) and lock files (.pwd.lock). */
+export const isToolLeftover = (name: string): boolean => name.startsWith('.') || name.endsWith('-');
+
 const PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
 /** Reads the facts of the root at `root`. */
@@ -113,8 +116,7 @@ export const readBaseFacts = (root: string): BaseFacts => {
   walk('/', 1);
   const conffiles = pkgs.flatMap((p) => p.conffiles).filter((p) => kindIn(root, p) === 'file');
   const etcFiles = readdirSync(path.join(root, 'etc'))
-    // Not backups (passwd-) or lock files (.pwd.lock): what tools leave behind.
-    .filter((f) => !f.startsWith('.') && !f.endsWith('-'))
+    .filter((f) => !isToolLeftover(f))
     .map((f) => `/etc/${f}`)
     .filter((p) => kindIn(root, p) === 'file');
   const unitDirs = ['lib/systemd/system', 'usr/lib/systemd/system', 'etc/systemd/system'].map((d) => path.join(root, d)).filter(existsSync);
