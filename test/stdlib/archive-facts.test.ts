@@ -1,0 +1,101 @@
+// Package facts against a real install: ten packages installed together into
+// one fresh root of the Debian 12 base, each one's dpkg file list (dpkg -L)
+// compared with what installedFacts reports for it (each in a root of its own,
+// its dependencies first): the paths its maintainer scripts create, its users
+// and groups.
+import { execa } from 'execa';
+import { lstatSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chrootEnv, prepareRoot } from '../../src/build/chroot.js';
+import { installedFacts, type InstalledFacts } from '../../src/build/installed-facts.js';
+import { RootMounts } from '../../src/build/mounts.js';
+import { Session } from '../../src/build/session.js';
+import { readGroups, readPasswd } from '../../src/core/root.js';
+import { image } from '../../src/index.js';
+import { DirView } from '../../src/verify/rootview.js';
+import { debian12 } from '../../stdlib/bases.js';
+import { mountsContaining } from '../helpers/temp.js';
+import { cannotChroot, freshRoot, removeRoot } from '../runtime-support.js';
+
+/** Services, servers and tools whose maintainer scripts make users, groups, config files and empty directories. */
+const TEN = ['auditd', 'chrony', 'containerd', 'curl', 'jq', 'nginx', 'nginx-common', 'openssh-server', 'prometheus-node-exporter', 'sudo'];
+
+const exists = (root: string, p: string): boolean => {
+  try {
+    lstatSync(path.join(root, p));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const inFactTree = (p: string) => /^\/(etc|opt)\/./.test(p);
+
+describe.skipIf(cannotChroot)('package facts against a real install of ten packages', () => {
+  const ir = image('t').base(debian12()).toIR();
+  let root = '';
+  let facts: Record<string, InstalledFacts> = {};
+  /** dpkg -L of each package, in the root they were all installed into. */
+  const listed = new Map<string, string[]>();
+
+  beforeAll(async () => {
+    root = await freshRoot(ir, 'archive-facts');
+    facts = await installedFacts(root, TEN, { suite: ir.base.suite });
+    // The ten together into the root itself, as a build's phase installs them.
+    const session = new Session();
+    const mounts = new RootMounts(root);
+    try {
+      prepareRoot(session, root, { network: true });
+      mounts.mount();
+      const apt = (args: string[]) => execa('chroot', [root, 'apt-get', ...args], { env: chrootEnv(), extendEnv: false });
+      await apt(['update', '-q']);
+      await apt(['install', '-y', '-q', '--no-install-recommends', ...TEN]);
+      for (const p of TEN) listed.set(p, (await execa('chroot', [root, 'dpkg', '-L', p], { env: chrootEnv(), extendEnv: false })).stdout.split('\n'));
+    } finally {
+      mounts.unmountAll();
+      session.cleanup();
+    }
+  });
+
+  afterAll(() => {
+    if (root) removeRoot(root);
+  });
+
+  it('reports each package, with what its maintainer scripts made and without host keys', () => {
+    expect(Object.keys(facts)).toEqual(TEN);
+    expect(facts['openssh-server']!.paths).toContain('/etc/ssh/sshd_config');
+    expect(facts['openssh-server']!.paths.filter((p) => p.includes('ssh_host_'))).toEqual([]);
+    expect(facts['openssh-server']!.users).toEqual(['sshd']);
+    expect(facts['chrony']).toMatchObject({ users: ['_chrony'], groups: ['_chrony'] });
+    expect(facts['chrony']!.paths).toContain('/etc/chrony/chrony.conf');
+    // An empty directory nginx-common ships: in its file list, not in the archive's Contents.
+    expect(facts['nginx-common']!.paths).toContain('/etc/nginx/conf.d');
+    // nginx-common is a dependency of nginx and still has its own facts; nginx's are not nginx-common's.
+    expect(facts['nginx']!.paths).not.toContain('/etc/nginx/nginx.conf');
+    expect(facts['jq']).toEqual({ users: [], groups: [], paths: [] });
+  });
+
+  it.each(TEN)('%s: its dpkg file list and its created paths, users and groups agree with the real install', (name) => {
+    const own = facts[name]!;
+    const dpkgPaths = listed.get(name)!.filter((p) => inFactTree(p) && exists(root, p));
+    expect(dpkgPaths.filter((p) => !own.paths.includes(p))).toEqual([]);
+    expect(own.paths.filter((p) => !exists(root, p))).toEqual([]);
+    const view = new DirView(root);
+    const users = readPasswd(view);
+    const groups = readGroups(view);
+    expect(own.users.filter((u) => !users.has(u))).toEqual([]);
+    expect(own.groups.filter((g) => !groups.has(g))).toEqual([]);
+  });
+
+  it('an unknown package and one the base has are clear errors, and nothing is left behind', async () => {
+    const leftovers = () => [...readdirSync(tmpdir()).filter((d) => d.startsWith('imgc-facts-')), ...mountsContaining('imgc-facts-')];
+    expect(leftovers()).toEqual([]);
+    await expect(installedFacts(root, ['tree', 'imgc-no-such-package'], { suite: ir.base.suite })).rejects.toThrow(
+      /^package 'imgc-no-such-package' cannot be installed from \S+ bookworm: Unable to locate package imgc-no-such-package$/,
+    );
+    await expect(installedFacts(root, ['bash', 'tree'], { suite: ir.base.suite })).rejects.toThrow(/^already installed in \S+, so installing cannot show what they add: bash \(their facts are the base's\)$/);
+    expect(leftovers()).toEqual([]);
+  });
+});
