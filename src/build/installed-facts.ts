@@ -175,7 +175,17 @@ export const installedFacts = async (root: string, names: readonly string[], opt
     // Kills what still runs in it, unmounts what is left, removes it: also after an interrupt.
     session.defer(`remove ${work}`, () => reclaimDir(work));
     let from = root;
-    const inRoot = (dir: string, args: string[]) => run('chroot', [dir, ...args], { env: chrootEnv(), extendEnv: false, ...(opts.log ? { log: opts.log } : {}) });
+    // After an interrupt stopped the command, the error is the interrupt, not the command's failure.
+    const inRoot = async (dir: string, args: string[], check = true) => {
+      try {
+        const r = await run('chroot', [dir, ...args], { env: chrootEnv(), extendEnv: false, check, ...(opts.log ? { log: opts.log } : {}) });
+        session.check();
+        return r;
+      } catch (e) {
+        session.check();
+        throw e;
+      }
+    };
     const copy = async (to: string) => {
       mkdirSync(to);
       await run('cp', ['-a', '--one-file-system', `${from}/.`, to], opts.log ? { log: opts.log } : {});
@@ -202,7 +212,7 @@ export const installedFacts = async (root: string, names: readonly string[], opt
     await withMounts(template, async () => {
       await inRoot(template, ['apt-get', 'update', '-q']);
       for (const name of wanted) {
-        const sim = await run('chroot', [template, 'apt-get', 'install', '-s', '--no-install-recommends', name], { env: chrootEnv(), extendEnv: false, check: false });
+        const sim = await inRoot(template, ['apt-get', 'install', '-s', '--no-install-recommends', name], false);
         if (sim.exitCode !== 0) throw new InstalledFactsError(`package '${name}' cannot be installed from ${mirror.uri} ${opts.suite}: ${aptReason(sim.output)}`);
         const plan = simulatedInstalls(sim.output);
         if (!plan.includes(name)) throw new InstalledFactsError(`apt-get would not install package '${name}' itself (a virtual package? it would install: ${plan.join(', ') || 'nothing'})`);
