@@ -218,8 +218,9 @@ export const installedFacts = async (root: string, names: readonly string[], opt
         if (!plan.includes(name)) throw new InstalledFactsError(`apt-get would not install package '${name}' itself (a virtual package? it would install: ${plan.join(', ') || 'nothing'})`);
         plans.set(name, plan);
       }
-      // Downloaded once into the template, so that each copy has them.
-      await inRoot(template, ['apt-get', 'install', '-y', '-q', '--download-only', '--no-install-recommends', ...wanted]);
+      // Downloaded once into the template, so that each copy has them; one package at a time, as each is
+      // installed alone (two of them may conflict: chrony and systemd-timesyncd are both a time-daemon).
+      for (const name of wanted) await inRoot(template, ['apt-get', 'install', '-y', '-q', '--download-only', '--no-install-recommends', name]);
     });
 
     const out: Record<string, InstalledFacts> = {};
