@@ -9,7 +9,9 @@ import { fact, uniqueFacts, type FactDetails } from '../src/core/facts.js';
 import type { BaseImage } from '../src/dsl/image.js';
 import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/core/catalog.js';
-import { aptCatalog, type AptCatalog } from './catalog.js';
+import { aptCatalog, ubuntuCatalog } from './catalog.js';
+import { debian12Archive } from './archive/debian-12.js';
+import type { PackageArchive, PackageCatalog } from '../src/core/catalog.js';
 import { debian12Facts } from './bases/debian-12.js';
 
 /** The facts of a base as lists: what ./bases/*.ts hold. */
@@ -72,11 +74,12 @@ export interface AptBaseOptions<I extends string> {
   variant?: Base['variant'];
 }
 
-const aptBase = <L extends BaseFactLists, I extends string>(
+const aptBase = <L extends BaseFactLists, C extends PackageCatalog, I extends string>(
   ir: Pick<Base, 'name' | 'distro' | 'release' | 'suite'>,
   lists: L,
+  packages: { catalog: C; archive?: PackageArchive },
   opts: AptBaseOptions<I>,
-): BaseImage<WithPackages<FactsOfLists<L>, AptCatalog, I>, AptCatalog> => {
+): BaseImage<WithPackages<FactsOfLists<L>, C, I>, C> => {
   const include = [...(opts.include ?? [])].sort();
   const provides = uniqueFacts([
     ...lists.users.map((k) => fact('user', k)),
@@ -84,23 +87,25 @@ const aptBase = <L extends BaseFactLists, I extends string>(
     ...lists.paths.map((k) => fact('path', k)),
     ...lists.services.map((k) => fact('service', k)),
     ...lists.commands.map((k) => fact('command', k)),
-    ...[...lists.packages, ...include].flatMap((p) => packageFacts(aptCatalog, p)),
+    // The base's own packages' facts are the root's, read above; an included one's are the archive's.
+    ...lists.packages.flatMap((p) => packageFacts(packages.catalog, p)),
+    ...include.flatMap((p) => packageFacts(packages.catalog, p, 'apt', packages.archive)),
   ]);
   return {
     ir: { ...ir, variant: opts.variant ?? 'minbase', packageManager: 'apt', include, provides, ...(lists.details ? { details: lists.details } : {}) },
-    catalog: aptCatalog,
+    ...packages,
   };
 };
 
 /** Debian 12 "bookworm". */
 export const debian12 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' }, debian12Lists, opts);
+  aptBase({ name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' }, debian12Lists, { catalog: aptCatalog, archive: debian12Archive }, opts);
 
 /** Ubuntu 22.04 LTS "jammy". */
 export const ubuntu2204 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' }, ubuntuHandListed, opts);
+  aptBase({ name: 'ubuntu-22.04', distro: 'ubuntu', release: '22.04', suite: 'jammy' }, ubuntuHandListed, { catalog: ubuntuCatalog }, opts);
 
 /** Ubuntu 24.04 LTS "noble". */
 export const ubuntu2404 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'ubuntu-24.04', distro: 'ubuntu', release: '24.04', suite: 'noble' }, ubuntuHandListed, opts);
+  aptBase({ name: 'ubuntu-24.04', distro: 'ubuntu', release: '24.04', suite: 'noble' }, ubuntuHandListed, { catalog: ubuntuCatalog }, opts);
 

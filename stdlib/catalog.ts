@@ -1,11 +1,53 @@
-// What installing a package provides, per package-manager family. The checker
-// uses it to know that `containerd` brings service 'containerd'; the builder's
-// types use the same object (via `typeof`) so editor completion agrees with it.
+// What installing a package provides, per base. Debian 12's is generated from
+// its archive (./archive/debian-12.ts, `npm run gen:packages`) for the
+// packages the builder's types know, with the few facts below that the
+// archive cannot say; every other Debian package the checker reads from the
+// archive itself. The Ubuntu bases' catalog stays hand-listed until an Ubuntu
+// mirror is reachable here to generate one from. The builder's types read
+// these objects through `typeof`, so editor completion agrees with the checker.
 // Only list what the package really ships: `imgc verify` checks these on disk.
 import type { PackageCatalog } from '../src/dsl/types.js';
+import { debian12Typed } from './archive/debian-12.js';
 
-/** What installing each apt package provides, as the checker and `imgc verify` know it. */
-export const aptCatalog = {
+/** What the archive's indexes cannot say, each with its reason. */
+export const debian12Listed = {
+  // From the Kubernetes project's own apt repository (pkgs.k8s.io), not Debian's archive.
+  'cri-tools': { commands: ['crictl'], repo: 'kubernetes' },
+  kubeadm: { commands: ['kubeadm'], repo: 'kubernetes' },
+  kubectl: { commands: ['kubectl'], repo: 'kubernetes' },
+  kubelet: { services: ['kubelet'], commands: ['kubelet'], repo: 'kubernetes' },
+  'kubernetes-cni': { paths: ['/opt/cni/bin'], repo: 'kubernetes' },
+  // Outside /etc and /opt, the trees the generated data covers: what the boot and CNI steps rely on.
+  'linux-image-amd64': { paths: ['/vmlinuz', '/boot'] },
+  'initramfs-tools': { paths: ['/initrd.img'] },
+  'containernetworking-plugins': { paths: ['/usr/lib/cni'] },
+  'systemd-boot-efi': { paths: ['/usr/lib/systemd/boot/efi/systemd-bootx64.efi'] },
+} as const satisfies PackageCatalog;
+
+type Generated = typeof debian12Typed;
+type Listed = typeof debian12Listed;
+type Field = 'services' | 'commands' | 'paths' | 'users' | 'groups';
+type Of<E, F extends Field> = E extends { readonly [K in F]: readonly (infer S)[] } ? S : never;
+/** One package's generated and listed facts together. */
+type Both<G, L> = { readonly [F in Field]: readonly (Of<G, F> | Of<L, F>)[] } & (L extends { readonly repo: infer R } ? { readonly repo: R } : unknown);
+type Merged = { readonly [P in keyof Generated | keyof Listed]: Both<P extends keyof Generated ? Generated[P] : unknown, P extends keyof Listed ? Listed[P] : unknown> };
+
+const merge = (generated: PackageCatalog, listed: PackageCatalog): PackageCatalog =>
+  Object.fromEntries(
+    [...new Set([...Object.keys(generated), ...Object.keys(listed)])].sort().map((name) => {
+      const g = generated[name] ?? {};
+      const l = listed[name] ?? {};
+      const fields = (['services', 'commands', 'paths', 'users', 'groups'] as const).map((f) => [f, [...new Set([...(g[f] ?? []), ...(l[f] ?? [])])]] as const);
+      return [name, { ...Object.fromEntries(fields.filter(([, v]) => v.length)), ...(l.repo ? { repo: l.repo } : {}) }];
+    }),
+  );
+
+/** What installing each Debian 12 package the builder's types know provides; the checker knows every other archive package too (`debian12Archive`). */
+export const aptCatalog = merge(debian12Typed, debian12Listed) as Merged;
+export type AptCatalog = typeof aptCatalog;
+
+/** What installing each apt package provides on the Ubuntu bases, listed by hand (no Ubuntu mirror is reachable here to read one from). */
+export const ubuntuCatalog = {
   apt: { commands: ['apt-get'], paths: ['/etc/apt', '/etc/apt/sources.list.d', '/etc/apt/keyrings'] },
   'apt-transport-https': {},
   auditd: { services: ['auditd'], commands: ['auditctl'], paths: ['/etc/audit/rules.d'] },
@@ -54,5 +96,4 @@ export const aptCatalog = {
   'systemd-sysv': { commands: ['init'] },
   'systemd-timesyncd': { services: ['systemd-timesyncd'] },
 } as const satisfies PackageCatalog;
-
-export type AptCatalog = typeof aptCatalog;
+export type UbuntuCatalog = typeof ubuntuCatalog;

@@ -1,5 +1,5 @@
 export { debian12, ubuntu2204, ubuntu2404, type AptBaseOptions } from './bases.js';
-export { aptCatalog, type AptCatalog } from './catalog.js';
+export { aptCatalog, ubuntuCatalog, type AptCatalog, type UbuntuCatalog } from './catalog.js';
 export {
   bootable,
   cloudInit,

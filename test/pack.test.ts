@@ -4,6 +4,7 @@
 // has a build script to run, and one from a directory runs none.
 import { cpSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { repoRoot, tempDir } from './helpers/cli.js';
@@ -55,13 +56,22 @@ describe('npm pack consumer', () => {
     const check = await execa(path.join(project, 'node_modules/.bin/imgc'), ['check', 'node-image.ts'], { cwd: project, env, reject: false, all: true });
     expect(check.exitCode, check.all).toBe(0);
     expect(check.stdout).toContain('contracts hold');
+    // The archive's table ships and is found from the installed package: a misspelt package is named.
+    writeFileSync(path.join(project, 'typo.ts'), "import { debian12, image } from 'imgc';\nexport default image('typo').base(debian12()).provision((p) => p.packages(['ngnix']));\n");
+    const typo = await execa(path.join(project, 'node_modules/.bin/imgc'), ['check', 'typo.ts'], { cwd: project, env, reject: false, all: true });
+    expect(typo.exitCode, typo.all).toBe(1);
+    expect(typo.all).toContain("IMGC0017: package 'ngnix' is not in Debian 12");
+    expect(typo.all).toContain("did you mean 'nginx'?");
     const version = JSON.parse(readFileSync(path.join(project, 'node_modules/imgc/package.json'), 'utf8')) as { version: string };
     expect(version.version).toBe((JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version);
     // No source maps (they were half the package), zod once (build:zod's bundle, which the evaluation's chunks import as #zod),
-    // an esbuild outside GHSA-67mh-4wv8-2f99 (<= 0.24.2), and the whole tarball under 1 MB.
+    // an esbuild outside GHSA-67mh-4wv8-2f99 (<= 0.24.2), and the tarball under 1 MB besides Debian's package
+    // table (stdlib/archive/debian-12.txt, what every archive package brings: docs/packages.md), counted as gzip packs it.
     expect(shipped.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(shipped).toContain('LICENSE');
-    expect(statSync(path.join(packDir, filename)).size).toBeLessThan(1 << 20);
+    expect(shipped).toContain('stdlib/archive/debian-12.txt');
+    const table = gzipSync(readFileSync(path.join(repoRoot, 'stdlib/archive/debian-12.txt')), { level: 9 }).length;
+    expect(statSync(path.join(packDir, filename)).size - table).toBeLessThan(1 << 20);
     const bundles = shipped.filter((f) => f.endsWith('.js') && /Colin McDonnell/.test(readFileSync(path.join(project, 'node_modules/imgc', f), 'utf8')));
     expect(bundles).toEqual(['dist/src/util/zod.js']);
     const esbuild = (JSON.parse(readFileSync(path.join(project, 'node_modules/esbuild/package.json'), 'utf8')) as { version: string }).version.split('.').map(Number);

@@ -5,7 +5,7 @@
 import type { Fact, Image, SourceLocation, Step } from '../ir/schema.js';
 import { describeFact, factId, parentDir } from '../core/facts.js';
 import { diagnostic, sortDiagnostics, type Diagnostic } from './diagnostic.js';
-import { didYouMean } from './suggest.js';
+import { didYouMean } from '../core/suggest.js';
 import { unrepresentable } from './representable.js';
 import { hasMarker } from '../core/variables.js';
 import { packageName, parsePackageSpec, type PackageManager } from '../core/packages.js';
@@ -42,7 +42,7 @@ const related = (message: string, loc: SourceLocation | undefined) => ({ message
 export const checkImage = (ir: Image): Diagnostic[] => {
   const steps = runOrder(ir);
   const conditioned = steps.filter((p) => p.step.conditions).map((p) => p.step);
-  if (!conditioned.length) return sortDiagnostics([...checkSteps(ir, steps).map((f) => f.d), ...unrepresentable(ir)]);
+  if (!conditioned.length) return sortDiagnostics([...checkSteps(ir, steps).map((f) => f.d), ...unrepresentable(ir), ...unknownPackages(steps)]);
   const all = variants(conditioned, ir.variables);
   if (all.length > MAX_VARIANTS) {
     const names = [...new Set(conditioned.flatMap((s) => s.conditions!.map(conditionVariable)))];
@@ -86,7 +86,32 @@ export const checkImage = (ir: Image): Diagnostic[] => {
       });
     });
   });
-  return sortDiagnostics([...out, ...unrepresentable(ir)]);
+  return sortDiagnostics([...out, ...unrepresentable(ir), ...unknownPackages(steps)]);
+};
+
+/**
+ * Packages the base's archive does not have (IMGC0017), as the packages
+ * kind's `make` found them. Once an apt repository is added, a name the
+ * archive lacks may come from it, so an install after one is not judged.
+ */
+const unknownPackages = (steps: Placed[]): Diagnostic[] => {
+  const out: Diagnostic[] = [];
+  let repoAdded = false;
+  for (const { step } of steps) {
+    if ('unknown' in step && step.unknown && !repoAdded)
+      for (const u of step.unknown)
+        out.push(
+          diagnostic('IMGC0017', `package '${u.name}' is not in ${step.archive ?? "the base's archive"}`, {
+            loc: step.loc,
+            stepId: step.id,
+            hint: u.didYouMean
+              ? `did you mean '${u.didYouMean}'?`
+              : `add the apt repository that has it (aptRepository) before this step, or declare what it brings: packages(['${u.name}'], { provides: { ... } })`,
+          }),
+        );
+    repoAdded ||= step.provides.some((f) => f.kind === 'repo');
+  }
+  return out;
 };
 
 /** The most combinations of condition values the checker walks. */

@@ -17,6 +17,7 @@ export const diagnosticCodes = {
   IMGC0014: { severity: 'error', title: 'more combinations of condition values than the checker walks', fix: 'decide some conditions in the definition itself (a TypeScript if on a constant), or test fewer values' },
   IMGC0015: { severity: 'warning', title: 'file written whole, then edited', fix: 'write the edited text in the file step\'s content, or leave the file to its package and keep the edit' },
   IMGC0016: { severity: 'error', title: 'package pinned to two different versions', fix: 'pin one version of the package in one place (a variable can hold it for every step), or remove it before installing the other version' },
+  IMGC0017: { severity: 'error', title: "package not in the base's archive", fix: "fix the name (the hint says the closest one the archive has), add the apt repository that has it before the install, or declare what it brings with packages([...], { provides })" },
   IMGC1001: { severity: 'error', title: 'TypeScript error in the definition', fix: 'fix the reported TypeScript error; many are broken contracts caught by the types' },
   IMGC1002: { severity: 'error', title: 'the definition threw while it ran', fix: 'fix the error at the reported line' },
   IMGC1003: { severity: 'error', title: 'the definition does not export an image', fix: '`export default image(...).base(...)...` from the file' },

@@ -2,7 +2,7 @@
 // per-command --help, did-you-mean and the shell completions all read this
 // table, so a flag is declared once and is accepted only where it applies.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { didYouMean } from '../check/suggest.js';
+import { didYouMean } from '../core/suggest.js';
 import { packerVersions, targets } from '../compilers/targets.js';
 import { UsageError } from './exit.js';
 

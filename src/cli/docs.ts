@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isArrowFunction, isFunctionExpression, isFunctionTypeNode, isIdentifier, isVariableStatement, SyntaxKind, type Node, type SourceFile } from 'typescript/unstable/ast';
-import { aptCatalog } from '../../stdlib/catalog.js';
+import { debian12Listed } from '../../stdlib/catalog.js';
+import { debian12Archive } from '../../stdlib/archive/debian-12.js';
+import { typedPackages } from '../../stdlib/archive/typed-packages.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import { cacheDir, writeCached } from '../util/cache.js';
 
@@ -85,9 +87,9 @@ export const stdlibReference = async (): Promise<string> => {
   return `${sections.join('\n\n')}\n`;
 };
 
-/** The apt catalog as a table: what each known package provides. */
+/** What the checker knows of Debian's packages: the typed ones by name, the facts listed by hand with them, and the archive. */
 const catalogTable = (): string => {
-  const rows = Object.entries(aptCatalog as PackageCatalog)
+  const rows = Object.entries(debian12Listed as PackageCatalog)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, f]) => {
       const parts = [
@@ -100,5 +102,13 @@ const catalogTable = (): string => {
       ];
       return `| \`${name}\` | ${cell(parts.join(', ') || '—')} |`;
     });
-  return ['#### apt packages the checker knows', '', '| package | provides |', '|---|---|', ...rows].join('\n');
+  return [
+    '#### apt packages the checker knows',
+    '',
+    `Every package of ${debian12Archive.describe}: its commands, systemd units and files under /etc and /opt, read from the archive's indexes by \`npm run gen:packages\` (\`stdlib/archive/\`). The builder's types know these: ${typedPackages.map((n) => `\`${n}\``).join(', ')}. Listed by hand, what the archive cannot say:`,
+    '',
+    '| package | provides |',
+    '|---|---|',
+    ...rows,
+  ].join('\n');
 };

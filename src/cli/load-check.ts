@@ -3,7 +3,7 @@
 import { foldTypeErrors, hasErrors, sortDiagnostics, type Diagnostic } from '../check/diagnostic.js';
 import path from 'node:path';
 import { DEFAULT_TIMEOUT_SECONDS, loadDefinition, type GivenValue, type LoadedDefinition, type LoadedVariant, type LoadOptions } from '../load/index.js';
-import { didYouMean } from '../check/suggest.js';
+import { didYouMean } from '../core/suggest.js';
 import { existsSync } from 'node:fs';
 import { readVarFile } from './var-file.js';
 

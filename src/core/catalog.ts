@@ -1,5 +1,8 @@
-// A base's package catalog: what installing a package provides, as the base
-// records it, read by the packages kind's `make` and the type-level facts (src/dsl/types.ts).
+// What installing a package provides. Two sources, read by the packages
+// kind's `make` and the type-level facts (src/dsl/types.ts): the base's typed
+// catalog (a literal object whose `typeof` the builder's types read), and the
+// base's archive, generated from the distribution's own indexes for every
+// package (src/build/archive-facts.ts) and read only by the checker.
 import { fact, type Fact } from './facts.js';
 import { packageName, type PackageManager } from './packages.js';
 
@@ -15,22 +18,117 @@ export interface PackageFacts {
 }
 export type PackageCatalog = { readonly [name: string]: PackageFacts };
 
-/** The facts installing package `spec` (a name, or a pinned one: `kubelet=1.30.2-1.1`) provides, per the base's catalog. */
-export const packageFacts = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt'): Fact[] => {
+/** The fields of an archive table line after the package name, in order (src/build/archive-facts.ts writes them). */
+export const archiveTableHeader = ['deps', 'services', 'commands', 'paths', 'users', 'groups'] as const;
+
+/** What one archive package brings by itself; `deps` are the packages of its own source it pulls in. */
+export type ArchiveEntry = { readonly [K in (typeof archiveTableHeader)[number]]: readonly string[] };
+
+/** Every package of a base's archive: what each brings, for the checker. */
+export interface PackageArchive {
+  /** Which archive, for messages: `Debian 12 "bookworm" main, amd64`. */
+  readonly describe: string;
+  entry(name: string): ArchiveEntry | undefined;
+  /** Every package name, for did-you-mean. */
+  names(): readonly string[];
+}
+
+/**
+ * An archive read from its generated table: one line a package, sorted by
+ * name, tab-separated fields of space-separated words. A look-up is a binary
+ * search of the text itself, so nothing is parsed or indexed up front; the
+ * text is read on first use, and a definition that installs nothing never
+ * reads it.
+ */
+export const tableArchive = (describe: string, table: () => string): PackageArchive => {
+  let text: string | undefined;
+  const line = (name: string): string | undefined => {
+    text ??= table();
+    let lo = 0;
+    let hi = text.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const start = text.lastIndexOf('\n', mid - 1) + 1;
+      let end = text.indexOf('\n', start);
+      if (end < 0) end = text.length;
+      const tab = text.indexOf('\t', start);
+      const key = text.slice(start, tab >= 0 && tab < end ? tab : end);
+      if (key === name) return text.slice(start, end);
+      if (key < name) lo = end + 1;
+      else hi = start;
+    }
+    return undefined;
+  };
+  return {
+    describe,
+    entry: (name) => {
+      const found = line(name);
+      if (found === undefined) return undefined;
+      const fields = found.split('\t');
+      const words = (i: number): string[] => (fields[i + 1] ? fields[i + 1]!.split(' ') : []);
+      return { deps: words(0), services: words(1), commands: words(2), paths: words(3), users: words(4), groups: words(5) };
+    },
+    names: () => (text ??= table()).split('\n').map((l) => l.split('\t', 1)[0]!),
+  };
+};
+
+/** The archive entries installing `name` brings: its own and, transitively, those of the packages of its source it depends on. */
+const closure = (archive: PackageArchive, name: string): ArchiveEntry[] => {
+  const seen = new Set<string>();
+  const out: ArchiveEntry[] = [];
+  const visit = (n: string): void => {
+    if (seen.has(n)) return;
+    seen.add(n);
+    const e = archive.entry(n);
+    if (!e) return;
+    out.push(e);
+    e.deps.forEach(visit);
+  };
+  visit(name);
+  return out;
+};
+
+/** A catalog's own entry for `name` (not one an object inherits: `constructor`, `toString`). */
+const catalogEntry = (catalog: PackageCatalog, name: string): PackageFacts | undefined => (Object.hasOwn(catalog, name) ? catalog[name] : undefined);
+
+const kinds = [
+  ['services', 'service'],
+  ['commands', 'command'],
+  ['paths', 'path'],
+  ['users', 'user'],
+  ['groups', 'group'],
+] as const;
+
+/**
+ * The facts installing package `spec` (a name, or a pinned one:
+ * `kubelet=1.30.2-1.1`) provides: what the typed catalog lists for it or,
+ * for a package the catalog does not list, what the base's archive says it
+ * and the packages of its source it depends on bring.
+ */
+export const packageFacts = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt', archive?: PackageArchive): Fact[] => {
   const name = packageName(spec, family);
-  const entry = catalog[name];
-  return [
-    fact('package', name),
-    ...(entry?.services ?? []).map((s) => fact('service', s)),
-    ...(entry?.commands ?? []).map((s) => fact('command', s)),
-    ...(entry?.paths ?? []).map((s) => fact('path', s)),
-    ...(entry?.users ?? []).map((s) => fact('user', s)),
-    ...(entry?.groups ?? []).map((s) => fact('group', s)),
-  ];
+  const listed = catalogEntry(catalog, name);
+  // A typed entry of an archive package already holds what the archive says (npm run gen:packages writes it).
+  const entries: PackageFacts[] = listed ? [listed] : archive ? closure(archive, name) : [];
+  const out = [fact('package', name)];
+  const seen = new Set<string>();
+  for (const [field, kind] of kinds)
+    for (const e of entries)
+      for (const key of e[field] ?? []) {
+        const id = `${kind}:${key}`;
+        if (!seen.has(id)) (seen.add(id), out.push(fact(kind, key)));
+      }
+  return out;
+};
+
+/** Whether the base knows package `spec`: its typed catalog lists it, or its archive has it (a base with no archive knows every name). */
+export const knownPackage = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt', archive?: PackageArchive): boolean => {
+  const name = packageName(spec, family);
+  return !archive || catalogEntry(catalog, name) !== undefined || archive.entry(name) !== undefined;
 };
 
 /** The repository package `spec` comes from, per the base's catalog. */
-export const packageRepo = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt'): string | undefined => catalog[packageName(spec, family)]?.repo;
+export const packageRepo = (catalog: PackageCatalog, spec: string, family: PackageManager = 'apt'): string | undefined => catalogEntry(catalog, packageName(spec, family))?.repo;
 
 /** The package whose catalog entry provides `kind` fact `key`, for hints. */
 export const packageProviding = (catalog: PackageCatalog, kind: 'services' | 'commands' | 'paths' | 'users' | 'groups', key: string): string | undefined =>

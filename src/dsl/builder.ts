@@ -9,6 +9,7 @@ import { uniqueFacts } from '../core/facts.js';
 import { DefinitionError } from '../core/definition-error.js';
 import type { Condition } from '../core/conditions.js';
 import type { PackageManager } from '../core/packages.js';
+import type { PackageArchive } from '../core/catalog.js';
 import { callerLocation } from './location.js';
 import { readTextFile, readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
@@ -57,11 +58,18 @@ export const record = ({ input, loc }: Link, id: string): Step => {
   } as Step;
 };
 
+/** What a builder knows of the base's packages: its typed catalog and, for the checker, its archive. */
+export interface BasePackages<C extends PackageCatalog> {
+  readonly catalog: C;
+  readonly archive?: PackageArchive;
+}
+
 /** What every phase builder shares: hooks and the step chain. */
 export abstract class StepChain<F extends Facts, C extends PackageCatalog> {
   /** @internal */
   constructor(
-    protected readonly catalog: C,
+    /** The base's package catalog (its type drives the facts of an install) and archive. */
+    protected readonly base: BasePackages<C>,
     protected readonly last: Link | undefined,
     protected readonly hooks: Link | undefined,
     /** How the base's package manager spells a pinned package. */
@@ -74,7 +82,7 @@ export abstract class StepChain<F extends Facts, C extends PackageCatalog> {
 
   /** @internal What a kind's `make` may need besides its arguments. */
   protected get context(): MakeContext {
-    return { catalog: this.catalog, family: this.family, readTextFile, readTextTree };
+    return { catalog: this.base.catalog, ...(this.base.archive ? { archive: this.base.archive } : {}), family: this.family, readTextFile, readTextTree };
   }
 
   /** @internal Records a step (its kind's `make`); the public methods narrow the returned type. */
@@ -460,7 +468,7 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
     const steps: Steps = {
       when(condition, then, otherwise) {
         const c: Condition = 'equals' in condition ? condition : condition.is(true);
-        const branch = (cond: Condition, last: Link | undefined): typeof this => new StepBuilder(this.catalog, last, this.hooks, this.family, [...this.conditions, cond]) as never;
+        const branch = (cond: Condition, last: Link | undefined): typeof this => new StepBuilder(this.base, last, this.hooks, this.family, [...this.conditions, cond]) as never;
         let last = then(branch(c, this.last)).last;
         if (otherwise) last = otherwise(branch({ ...c, negate: !c.negate }, last)).last;
         return this.derive(last, this.hooks) as never;
@@ -602,7 +610,7 @@ export class StepBuilder<
   in out C extends PackageCatalog = PackageCatalog,
 > extends RootSteps {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new StepBuilder(this.catalog, last, hooks, this.family, this.conditions) as this;
+    return new StepBuilder(this.base, last, hooks, this.family, this.conditions) as this;
   }
 
   /** The facts the builder knows; `FactsOf` on it. */
@@ -623,7 +631,7 @@ export type PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = P
 /** Produces files from the finished root (phase 3). */
 export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new ArtifactBuilder(this.catalog, last, hooks, this.family) as this;
+    return new ArtifactBuilder(this.base, last, hooks, this.family) as this;
   }
 
   /** The root as a plain directory. */
@@ -670,14 +678,14 @@ export type DiskOptions = Pick<ArtifactOptions, 'size' | 'bootable'>;
 /** A lifecycle edge with hooks only (decommission: its steps are the inverse of the runtime phases). */
 export class HookBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new HookBuilder(this.catalog, last, hooks, this.family) as this;
+    return new HookBuilder(this.base, last, hooks, this.family) as this;
   }
 }
 
 /** Checks the result (phase 4). */
 export class VerifyBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
   protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new VerifyBuilder(this.catalog, last, hooks, this.family) as this;
+    return new VerifyBuilder(this.base, last, hooks, this.family) as this;
   }
 
   /** Every fact the earlier phases promised holds in the built root. */

@@ -9,11 +9,14 @@ import { DefinitionError } from '../core/definition-error.js';
 import { callerLocation } from './location.js';
 import { ArtifactBuilder, HookBuilder, record, StepBuilder, VerifyBuilder, type Link, type PhaseBuilder, type StepChain } from './builder.js';
 import type { Facts, NoFacts, PackageCatalog } from './types.js';
+import type { PackageArchive } from '../core/catalog.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
 export interface BaseImage<F extends Facts = Facts, C extends PackageCatalog = PackageCatalog> {
   readonly ir: Omit<Base, 'loc'>;
   readonly catalog: C;
+  /** Every package of the base's archive, for the checker (the catalog holds those the types know). */
+  readonly archive?: PackageArchive;
   /** Phantom: the facts the base provides, for the builder's types. */
   readonly __facts?: F;
 }
@@ -69,7 +72,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
 
   /** The builder a phase's steps start from: no steps yet, the facts so far. */
   private emptyPhase(): PhaseBuilder<F, C> {
-    return new StepBuilder(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>;
+    return new StepBuilder(this.baseImage, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>;
   }
 
   /** A phase of your own, run in declaration order. */
@@ -130,17 +133,17 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
    * hooks after (result failed, with the message, when the undo failed).
    */
   decommission(build: (d: HookBuilder<F, C>) => HookBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('decommission', { runtimeOnly: true }, new HookBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
+    return this.with('decommission', { runtimeOnly: true }, new HookBuilder<F, C>(this.baseImage, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** Phase 3: files made from the finished root. */
   artifact(build: (a: ArtifactBuilder<F, C>) => ArtifactBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
+    return this.with('artifact', {}, new ArtifactBuilder<F, C>(this.baseImage, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** Phase 4: checks and publishing. */
   verify(build: (v: VerifyBuilder<F, C>) => VerifyBuilder<F, C>): ImageBuilder<F, C> {
-    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage.catalog, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
+    return this.with('verify', {}, new VerifyBuilder<F, C>(this.baseImage, undefined, undefined, this.baseImage.ir.packageManager), build) as unknown as ImageBuilder<F, C>;
   }
 
   /** The Image IR: plain, deterministic JSON. */

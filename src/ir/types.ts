@@ -109,6 +109,11 @@ export type PackagesStep = {
     provides: Fact[];
     requires: Fact[];
     removes: Fact[];
+    unknown?: {
+        name: string;
+        didYouMean?: string | undefined;
+    }[] | undefined;
+    archive?: string | undefined;
     loc?: SourceLocation | undefined;
     description?: string | undefined;
     conditions?: {

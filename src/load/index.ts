@@ -12,6 +12,7 @@ import { workerBounded } from '../host/bounded.js';
 import { srcRoot } from './entries.js';
 import type { EvaluationRequest, Evaluated, EvaluatedVariant } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';
+import { packageRoot } from '../util/package-root.js';
 import { hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import type { GivenValue } from './variables.js';
 export type { GivenValue } from './variables.js';
@@ -80,7 +81,13 @@ const installation = (): string => {
   const built = path.dirname(load);
   const chunks = path.join(built, 'chunks');
   const entries = [path.join(load, 'evaluate.js'), path.join(load, 'hooks.js'), path.join(built, 'index.js'), path.join(path.dirname(built), 'stdlib', 'index.js')];
-  const files = [...entries, ...(existsSync(chunks) ? readdirSync(chunks).filter((f) => f.endsWith('.js')).map((f) => path.join(chunks, f)) : [])];
+  // The archives' tables (stdlib/archive/*.txt) are read when a definition installs a package.
+  const archives = path.join(packageRoot, 'stdlib', 'archive');
+  const files = [
+    ...entries,
+    ...(existsSync(chunks) ? readdirSync(chunks).filter((f) => f.endsWith('.js')).map((f) => path.join(chunks, f)) : []),
+    ...(existsSync(archives) ? readdirSync(archives).filter((f) => f.endsWith('.txt')).map((f) => path.join(archives, f)) : []),
+  ];
   return sha256(
     files
       .map((f) => [f, statSync(f, { throwIfNoEntry: false })] as const)

@@ -19,7 +19,7 @@ import type { z } from '../util/zod.js';
 import type { Fact, FactDetails, SourceLocation } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
 import type { PackageManager } from '../core/packages.js';
-import type { PackageCatalog } from '../core/catalog.js';
+import type { PackageArchive, PackageCatalog } from '../core/catalog.js';
 import type { Creation, CreationPathType } from '../core/creations.js';
 import type { Emitted, HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import type { Task } from '../emit/ansible/tasks.js';
@@ -349,6 +349,8 @@ export interface StepKind<S extends StepCommon = StepCommon> {
 /** What a kind's `make` may need besides its arguments: the base's catalog and family, reading the definition's files. */
 export interface MakeContext {
   readonly catalog: PackageCatalog;
+  /** Every package of the base's archive, when the base has one (src/core/catalog.ts). */
+  readonly archive?: PackageArchive;
   /** How the base's package manager spells a pinned package. */
   readonly family: PackageManager;
   /** A text file relative to the calling file; throws a message for the step to prefix (src/dsl/tree.ts). */

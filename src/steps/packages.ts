@@ -11,7 +11,8 @@ import { template } from '../emit/ansible/quote.js';
 import { str } from '../emit/cloud-init/quote.js';
 import type { StepKind, MakeContext, StepInput } from './kind.js';
 import { fact } from '../core/facts.js';
-import { packageFacts, packageRepo } from '../core/catalog.js';
+import { knownPackage, packageFacts, packageRepo } from '../core/catalog.js';
+import { didYouMean } from '../core/suggest.js';
 import { declared, packageExpectation, type DeclaredFacts } from './shared.js';
 
 /**
@@ -30,8 +31,19 @@ const Spec = z.union([PackageSpec, PinFromVariable], {
   error: (issue) => (issue.code === 'invalid_union' ? (/\uE000/.test(String(issue.input)) ? issue.errors[1]?.[0]?.message : issue.errors[0]?.[0]?.message) : undefined),
 });
 
+/** A name the base's archive does not have (the checker's IMGC0017), with the closest one it has. */
+const Unknown = z.object({ name: z.string(), didYouMean: z.string().optional() }).strict();
+
 const schema = z
-  .object({ ...stepBase, kind: z.literal('packages'), action: z.enum(['install', 'remove']), names: z.array(Spec).min(1) })
+  .object({
+    ...stepBase,
+    kind: z.literal('packages'),
+    action: z.enum(['install', 'remove']),
+    names: z.array(Spec).min(1),
+    /** Names of an install the base's archive (`archive`, as it describes itself) does not have. */
+    unknown: z.array(Unknown).min(1).optional(),
+    archive: z.string().optional(),
+  })
   .strict();
 type PackagesStep = z.infer<typeof schema>;
 
@@ -39,14 +51,27 @@ export const packages = {
   kind: 'packages',
   schema,
   /** An install provides what the catalog (or `opts`) says the packages bring, a removal removes it. */
-  make: ({ catalog, family }: MakeContext, action: 'install' | 'remove', names: readonly string[], opts: Pick<DeclaredFacts, 'provides'> = {}): StepInput<PackagesStep> => {
-    const brought = names.flatMap((n) => packageFacts(catalog, n, family));
+  make: ({ catalog, archive, family }: MakeContext, action: 'install' | 'remove', names: readonly string[], opts: Pick<DeclaredFacts, 'provides'> = {}): StepInput<PackagesStep> => {
+    const brought = names.flatMap((n) => packageFacts(catalog, n, family, archive));
     if (action === 'remove') return { kind: 'packages', action, names: [...names], removes: brought };
     const requires = names.flatMap((n) => {
       const repo = packageRepo(catalog, n, family);
       return repo ? [fact('repo', repo)] : [];
     });
-    return { kind: 'packages', action, names: [...names], provides: [...brought, ...declared(opts.provides)], requires };
+    // A name with a variable in it is not known until the output runs; a declared `provides` says the user knows what it brings.
+    const unknown = archive && !opts.provides ? names.filter((n) => !hasMarker(packageName(n, family)) && !knownPackage(catalog, n, family, archive)) : [];
+    const known = unknown.length ? archive!.names() : [];
+    const unknownField = unknown.length
+      ? {
+          unknown: unknown.map((n) => {
+            const name = packageName(n, family);
+            const close = didYouMean(name, known);
+            return { name, ...(close ? { didYouMean: close } : {}) };
+          }),
+          archive: archive!.describe,
+        }
+      : {};
+    return { kind: 'packages', action, names: [...names], provides: [...brought, ...declared(opts.provides)], requires, ...unknownField };
   },
   describe: (s) => `${s.action === 'install' ? 'install' : 'remove'} of ${s.names.map((n) => `'${n}'`).join(', ')}`,
   comment: (s) => `${s.action} ${s.names.join(' ')}`,

@@ -10,6 +10,8 @@ import { checkImage } from '../../src/check/checker.js';
 import { image, type BaseImage, type PhaseBuilder } from '../../src/index.js';
 import type { Facts } from '../../src/dsl/types.js';
 import { debian12 } from '../../stdlib/bases.js';
+import { aptCatalog } from '../../stdlib/catalog.js';
+import { packageFacts, type PackageCatalog } from '../../src/core/catalog.js';
 
 const USERS = ['u1', 'u2'] as const;
 const GROUPS = ['g1', 'g2'] as const;
@@ -99,12 +101,10 @@ const apply = (p: P, o: Op): P => {
 type Kind = 'dir' | 'file' | 'symlink';
 type Thing = `user:${string}` | `group:${string}` | `package:${string}` | `service:${string}` | `command:${string}` | `path:${string}`;
 
-/** What installing each package of the model brings (as the stdlib catalog says). */
-const brings: Record<string, Thing[]> = {
-  systemd: ['package:systemd', 'command:systemctl', 'command:journalctl', 'service:systemd-journald', 'service:systemd-networkd', 'group:systemd-journal', 'path:/etc/systemd', 'path:/etc/systemd/system'],
-  containerd: ['package:containerd', 'service:containerd', 'command:containerd', 'command:ctr', 'path:/etc/containerd'],
-  curl: ['package:curl', 'command:curl'],
-};
+/** What installing each package of the model brings: what the stdlib catalog says. */
+const brings: Record<string, Thing[]> = Object.fromEntries(
+  ['systemd', 'containerd', 'curl'].map((name) => [name, packageFacts(aptCatalog as PackageCatalog, name).map((f) => `${f.kind}:${f.key}` as Thing)]),
+);
 
 const up = (p: string): string => p.slice(0, p.lastIndexOf('/')) || '/';
 

@@ -1,0 +1,76 @@
+// Debian 12's package data (stdlib/archive/, npm run gen:packages): the typed
+// catalog covers every package the stdlib and the examples install and agrees
+// with the archive's table, and the checker reads the table for the rest.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkImage } from '../../src/check/checker.js';
+import { packageFacts, type PackageCatalog } from '../../src/core/catalog.js';
+import { image } from '../../src/index.js';
+import { loadDefinition } from '../../src/load/index.js';
+import type { Image } from '../../src/ir/types.js';
+import { debian12Archive, debian12Typed } from '../../stdlib/archive/debian-12.js';
+import { typedPackages } from '../../stdlib/archive/typed-packages.js';
+import { debian12 } from '../../stdlib/bases.js';
+import { aptCatalog } from '../../stdlib/catalog.js';
+import { bootable, cloudInit, containerd, journald, network, sshHardening, sysprep } from '../../stdlib/modules.js';
+import { repoRoot } from '../helpers/cli.js';
+
+const installs = (ir: Image): string[] =>
+  ir.phases.flatMap((ph) => ph.steps).flatMap((s) => (s.kind === 'packages' && s.action === 'install' ? s.names.map((n) => n.split(/[=:]/)[0]!) : []));
+
+const base = debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'iproute2'] });
+
+describe("Debian 12's package data", () => {
+  it('the table is sorted, ASCII, one package a line', () => {
+    const text = readFileSync(path.join(repoRoot, 'stdlib/archive/debian-12.txt'), 'latin1');
+    expect(text).toMatch(/^[\x00-\x7f]*$/);
+    const names = text.trimEnd().split('\n').map((l) => l.split('\t', 1)[0]!);
+    expect(names.length).toBeGreaterThan(60_000);
+    expect(names.every((n, i) => i === 0 || names[i - 1]! < n)).toBe(true);
+  });
+
+  it('every package a stdlib module or an example installs is typed, and its typed facts are what the archive says', async () => {
+    const named = new Set<string>(installs(image('all').base(base).provision((p) => p.use(sshHardening()).use(containerd()).use(bootable()).use(network()).use(cloudInit()).use(sysprep()).use(journald())).toIR('all.ts')));
+    for (const f of readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.ts'))) {
+      const loaded = await loadDefinition(path.join(repoRoot, 'examples', f), { typecheck: false });
+      for (const ir of [loaded.ir, ...(loaded.variants ?? []).map((v) => v.ir)]) if (ir) installs(ir).forEach((n) => named.add(n));
+    }
+    const catalog = aptCatalog as PackageCatalog;
+    expect([...named].filter((n) => !(n in catalog)).sort()).toEqual([]);
+    for (const name of typedPackages) {
+      const typed = packageFacts(debian12Typed as PackageCatalog, name).map((f) => `${f.kind}:${f.key}`);
+      const archive = packageFacts({}, name, 'apt', debian12Archive).map((f) => `${f.kind}:${f.key}`);
+      expect({ name, missing: archive.filter((f) => !typed.includes(f)) }).toEqual({ name, missing: [] });
+    }
+  }, 120_000);
+
+  it('packages the stdlib never names bring their services, commands and config paths from the archive', () => {
+    const ir = image('t')
+      .base(base)
+      .provision((p) =>
+        p
+          .packages(['nginx', 'chrony', 'prometheus-node-exporter', 'openssh-server'])
+          .enableService('nginx')
+          .enableService('chrony')
+          .enableService('prometheus-node-exporter')
+          .lineInFile('/etc/nginx/nginx.conf', { line: 'worker_processes 2;' })
+          .lineInFile('/etc/default/prometheus-node-exporter', { line: 'ARGS="--collector.systemd"' })
+          .lineInFile('/etc/ssh/sshd_config', { line: 'PermitRootLogin no' })
+          .file('/etc/chrony/conf.d/pool.conf', { content: 'pool 127.0.0.1 iburst\n' })
+          .command('chronyc tracking; nginx -t', { requires: { command: ['chronyc', 'nginx'] } }),
+      )
+      .toIR('t.ts');
+    expect(checkImage(ir)).toEqual([]);
+  });
+
+  it('a package the archive does not have is IMGC0017, with the closest name; after an apt repository it may come from there', () => {
+    const bad = image('t').base(base).provision((p) => p.packages(['ngnix', 'no-such-package-here'])).toIR('t.ts');
+    expect(checkImage(bad).map((d) => [d.code, d.message, d.hint])).toEqual([
+      ['IMGC0017', `package 'ngnix' is not in Debian 12 "bookworm" main (amd64)`, "did you mean 'nginx'?"],
+      ['IMGC0017', `package 'no-such-package-here' is not in Debian 12 "bookworm" main (amd64)`, expect.stringContaining('aptRepository')],
+    ]);
+    const declared = image('t').base(base).provision((p) => p.packages(['vendor-agent'], { provides: { service: ['vendor-agent'] } }).enableService('vendor-agent')).toIR('t.ts');
+    expect(checkImage(declared)).toEqual([]);
+  });
+});
