@@ -61,23 +61,44 @@ const underAny = (p: string, dirs: readonly string[]): string | undefined => dir
 const unitOfPath = (p: string, dir: string): string | undefined => {
   const first = p.slice(dir.length + 1).split('/')[0] ?? '';
   const m = /^(.+\.(?:service|socket|timer|path|mount))(?:\.d)?$/.exec(first);
-  return m ? m[1] : undefined;
+  // A template's drop-in (sshd-keygen@.service.d) is read by its instances; the template itself never runs.
+  return m && !m[1]!.includes('@.') ? m[1] : undefined;
+};
+
+/**
+ * Whether a service reads `path`, as far as its name tells: a part of the path
+ * is the service's name (/etc/containerd, /etc/default/ssh), or that name
+ * without systemd's prefix and with a suffix (/etc/systemd/networkd.conf for
+ * systemd-networkd). A package brings many paths besides (/etc/default,
+ * /etc/logrotate.d/x, its other units' files): restarting its every service
+ * on a change to one of them would restart what reads none of it.
+ */
+const namesService = (path: string, service: string): boolean => {
+  const name = service.replace(/\.service$/, '');
+  const bare = name.replace(/^systemd-/, '');
+  // A daemon's name is often its configuration's with a d (auditd reads /etc/audit, systemd-udevd /etc/udev).
+  const names = [...new Set([name, bare, bare.replace(/(.)d$/, '$1')])];
+  return path
+    .split('/')
+    .slice(2)
+    .some((part) => names.some((n) => part === n || part.startsWith(`${n}.`)));
 };
 
 /**
  * Paths each service owns: a step that provides both a service and paths
  * (containerd's package: service containerd, path /etc/containerd) says the
- * service reads them. Unit directories and / are nobody's.
+ * service reads those of them its name names. Only services: a socket or a
+ * timer reads no configuration of the daemon. Unit directories and / are nobody's.
  */
 export const servicePaths = (ir: Image): ReadonlyMap<string, readonly string[]> => {
   const out = new Map<string, string[]>();
   for (const p of ir.phases)
     for (const s of [...p.pre, ...p.steps, ...p.post]) {
-      const services = s.provides.filter((f) => f.kind === 'service').map((f) => unitOf(f.key));
+      const services = s.provides.filter((f) => f.kind === 'service').map((f) => unitOf(f.key)).filter((u) => u.endsWith('.service'));
       if (!services.length) continue;
       for (const f of s.provides)
         if (f.kind === 'path' && f.key !== '/' && !underAny(f.key, unitDirs))
-          for (const u of services) out.set(u, [...(out.get(u) ?? []), f.key]);
+          for (const u of services) if (namesService(f.key, u)) out.set(u, [...(out.get(u) ?? []), f.key]);
     }
   return out;
 };

@@ -90,11 +90,15 @@ export const dependsOn = (later: Step, earlier: Step): boolean => {
   if ((packageOp(earlier) && writesFiles(later)) || (writesFiles(earlier) && packageOp(later))) return true;
   const e = factsOf(earlier);
   const l = factsOf(later);
+  // Two package operations' other facts are what their packages bring (shared directories: /etc/default):
+  // the package manager orders what they install, so only the packages themselves order the steps.
+  const both = packageOp(earlier) && packageOp(later);
+  const changed = (f: Fact) => !both || f.kind === 'package';
   return (
     // later needs what earlier made (or a directory above it)
     any(e.changes, l.needs, 'aCoversB') ||
     // both change the same thing, or one changes what contains the other
-    any(l.changes, e.changes, 'either') ||
+    any(l.changes.filter(changed), e.changes.filter(changed), 'either') ||
     // later changes what earlier needed (or a directory above it)
     any(l.changes, e.needs, 'aCoversB')
   );
