@@ -24,7 +24,7 @@ const { addContentsLine, archiveEntries, entryOf, parsePackages, tableLine } = a
 const { typedPackages } = await dist('stdlib/archive/typed-packages.js');
 const { debian12 } = await dist('stdlib/bases.js');
 
-// --installed FILE keeps what the install found (JSON) in FILE, and reuses it when FILE exists: the install takes minutes.
+// --installed FILE keeps what the install found (JSON) in FILE, and installs only the typed packages it does not hold yet: the install takes minutes.
 const { values } = parseArgs({ options: { 'no-install': { type: 'boolean' }, installed: { type: 'string' } } });
 const keyring = '/usr/share/keyrings/debian-archive-keyring.gpg';
 const fail = (msg) => {
@@ -87,20 +87,22 @@ if (!values['no-install']) {
   const { cacheDir, RootCache } = await dist('src/build/cache.js');
   // A package the base already has: its facts are the base's, read from a real root (npm run gen:bases).
   const typedToInstall = typedPackages.filter((p) => !(p in debian12Facts.packages));
-  const install = async () => {
+  const install = async (names) => {
     const work = mkdtempSync(path.join(os.tmpdir(), 'imgc-gen-packages-'));
     try {
       const root = path.join(work, 'root');
       mkdirSync(root);
       await layBase(base, await resolveBase(base, {}), root, { cache: new RootCache(cacheDir()), run: {} });
-      return await installedFacts(root, typedToInstall, { suite: base.suite, workParent: work, progress: (line) => console.log(line) });
+      return await installedFacts(root, names, { suite: base.suite, workParent: work, progress: (line) => console.log(line) });
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
   };
-  const reuse = values.installed && existsSync(values.installed);
-  const installed = reuse ? JSON.parse(readFileSync(values.installed, 'utf8')) : await install();
-  if (values.installed && !reuse) writeFileSync(values.installed, JSON.stringify(installed));
+  // Kept facts of packages no longer typed are dropped; only the typed packages not kept yet are installed.
+  const kept = values.installed && existsSync(values.installed) ? JSON.parse(readFileSync(values.installed, 'utf8')) : {};
+  const toInstall = typedToInstall.filter((p) => !(p in kept));
+  const installed = { ...Object.fromEntries(typedToInstall.filter((p) => p in kept).map((p) => [p, kept[p]])), ...(toInstall.length ? await install(toInstall) : {}) };
+  if (values.installed) writeFileSync(values.installed, JSON.stringify(installed));
   // The links update-ca-certificates makes, one per certificate named by its subject, are its cache of
   // /usr/share/ca-certificates, not files to rely on one by one: the directory is the fact.
   // And the links deb-systemd-helper makes when a package's postinst enables its units (x.wants/, aliases)

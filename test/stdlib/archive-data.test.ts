@@ -50,15 +50,19 @@ describe("Debian 12's package data", () => {
       .base(base)
       .provision((p) =>
         p
-          .packages(['nginx', 'chrony', 'prometheus-node-exporter', 'openssh-server'])
+          // haproxy: not typed, from the table; the others typed, generated from the archive and a real install.
+          .packages(['nginx', 'chrony', 'prometheus-node-exporter', 'openssh-server', 'haproxy'])
           .enableService('nginx')
+          .enableService('haproxy')
+          .lineInFile('/etc/haproxy/haproxy.cfg', { line: '    maxconn 4096' })
+          .file('/etc/nginx/conf.d/status.conf', { content: 'server { listen 127.0.0.1:8080; }\n' })
           .enableService('chrony')
           .enableService('prometheus-node-exporter')
           .lineInFile('/etc/nginx/nginx.conf', { line: 'worker_processes 2;' })
           .lineInFile('/etc/default/prometheus-node-exporter', { line: 'ARGS="--collector.systemd"' })
           .lineInFile('/etc/ssh/sshd_config', { line: 'PermitRootLogin no' })
           .file('/etc/chrony/conf.d/pool.conf', { content: 'pool 127.0.0.1 iburst\n' })
-          .command('chronyc tracking; nginx -t', { requires: { command: ['chronyc', 'nginx'] } }),
+          .command('chronyc tracking; nginx -t; haproxy -c -f /etc/haproxy/haproxy.cfg', { requires: { command: ['chronyc', 'nginx', 'haproxy'] } }),
       )
       .toIR('t.ts');
     expect(checkImage(ir)).toEqual([]);

@@ -56,11 +56,11 @@ test('a package outside the typed catalog declares what it provides, or leaves i
   image('t')
     .base(base)
     .provision((p) => p.packages(['chrony-custom'], { provides: { service: ['chrony'], command: ['chronyc'] } }).enableService('chrony'));
-  // The types do not carry the archive's packages: after one, any service is accepted, and the checker
-  // (which reads the archive: nginx's service comes with nginx-common) judges it.
+  // The types do not carry every archive package: after one they do not, any service is accepted, and
+  // the checker (which reads the archive) judges it.
   image('t')
     .base(base)
-    .provision((p) => p.packages(['nginx']).enableService('nginx').lineInFile('/etc/nginx/nginx.conf', { line: 'worker_processes 2;' }));
+    .provision((p) => p.packages(['haproxy']).enableService('haproxy').lineInFile('/etc/haproxy/haproxy.cfg', { line: '    maxconn 4096' }));
 });
 
 test('modules add their facts', () => {
