@@ -7,6 +7,7 @@ import { execa } from 'execa';
 import { lstatSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chrootEnv, prepareRoot } from '../../src/build/chroot.js';
 import { installedFacts, type InstalledFacts } from '../../src/build/installed-facts.js';
@@ -16,7 +17,8 @@ import { readGroups, readPasswd } from '../../src/core/root.js';
 import { image } from '../../src/index.js';
 import { DirView } from '../../src/verify/rootview.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { mountsContaining } from '../helpers/temp.js';
+import { repoRoot } from '../helpers/cli.js';
+import { mountsContaining, tempDir } from '../helpers/temp.js';
 import { cannotChroot, freshRoot, removeRoot } from '../runtime-support.js';
 
 /** Services, servers and tools whose maintainer scripts make users, groups, config files and empty directories. */
@@ -97,5 +99,22 @@ describe.skipIf(cannotChroot)('package facts against a real install of ten packa
     );
     await expect(installedFacts(root, ['bash', 'tree'], { suite: ir.base.suite })).rejects.toThrow(/^already installed in \S+, so installing cannot show what they add: bash \(their facts are the base's\)$/);
     expect(leftovers()).toEqual([]);
+  });
+
+  it('an interrupt while a package installs ends it and leaves no copy or mount behind', async () => {
+    const parent = tempDir('facts-interrupt');
+    // The built module, in a process of its own to interrupt, as a generator run is.
+    const mod = pathToFileURL(path.join(repoRoot, 'dist/src/build/installed-facts.js')).href;
+    const script = `const { installedFacts } = await import(${JSON.stringify(mod)});
+await installedFacts(${JSON.stringify(root)}, ['rsyslog'], { suite: 'bookworm', workParent: ${JSON.stringify(parent)}, progress: (l) => console.log(l) });`;
+    const child = execa(process.execPath, ['--input-type=module', '-e', script], { reject: false, all: true });
+    await new Promise<void>((resolve) => child.stdout!.on('data', (d: Buffer) => d.toString().includes('rsyslog: installing') && resolve()));
+    // While the package's copy of the root is mounted (apt is installing in it).
+    while (!mountsContaining(path.join(parent, 'imgc-facts-')).some((m) => m.includes('/rsyslog/'))) await new Promise((r) => setTimeout(r, 100));
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.all).toContain('interrupted by SIGINT');
+    expect(r.exitCode).not.toBe(0);
+    expect({ left: readdirSync(parent), mounted: mountsContaining(parent) }).toEqual({ left: [], mounted: [] });
   });
 });
