@@ -174,11 +174,10 @@ export const installedFacts = async (root: string, names: readonly string[], opt
     claim(work);
     // Kills what still runs in it, unmounts what is left, removes it: also after an interrupt.
     session.defer(`remove ${work}`, () => reclaimDir(work));
-    let from = root;
-    // After an interrupt stopped the command, the error is the interrupt, not the command's failure.
-    const inRoot = async (dir: string, args: string[], check = true) => {
+    // After an interrupt stopped a command, the error is the interrupt, not the command's failure.
+    const exec = async (file: string, args: string[], check = true) => {
       try {
-        const r = await run('chroot', [dir, ...args], { env: chrootEnv(), extendEnv: false, check, ...(opts.log ? { log: opts.log } : {}) });
+        const r = await run(file, args, { env: chrootEnv(), extendEnv: false, check, ...(opts.log ? { log: opts.log } : {}) });
         session.check();
         return r;
       } catch (e) {
@@ -186,9 +185,10 @@ export const installedFacts = async (root: string, names: readonly string[], opt
         throw e;
       }
     };
-    const copy = async (to: string) => {
+    const inRoot = (dir: string, args: string[], check = true) => exec('chroot', [dir, ...args], check);
+    const copy = async (from: string, to: string) => {
       mkdirSync(to);
-      await run('cp', ['-a', '--one-file-system', `${from}/.`, to], opts.log ? { log: opts.log } : {});
+      await exec('cp', ['-a', '--one-file-system', `${from}/.`, to]);
     };
     const withMounts = async <T>(dir: string, fn: () => Promise<T>): Promise<T> => {
       const mounts = new RootMounts(dir);
@@ -204,8 +204,7 @@ export const installedFacts = async (root: string, names: readonly string[], opt
     // The template: the root with the host's mirror as its sources, fresh package lists,
     // no service start and the host's resolver; every package's root is a copy of it.
     const template = path.join(work, 'template');
-    await copy(template);
-    from = template;
+    await copy(root, template);
     writeFileSync(path.join(template, 'etc/apt/sources.list'), rootSourcesList(mirror, opts.suite));
     prepareRoot(session, template, { network: true });
     const plans = new Map<string, string[]>();
@@ -228,7 +227,7 @@ export const installedFacts = async (root: string, names: readonly string[], opt
       session.check();
       opts.progress?.(`${name}: installing ${plans.get(name)!.length - 1} dependencies, then ${name}`);
       const dir = path.join(work, name);
-      await copy(dir);
+      await copy(template, dir);
       out[name] = await withMounts(dir, async () => {
         const deps = plans.get(name)!.filter((n) => n !== name);
         const install = async (what: string, pkgs: string[]) => {
