@@ -1,8 +1,10 @@
-// Package facts against a real install: ten packages installed together into
-// one fresh root of the Debian 12 base, each one's dpkg file list (dpkg -L)
-// compared with what installedFacts reports for it (each in a root of its own,
-// its dependencies first): the paths its maintainer scripts create, its users
-// and groups.
+// The generated package facts (stdlib/archive/debian-12.ts, npm run gen:packages)
+// against a real install: ten packages installed together into one fresh root
+// of the Debian 12 base; per package, its dpkg file list (dpkg -L) against the
+// archive entry's commands, services and /etc,/opt paths, and what
+// installedFacts reports for it (each in a root of its own, its dependencies
+// first: the paths its maintainer scripts create, its users and groups)
+// against the root and the entry, which the generator merges it into.
 import { execa } from 'execa';
 import { lstatSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { Session } from '../../src/build/session.js';
 import { readGroups, readPasswd } from '../../src/core/root.js';
 import { image } from '../../src/index.js';
 import { DirView } from '../../src/verify/rootview.js';
+import { debian12Archive } from '../../stdlib/archive/debian-12.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { repoRoot } from '../helpers/cli.js';
 import { mountsContaining, tempDir } from '../helpers/temp.js';
@@ -34,6 +37,24 @@ const exists = (root: string, p: string): boolean => {
 };
 
 const inFactTree = (p: string) => /^\/(etc|opt)\/./.test(p);
+const sorted = (xs: readonly string[]) => [...xs].sort();
+/** Where the archive's commands are: files directly in these. */
+const COMMAND_DIRS = ['/usr/bin', '/usr/sbin', '/bin', '/sbin'];
+/** Where the archive's services are: unit files directly in these. */
+const UNIT_DIRS = ['/lib/systemd/system', '/usr/lib/systemd/system'];
+/**
+ * Of the ten, those whose maintainer scripts make facts that gen:packages does not merge, as it
+ * real-installs only the typed packages (scripts/gen-packages.mjs): nginx-common's
+ * /etc/nginx/conf.d and sites-enabled/default, prometheus-node-exporter's user. Each must show
+ * its gap; once the generator installs it, its test fails here: take it out of the list.
+ */
+const NOT_MERGED = ['nginx-common', 'prometheus-node-exporter'];
+/**
+ * What gen:packages leaves out of what a real install made (scripts/gen-packages.mjs): the links
+ * deb-systemd-helper makes when a postinst enables a unit (the service's enabled state, not a
+ * path) with the directories that hold only them, and update-ca-certificates' links.
+ */
+const stateNotPath = (p: string): boolean => /^\/etc\/systemd(\/(system|user)(\/|$)|$)/.test(p) || /^\/etc\/ssl\/certs\//.test(p);
 
 describe.skipIf(cannotChroot)('package facts against a real install of ten packages', () => {
   const ir = image('t').base(debian12()).toIR();
@@ -89,6 +110,41 @@ describe.skipIf(cannotChroot)('package facts against a real install of ten packa
     const groups = readGroups(view);
     expect(own.users.filter((u) => !users.has(u))).toEqual([]);
     expect(own.groups.filter((g) => !groups.has(g))).toEqual([]);
+  });
+
+  it.each(TEN)('%s: the archive entry has the commands, services and /etc,/opt paths of its dpkg file list (or its scripts made), and no others', (name) => {
+    const entry = debian12Archive.entry(name);
+    expect(entry, `${name} is in ${debian12Archive.describe}`).toBeDefined();
+    const dpkg = listed.get(name)!;
+    const isDir = (p: string) => {
+      try {
+        return lstatSync(path.join(root, p)).isDirectory();
+      } catch {
+        return false;
+      }
+    };
+    const base = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+    const commands = dpkg.filter((p) => COMMAND_DIRS.includes(path.posix.dirname(p)) && !isDir(p)).map(base);
+    const services = dpkg
+      .filter((p) => UNIT_DIRS.includes(path.posix.dirname(p)) && /^[^@]+\.(service|timer|socket)$/.test(base(p)))
+      .map((p) => base(p).replace(/\.service$/, ''));
+    expect({ commands: sorted(entry!.commands), services: sorted(entry!.services) }).toEqual({ commands: sorted(commands), services: sorted(services) });
+    const own = facts[name]!;
+    expect(entry!.paths.filter((p) => !exists(root, p))).toEqual([]);
+    expect(entry!.paths.filter((p) => !dpkg.includes(p) && !own.paths.includes(p))).toEqual([]);
+    expect(dpkg.filter((p) => inFactTree(p) && exists(root, p) && !isDir(p) && !entry!.paths.includes(p))).toEqual([]);
+  });
+
+  it.each(TEN)('%s: what its real install made (users, groups, created paths) is in the archive entry', (name) => {
+    const entry = debian12Archive.entry(name)!;
+    const own = facts[name]!;
+    const missing = {
+      users: own.users.filter((u) => !entry.users.includes(u)),
+      groups: own.groups.filter((g) => !entry.groups.includes(g)),
+      paths: own.paths.filter((p) => !entry.paths.includes(p) && !stateNotPath(p)),
+    };
+    if (NOT_MERGED.includes(name)) expect(Object.values(missing).flat().length).toBeGreaterThan(0);
+    else expect(missing).toEqual({ users: [], groups: [], paths: [] });
   });
 
   it('an unknown package and one the base has are clear errors, and nothing is left behind', async () => {
