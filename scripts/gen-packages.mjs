@@ -82,7 +82,7 @@ const missing = typedPackages.filter((p) => !entries.has(p));
 if (missing.length) fail(`typed packages not in ${base.suite} ${component}: ${missing.join(', ')}`);
 
 if (!values['no-install']) {
-  const { installedFacts } = await dist('src/build/installed-facts.js');
+  const { installedFacts, reliedOn } = await dist('src/build/installed-facts.js');
   const { layBase, resolveBase } = await dist('src/build/base.js');
   const { cacheDir, RootCache } = await dist('src/build/cache.js');
   // A package the base already has: its facts are the base's, read from a real root (npm run gen:bases).
@@ -103,25 +103,14 @@ if (!values['no-install']) {
   const toInstall = typedToInstall.filter((p) => !(p in kept));
   const installed = { ...Object.fromEntries(typedToInstall.filter((p) => p in kept).map((p) => [p, kept[p]])), ...(toInstall.length ? await install(toInstall) : {}) };
   if (values.installed) writeFileSync(values.installed, JSON.stringify(installed));
-  // The links update-ca-certificates makes, one per certificate named by its subject, are its cache of
-  // /usr/share/ca-certificates, not files to rely on one by one: the directory is the fact.
-  // And the links deb-systemd-helper makes when a package's postinst enables its units (x.wants/, aliases)
-  // are the service's enabled state, which enableService and disableService change, not paths of the package.
-  const derived = (p) => /^\/etc\/ssl\/certs\/./.test(p) || /^\/etc\/systemd\/(system|user)\/[^/]+(\.wants|\.requires|\.service|\.socket|\.timer|\.target|\.path)(\/|$)/.test(p);
   // The table's words are ASCII without white space (src/build/archive-facts.ts leaves such names out too).
   const word = (k) => /^[\x21-\x7e]+$/.test(k);
   for (const [name, got] of Object.entries(installed)) {
     const e = entries.get(name);
     for (const u of got.users.filter(word)) e.users.add(u);
     for (const g of got.groups.filter(word)) e.groups.add(g);
-    // A directory that holds only such links, or directories of only such links (/etc/systemd/system on
-    // a root without systemd), came with them: deepest first, so a parent sees its children's verdict.
-    const dropped = new Set(got.paths.filter(derived));
-    for (const d of [...got.paths].sort((a, b) => b.length - a.length)) {
-      const below = got.paths.filter((p) => p.startsWith(`${d}/`));
-      if (below.length && below.every((p) => dropped.has(p))) dropped.add(d);
-    }
-    for (const p of got.paths.filter((p) => word(p) && !dropped.has(p))) e.paths.add(p);
+    // What installedFacts keeps (reliedOn), applied again to facts an --installed file kept from before.
+    for (const p of reliedOn(got.paths).filter(word)) e.paths.add(p);
   }
 }
 

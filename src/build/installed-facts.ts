@@ -58,6 +58,31 @@ const FACT_TREES = ['/etc', '/opt'] as const;
 export const hostSpecific = (p: string): boolean =>
   /^\/etc\/ssh\/ssh_host_[^/]*$/.test(p) || (path.posix.dirname(p) === '/etc' && isToolLeftover(path.posix.basename(p)));
 
+/**
+ * Paths a tool made as a record of state, not files of the package: the links
+ * update-ca-certificates makes, one per certificate named by its subject (its
+ * cache of /usr/share/ca-certificates: the directory is the fact), and those
+ * deb-systemd-helper makes when a postinst enables a unit (x.wants/, aliases:
+ * the service's enabled state, which enableService and disableService change).
+ */
+const stateRecord = (p: string): boolean =>
+  /^\/etc\/ssl\/certs\/./.test(p) || /^\/etc\/systemd\/(system|user)\/[^/]+(\.wants|\.requires|\.service|\.socket|\.timer|\.target|\.path)(\/|$)/.test(p);
+
+/**
+ * The paths of an install worth relying on: not host-specific, not a state
+ * record, and not a directory that holds only such records (/etc/systemd/system
+ * on a root without systemd came with the links): deepest first, so a parent
+ * sees its children's verdict.
+ */
+export const reliedOn = (paths: readonly string[]): string[] => {
+  const dropped = new Set(paths.filter((p) => hostSpecific(p) || stateRecord(p)));
+  for (const d of [...paths].sort((a, b) => b.length - a.length)) {
+    const below = paths.filter((p) => p.startsWith(`${d}/`));
+    if (below.length && below.every((p) => dropped.has(p))) dropped.add(d);
+  }
+  return paths.filter((p) => !dropped.has(p));
+};
+
 /** Whether `p` is below one of the fact trees (not the tree itself). */
 const inFactTree = (p: string): boolean => FACT_TREES.some((t) => p.startsWith(`${t}/`));
 
@@ -109,7 +134,7 @@ const added = (before: ReadonlySet<string>, after: ReadonlySet<string>): string[
  */
 export const factsBetween = (before: Snapshot, after: Snapshot, listed: readonly string[]): InstalledFacts => {
   const own = [...listed.filter((p) => after.paths.has(p)), ...added(before.paths, after.paths)].filter((p) => inFactTree(p) && !hostSpecific(p));
-  return { users: added(before.users, after.users), groups: added(before.groups, after.groups), paths: sorted(own.flatMap(withParents)) };
+  return { users: added(before.users, after.users), groups: added(before.groups, after.groups), paths: reliedOn(sorted(own.flatMap(withParents))) };
 };
 
 /** The packages `apt-get install -s` would unpack ("Inst NAME (…)" lines), in its order. */

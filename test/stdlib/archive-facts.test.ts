@@ -42,20 +42,6 @@ const sorted = (xs: readonly string[]) => [...xs].sort();
 const COMMAND_DIRS = ['/usr/bin', '/usr/sbin', '/bin', '/sbin'];
 /** Where the archive's services are: unit files directly in these. */
 const UNIT_DIRS = ['/lib/systemd/system', '/usr/lib/systemd/system'];
-/**
- * Of the ten, those whose maintainer scripts make facts that gen:packages does not merge, as it
- * real-installs only the typed packages (scripts/gen-packages.mjs): nginx-common's
- * /etc/nginx/conf.d and sites-enabled/default, prometheus-node-exporter's user. Each must show
- * its gap; once the generator installs it, its test fails here: take it out of the list.
- */
-const NOT_MERGED = ['nginx-common', 'prometheus-node-exporter'];
-/**
- * What gen:packages leaves out of what a real install made (scripts/gen-packages.mjs): the links
- * deb-systemd-helper makes when a postinst enables a unit (the service's enabled state, not a
- * path) with the directories that hold only them, and update-ca-certificates' links.
- */
-const stateNotPath = (p: string): boolean => /^\/etc\/systemd(\/(system|user)(\/|$)|$)/.test(p) || /^\/etc\/ssl\/certs\//.test(p);
-
 describe.skipIf(cannotChroot)('package facts against a real install of ten packages', () => {
   const ir = image('t').base(debian12()).toIR();
   let root = '';
@@ -141,10 +127,9 @@ describe.skipIf(cannotChroot)('package facts against a real install of ten packa
     const missing = {
       users: own.users.filter((u) => !entry.users.includes(u)),
       groups: own.groups.filter((g) => !entry.groups.includes(g)),
-      paths: own.paths.filter((p) => !entry.paths.includes(p) && !stateNotPath(p)),
+      paths: own.paths.filter((p) => !entry.paths.includes(p)),
     };
-    if (NOT_MERGED.includes(name)) expect(Object.values(missing).flat().length).toBeGreaterThan(0);
-    else expect(missing).toEqual({ users: [], groups: [], paths: [] });
+    expect(missing).toEqual({ users: [], groups: [], paths: [] });
   });
 
   it('an unknown package and one the base has are clear errors, and nothing is left behind', async () => {
