@@ -76,5 +76,11 @@ describe("Debian 12's package data", () => {
     ]);
     const declared = image('t').base(base).provision((p) => p.packages(['vendor-agent'], { provides: { service: ['vendor-agent'] } }).enableService('vendor-agent')).toIR('t.ts');
     expect(checkImage(declared)).toEqual([]);
+    // A name the archive lacks may come from a repository added before it; one added only after does not count.
+    const repo = { uri: 'https://pkgs.example.test/deb/', suites: ['/'], keyUrl: 'https://pkgs.example.test/deb/Release.key' };
+    const fromRepo = image('t').base(debian12({ include: ['curl', 'ca-certificates'] })).provision((p) => p.aptRepository('vendor', repo).packages(['vendor-agent'])).toIR('t.ts');
+    expect(checkImage(fromRepo).filter((d) => d.code === 'IMGC0017')).toEqual([]);
+    const repoAfter = image('t').base(debian12({ include: ['curl', 'ca-certificates'] })).provision((p) => p.packages(['vendor-agent']).aptRepository('vendor', repo)).toIR('t.ts');
+    expect(checkImage(repoAfter).map((d) => d.code)).toContain('IMGC0017');
   });
 });
