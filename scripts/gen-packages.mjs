@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p) => import(path.join(repo, 'dist', p));
 const { hostMirror } = await dist('src/host/mirror.js');
-const { addContentsLine, archiveEntries, entryOf, parsePackages, tableLine } = await dist('src/build/archive-facts.js');
+const { addContentsLine, archiveEntries, entryOf, isTableWord, parsePackages, tableLine } = await dist('src/build/archive-facts.js');
 const { typedPackages } = await dist('stdlib/archive/typed-packages.js');
 const { debian12 } = await dist('stdlib/bases.js');
 
@@ -103,14 +103,12 @@ if (!values['no-install']) {
   const toInstall = typedToInstall.filter((p) => !(p in kept));
   const installed = { ...Object.fromEntries(typedToInstall.filter((p) => p in kept).map((p) => [p, kept[p]])), ...(toInstall.length ? await install(toInstall) : {}) };
   if (values.installed) writeFileSync(values.installed, JSON.stringify(installed));
-  // The table's words are ASCII without white space (src/build/archive-facts.ts leaves such names out too).
-  const word = (k) => /^[\x21-\x7e]+$/.test(k);
   for (const [name, got] of Object.entries(installed)) {
     const e = entries.get(name);
-    for (const u of got.users.filter(word)) e.users.add(u);
-    for (const g of got.groups.filter(word)) e.groups.add(g);
+    for (const u of got.users.filter(isTableWord)) e.users.add(u);
+    for (const g of got.groups.filter(isTableWord)) e.groups.add(g);
     // What installedFacts keeps (reliedOn), applied again to facts an --installed file kept from before.
-    for (const p of reliedOn(got.paths).filter(word)) e.paths.add(p);
+    for (const p of reliedOn(got.paths).filter(isTableWord)) e.paths.add(p);
   }
 }
 

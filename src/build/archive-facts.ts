@@ -43,6 +43,9 @@ export const withParents = (p: string): string[] => {
   return parts.slice(3).map((_, i) => parts.slice(0, i + 3).join('/')).concat(p);
 };
 
+/** The table's words are printable ASCII, separated by spaces: the few names with white space or other characters are left out. */
+export const isTableWord = (key: string): boolean => /^[\x21-\x7e]+$/.test(key);
+
 /**
  * Adds one line of a Contents index (`path  section/pkg,section/pkg`; the
  * path has no leading slash and may hold spaces) to the collection.
@@ -51,8 +54,7 @@ export const addContentsLine = (into: Map<string, Collected>, line: string): voi
   const m = /^(.*\S)\s+(\S+)$/.exec(line);
   if (!m) return;
   const fact = contentsFact(m[1]!);
-  // The table's words are ASCII, separated by spaces: the few names with white space or other characters are left out.
-  if (!fact || !/^[\x21-\x7e]+$/.test(fact.key)) return;
+  if (!fact || !isTableWord(fact.key)) return;
   for (const qualified of m[2]!.split(',')) {
     const name = qualified.slice(qualified.lastIndexOf('/') + 1);
     let c = into.get(name);
