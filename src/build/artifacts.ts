@@ -6,6 +6,7 @@
 // from the same cached root with the same settings by the previous build into
 // the same directory, and not written since, is kept where it is instead
 // (see ReuseState).
+import type { Arch } from '../core/arch.js';
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -101,6 +102,8 @@ export interface ArtifactContext {
   root: string;
   /** The image's name: a bootable disk's identifiers are derived from it and the output's. */
   image: string;
+  /** The root's architecture: a bootable disk's loader and console are its. */
+  arch: Arch;
   /** SOURCE_DATE_EPOCH: the time written into the filesystems and archives. */
   epoch?: number;
   /** The cache entry the root is, when nothing changed it since: artifacts then record their inputs, for reuse. */
@@ -165,7 +168,7 @@ export const makeArtifacts = async (steps: readonly BuildArtifact[], ctx: Artifa
     mkdirSync(path.dirname(file), { recursive: true });
     rmSync(file, { force: true });
     const size = diskSize(step);
-    if (step.bootable) await makeBootableDisk(ctx.root, file, { image: ctx.image, output: step.output, size, scratch: ctx.staging, run: ctx.run, ...epoch });
+    if (step.bootable) await makeBootableDisk(ctx.root, file, { image: ctx.image, output: step.output, size, arch: ctx.arch, scratch: ctx.staging, run: ctx.run, ...epoch });
     else await makeExt4(ctx.root, file, { bytes: sizeBytes(size), offset: 0, uuid: derivedUuid('imgc-ext4', ctx.image, step.output), run: ctx.run, ...epoch });
     rawBySize.set(key, file);
     return file;

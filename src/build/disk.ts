@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, lutimesSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bootFiles, ESP_LABEL, espFiles, loaderEntry } from '../core/boot.js';
+import { archInfo, type Arch } from '../core/arch.js';
 import { capture, run, type RunOptions } from '../host/exec.js';
 import { GPT_TYPE, SECTOR } from '../host/gpt.js';
 
@@ -76,7 +77,7 @@ export const sfdiskScript = (l: DiskLayout): string =>
   ].join('\n');
 
 /** The kernel command line of the loader entry. */
-export const kernelCmdline = (l: DiskLayout): string => `root=PARTUUID=${l.root.partUuid} rw console=tty0 console=ttyS0,115200`;
+export const kernelCmdline = (l: DiskLayout, arch: Arch = 'amd64'): string => `root=PARTUUID=${l.root.partUuid} rw console=tty0 console=${archInfo[arch].serial},115200`;
 
 /** A file of the root, following a symlink the root holds (relative or absolute, inside the root). */
 const rootFile = (root: string, p: string): string => {
@@ -164,12 +165,13 @@ export const makeExt4 = async (root: string, file: string, opts: { bytes: number
 export const makeBootableDisk = async (
   root: string,
   file: string,
-  opts: { image: string; output: string; size: string; scratch: string; run: RunOptions; epoch?: number },
+  opts: { image: string; output: string; size: string; arch: Arch; scratch: string; run: RunOptions; epoch?: number },
 ): Promise<DiskLayout> => {
   const l = diskLayout(opts.image, opts.output, opts.size);
-  const kernel = rootFile(root, bootFiles.kernel);
-  const initrd = rootFile(root, bootFiles.initrd);
-  const loader = rootFile(root, bootFiles.loader);
+  const files = bootFiles(opts.arch);
+  const kernel = rootFile(root, files.kernel);
+  const initrd = rootFile(root, files.initrd);
+  const loader = rootFile(root, files.loader);
   rmSync(file, { force: true });
   await run('truncate', ['-s', String(l.bytes), file], opts.run);
   await run('sfdisk', ['--quiet', '--no-reread', '--no-tell-kernel', file], { ...opts.run, input: sfdiskScript(l) });
@@ -181,13 +183,14 @@ export const makeBootableDisk = async (
   const conf = path.join(opts.scratch, `.loader-${process.pid}.conf`);
   const entry = path.join(opts.scratch, `.entry-${process.pid}.conf`);
   writeFileSync(conf, 'default imgc.conf\ntimeout 0\nconsole-mode keep\n');
-  writeFileSync(entry, loaderEntry({ title: opts.image, version: kernelVersion(kernel), options: kernelCmdline(l) }));
+  writeFileSync(entry, loaderEntry({ title: opts.image, version: kernelVersion(kernel), options: kernelCmdline(l, opts.arch) }));
   const esp = `${file}@@${l.esp.start * SECTOR}`;
   try {
     await run('mmd', ['-i', esp, '::/EFI', '::/EFI/BOOT', '::/EFI/systemd', '::/loader', '::/loader/entries', '::/imgc'], { ...opts.run, env });
     const copy = (from: string, to: string) => run('mcopy', ['-i', esp, from, to], { ...opts.run, env });
-    await copy(loader, '::/EFI/BOOT/BOOTX64.EFI');
-    await copy(loader, '::/EFI/systemd/systemd-bootx64.efi');
+    const efi = archInfo[opts.arch].efi;
+    await copy(loader, `::/EFI/BOOT/BOOT${efi.toUpperCase()}.EFI`);
+    await copy(loader, `::/EFI/systemd/systemd-boot${efi}.efi`);
     await copy(kernel, `::${espFiles.kernel}`);
     await copy(initrd, `::${espFiles.initrd}`);
     await copy(conf, '::/loader/loader.conf');

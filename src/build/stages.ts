@@ -2,6 +2,7 @@
 // runs the target in the root and caches the result, an artifact phase makes
 // the artifacts into staging, a verify phase checks the facts (and boots the
 // disk). Nothing here publishes: ./manifest.ts does, once all succeeded.
+import { archOf } from '../core/arch.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Phase, Step } from '../ir/schema.js';
@@ -98,6 +99,7 @@ const runArtifactPhase = async (p: PhaseRun): Promise<void> => {
   const { records: done, state } = await makeArtifacts(steps, {
     root: work.root,
     image: run.ir.name,
+    arch: archOf(run.ir.base),
     ...(ctx.epoch !== undefined ? { epoch: ctx.epoch } : {}),
     ...(work.rootIs ? { rootId: work.rootIs.id } : {}),
     ...(p.previous ? { previous: { dir: run.outDir, state: p.previous } } : {}),

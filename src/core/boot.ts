@@ -2,11 +2,14 @@
 // partition from these files (systemd-boot as the removable-media loader, the
 // kernel and initramfs the root's kernel package installed), so a bootable
 // artifact requires them as facts and the checker proves a step provides them.
-export const bootFiles = {
-  kernel: '/vmlinuz',
-  initrd: '/initrd.img',
-  loader: '/usr/lib/systemd/boot/efi/systemd-bootx64.efi',
-} as const;
+import { archInfo, type Arch } from './arch.js';
+
+export const bootFiles = (arch: Arch) =>
+  ({
+    kernel: '/vmlinuz',
+    initrd: '/initrd.img',
+    loader: `/usr/lib/systemd/boot/efi/systemd-boot${archInfo[arch].efi}.efi`,
+  }) as const;
 
 /** Where imgc's ESP holds the kernel and initramfs it boots, and its loader entry (paths on the ESP). */
 export const espFiles = {

@@ -10,6 +10,7 @@ import { DefinitionError } from '../core/definition-error.js';
 import type { Condition } from '../core/conditions.js';
 import type { PackageManager } from '../core/packages.js';
 import type { PackageArchive } from '../core/catalog.js';
+import { archOf, type Arch } from '../core/arch.js';
 import { callerLocation } from './location.js';
 import { readTextFile, readTextTree } from './tree.js';
 import { kinds } from '../steps/index.js';
@@ -62,6 +63,8 @@ export const record = ({ input, loc }: Link, id: string): Step => {
 export interface BasePackages<C extends PackageCatalog> {
   readonly catalog: C;
   readonly archive?: PackageArchive;
+  /** The base's IR, for its architecture (absent: amd64). */
+  readonly ir?: { readonly arch?: Arch | undefined };
 }
 
 /** What every phase builder shares: hooks and the step chain. */
@@ -82,7 +85,7 @@ export abstract class StepChain<F extends Facts, C extends PackageCatalog> {
 
   /** @internal What a kind's `make` may need besides its arguments. */
   protected get context(): MakeContext {
-    return { catalog: this.base.catalog, ...(this.base.archive ? { archive: this.base.archive } : {}), family: this.family, readTextFile, readTextTree };
+    return { catalog: this.base.catalog, ...(this.base.archive ? { archive: this.base.archive } : {}), family: this.family, arch: archOf(this.base.ir ?? {}), readTextFile, readTextTree };
   }
 
   /** @internal Records a step (its kind's `make`); the public methods narrow the returned type. */
@@ -636,17 +639,17 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
 
   /** The root as a plain directory. */
   dir(output = 'rootfs'): this {
-    return this.add(kinds.artifact.make('dir', output));
+    return this.add(kinds.artifact.make(this.context, 'dir', output));
   }
 
   /** The root as a tarball; its compression follows the name (.tar.zst, .tar.gz, .tar) unless given. */
   tar(output = 'rootfs.tar.zst', opts: Pick<ArtifactOptions, 'compression'> = {}): this {
-    return this.add(kinds.artifact.make('tar', output, opts));
+    return this.add(kinds.artifact.make(this.context, 'tar', output, opts));
   }
 
   /** The root as a bare ext4 filesystem image (no partition table, not bootable). */
   ext4(output = 'rootfs.ext4', opts: Pick<ArtifactOptions, 'size'> = {}): this {
-    return this.add(kinds.artifact.make('ext4', output, opts));
+    return this.add(kinds.artifact.make(this.context, 'ext4', output, opts));
   }
 
   /**
@@ -655,12 +658,12 @@ export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog
    * kernel and systemd-boot (`use(bootable())`). Otherwise a bare ext4 filesystem, as `ext4()`.
    */
   raw(output = 'disk.raw', opts: DiskOptions = {}): this {
-    return this.add(kinds.artifact.make('raw', output, opts));
+    return this.add(kinds.artifact.make(this.context, 'raw', output, opts));
   }
 
   /** A qcow2 disk image; `bootable` as for `raw()`. */
   qcow2(output = 'disk.qcow2', opts: DiskOptions = {}): this {
-    return this.add(kinds.artifact.make('qcow2', output, opts));
+    return this.add(kinds.artifact.make(this.context, 'qcow2', output, opts));
   }
 
   /**

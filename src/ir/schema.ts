@@ -74,6 +74,12 @@ export const Base = z
     suite: z.string(),
     variant: z.enum(['minbase', 'buildd', 'default']),
     packageManager: z.enum(['apt', 'dnf']),
+    /**
+     * The CPU architecture of the root (Debian's name). Absent: amd64. An
+     * arm64 base on an amd64 host is laid down with debootstrap's foreign
+     * second stage and run through qemu-user-static (docs/arm64.md).
+     */
+    arch: z.enum(['amd64', 'arm64']).optional(),
     /** Extra packages laid down with the base (debootstrap --include). */
     include: z.array(PackageName),
     provides: z.array(Fact),

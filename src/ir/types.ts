@@ -627,6 +627,7 @@ export type Base = {
     packageManager: "apt" | "dnf";
     include: string[];
     provides: Fact[];
+    arch?: "amd64" | "arm64" | undefined;
     details?: Record<string, {
         type?: "file" | "symlink" | "dir" | "other" | undefined;
         owner?: string | undefined;

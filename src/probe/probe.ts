@@ -15,6 +15,7 @@ import type { RootView } from '../verify/rootview.js';
 import { CONTRACT_VERSION, contractSchemaId, sortFacts, type Contract, type ContractFact } from '../contract/contract.js';
 import { factId } from '../core/facts.js';
 import { bootFiles } from '../core/boot.js';
+import { arches } from '../core/arch.js';
 
 export interface ProbeOptions {
   /** What the contract calls the probed root (default: what was read). */
@@ -73,7 +74,7 @@ export const probeRoot = (dir: string, view: RootView, opts: ProbeOptions = {}):
   const base = readBaseFacts(dir);
   const ids = idNames(view);
   // Looked for one by one: the expected facts, and the files a bootable disk takes from the root (src/core/boot.ts), which no bounded listing reaches.
-  const wanted: ContractFact[] = [...(opts.expect ?? []), ...Object.values(bootFiles).map((key) => ({ kind: 'path' as const, key }))];
+  const wanted: ContractFact[] = [...(opts.expect ?? []), ...[...new Set(arches.flatMap((a) => Object.values(bootFiles(a))))].map((key) => ({ kind: 'path' as const, key }))];
   view.preloadMeta?.([...base.paths, ...wanted.filter((f) => f.kind === 'path').map((f) => f.key)]);
   const facts = new Map<string, ContractFact>();
   const add = (f: ContractFact) => facts.set(factId(f), f);

@@ -5,7 +5,7 @@ import { z } from '../util/zod.js';
 import { stepBase } from '../core/fields.js';
 import { labelText } from '../emit/ansible/names.js';
 import { fact } from '../core/facts.js';
-import type { StepInput, StepKind } from './kind.js';
+import type { MakeContext, StepInput, StepKind } from './kind.js';
 import { bootFiles } from '../core/boot.js';
 
 const schema = z
@@ -42,10 +42,10 @@ const formatFields = (format: ArtifactStep['format'], output: string, o: Artifac
 export const artifact = {
   kind: 'artifact',
   schema,
-  make: (format: ArtifactStep['format'], output: string, opts: ArtifactOptions = {}): StepInput<ArtifactStep> => {
+  make: ({ arch }: MakeContext, format: ArtifactStep['format'], output: string, opts: ArtifactOptions = {}): StepInput<ArtifactStep> => {
     const fields = formatFields(format, output, opts);
     // A bootable disk is made from the root's kernel, initramfs and systemd-boot: the checker proves a step installed them.
-    const requires = fields.bootable ? Object.values(bootFiles).map((p) => fact('path', p)) : [];
+    const requires = fields.bootable ? Object.values(bootFiles(arch)).map((p) => fact('path', p)) : [];
     return { kind: 'artifact', format, output, ...fields, provides: [fact('artifact', output)], requires };
   },
   describe: (s) => `${s.format} artifact '${s.output}'`,

@@ -20,6 +20,7 @@ import type { Fact, FactDetails, SourceLocation } from '../core/facts.js';
 import type { RootFacts } from '../core/root.js';
 import type { PackageManager } from '../core/packages.js';
 import type { PackageArchive, PackageCatalog } from '../core/catalog.js';
+import type { Arch } from '../core/arch.js';
 import type { Creation, CreationPathType } from '../core/creations.js';
 import type { Emitted, HelperName, ShellHelper, ShellPackageManager } from '../emit/shell/emitted.js';
 import type { Task } from '../emit/ansible/tasks.js';
@@ -353,6 +354,8 @@ export interface MakeContext {
   readonly archive?: PackageArchive;
   /** How the base's package manager spells a pinned package. */
   readonly family: PackageManager;
+  /** The base's architecture. */
+  readonly arch: Arch;
   /** A text file relative to the calling file; throws a message for the step to prefix (src/dsl/tree.ts). */
   readTextFile(file: string): { path: string; text: string };
   /** The text files under a directory relative to the calling file; throws as `readTextFile`. */

@@ -171,7 +171,7 @@ describe('reproducible disks under SOURCE_DATE_EPOCH', () => {
       await makeExt4(root, ext4, { bytes: 64 * 1024 ** 2, offset: 0, uuid: derivedUuid('t'), run: {}, epoch });
       sums.ext4.push(await fileSha256(ext4));
       const disk = path.join(dir, `${i}.raw`);
-      await makeBootableDisk(root, disk, { image: 'repro', output: 'disk.raw', size: '768M', scratch: dir, run: {}, epoch });
+      await makeBootableDisk(root, disk, { image: 'repro', output: 'disk.raw', size: '768M', arch: 'amd64', scratch: dir, run: {}, epoch });
       sums.disk.push(await fileSha256(disk));
     }
     expect(sums.ext4[0]).toBe(sums.ext4[1]);

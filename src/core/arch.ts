@@ -1,0 +1,52 @@
+// What differs between the CPU architectures a base may have: the names the
+// kernel, the firmware and QEMU give them, and where a bootable disk's
+// loader and console are. Debian's names (amd64, arm64) are the keys.
+
+export const arches = ['amd64', 'arm64'] as const;
+export type Arch = (typeof arches)[number];
+
+interface ArchInfo {
+  /** `uname -m` of a machine of it, and the middle of the multiarch triplet (x86_64-linux-gnu). */
+  readonly machine: 'x86_64' | 'aarch64';
+  /** The suffix of UEFI's removable-media loader and of systemd-boot's binary (BOOTX64.EFI, systemd-bootx64.efi). */
+  readonly efi: 'x64' | 'aa64';
+  /** Debian's kernel metapackage. */
+  readonly kernelPackage: 'linux-image-amd64' | 'linux-image-arm64';
+  /** The serial console a QEMU guest of it has (q35's 16550, virt's PL011). */
+  readonly serial: 'ttyS0' | 'ttyAMA0';
+  /** QEMU's system emulator, and the user-mode emulator qemu-user-static registers with binfmt_misc. */
+  readonly qemuSystem: 'qemu-system-x86_64' | 'qemu-system-aarch64';
+  readonly binfmt: 'qemu-x86_64' | 'qemu-aarch64';
+  /** The Debian package of the system emulator and the UEFI firmware's code and variables. */
+  readonly qemuPackage: 'qemu-system-x86' | 'qemu-system-arm';
+  readonly firmwarePackage: 'ovmf' | 'qemu-efi-aarch64';
+  readonly firmware: { readonly code: readonly string[]; readonly vars: readonly string[] };
+}
+
+export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
+  amd64: {
+    machine: 'x86_64',
+    efi: 'x64',
+    kernelPackage: 'linux-image-amd64',
+    serial: 'ttyS0',
+    qemuSystem: 'qemu-system-x86_64',
+    binfmt: 'qemu-x86_64',
+    qemuPackage: 'qemu-system-x86',
+    firmwarePackage: 'ovmf',
+    firmware: { code: ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'], vars: ['/usr/share/OVMF/OVMF_VARS.fd', '/usr/share/OVMF/OVMF_VARS_4M.fd'] },
+  },
+  arm64: {
+    machine: 'aarch64',
+    efi: 'aa64',
+    kernelPackage: 'linux-image-arm64',
+    serial: 'ttyAMA0',
+    qemuSystem: 'qemu-system-aarch64',
+    binfmt: 'qemu-aarch64',
+    qemuPackage: 'qemu-system-arm',
+    firmwarePackage: 'qemu-efi-aarch64',
+    firmware: { code: ['/usr/share/AAVMF/AAVMF_CODE.fd'], vars: ['/usr/share/AAVMF/AAVMF_VARS.fd'] },
+  },
+};
+
+/** A base's architecture: absent in the IR means amd64. */
+export const archOf = (base: { readonly arch?: Arch | undefined }): Arch => base.arch ?? 'amd64';
