@@ -9,10 +9,12 @@ import { fact, uniqueFacts, type FactDetails } from '../src/core/facts.js';
 import type { BaseImage } from '../src/dsl/image.js';
 import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/core/catalog.js';
-import { aptCatalog, ubuntuCatalog } from './catalog.js';
+import { aptCatalog, aptCatalogArm64, ubuntuCatalog } from './catalog.js';
 import { debian12Archive } from './archive/debian-12.js';
 import type { PackageArchive, PackageCatalog } from '../src/core/catalog.js';
 import { debian12Facts } from './bases/debian-12.js';
+import { debian12Arm64Facts } from './bases/debian-12-arm64.js';
+import type { Arch } from '../src/core/arch.js';
 
 /** The facts of a base as lists: what ./bases/*.ts hold. */
 interface BaseFactLists {
@@ -52,11 +54,14 @@ const ubuntuHandListed = {
   commands: ['sh', 'bash', 'apt-get', 'dpkg', 'useradd', 'groupadd', 'usermod', 'getent', 'chown', 'chmod', 'mkdir', 'ln', 'sed', 'grep', 'tar'],
 } as const;
 
-const debian12Lists = {
-  ...debian12Facts,
-  packages: Object.keys(debian12Facts.packages) as (keyof typeof debian12Facts.packages)[],
-  details: detailsOf(debian12Facts),
-};
+/** A generated base's lists: its packages' names, and the details of its paths and packages. */
+const listsOf = <D extends { readonly packages: Readonly<Record<string, string>>; readonly pathDetails: Readonly<Record<string, FactDetails>> }>(data: D) => ({
+  ...data,
+  packages: Object.keys(data.packages) as (keyof D['packages'])[],
+  details: detailsOf(data),
+});
+const debian12Lists = listsOf(debian12Facts);
+const debian12Arm64Lists = listsOf(debian12Arm64Facts);
 
 /** The facts record of a base's lists, for the builder's types. */
 type FactsOfLists<L extends BaseFactLists> = {
@@ -75,7 +80,7 @@ export interface AptBaseOptions<I extends string> {
 }
 
 const aptBase = <L extends BaseFactLists, C extends PackageCatalog, I extends string>(
-  ir: Pick<Base, 'name' | 'distro' | 'release' | 'suite'>,
+  ir: Pick<Base, 'name' | 'distro' | 'release' | 'suite' | 'arch'>,
   lists: L,
   packages: { catalog: C; archive?: PackageArchive },
   opts: AptBaseOptions<I>,
@@ -97,9 +102,30 @@ const aptBase = <L extends BaseFactLists, C extends PackageCatalog, I extends st
   };
 };
 
-/** Debian 12 "bookworm". */
-export const debian12 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>
-  aptBase({ name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' }, debian12Lists, { catalog: aptCatalog, archive: debian12Archive }, opts);
+export interface Debian12Options<I extends string, A extends Arch> extends AptBaseOptions<I> {
+  /**
+   * The root's architecture (default amd64). An arm64 root on an amd64 host
+   * is debootstrapped in two stages, the second through qemu-user-static,
+   * and its steps run the same way (docs/arm64.md); its facts and kernel
+   * package are arm64's.
+   */
+  arch?: A;
+}
+
+const debian12Ir = { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' } as const;
+type Debian12Base<I extends string, A extends Arch> = A extends 'arm64'
+  ? BaseImage<WithPackages<FactsOfLists<typeof debian12Arm64Lists>, typeof aptCatalogArm64, I>, typeof aptCatalogArm64>
+  : BaseImage<WithPackages<FactsOfLists<typeof debian12Lists>, typeof aptCatalog, I>, typeof aptCatalog>;
+
+/** Debian 12 "bookworm", amd64 or arm64. */
+export const debian12 = <const I extends string = never, const A extends Arch = 'amd64'>(opts: Debian12Options<I, A> = {}): Debian12Base<I, A> => {
+  const { arch, ...rest } = opts;
+  return (
+    arch === 'arm64'
+      ? aptBase({ ...debian12Ir, arch }, debian12Arm64Lists, { catalog: aptCatalogArm64, archive: debian12Archive }, rest)
+      : aptBase(debian12Ir, debian12Lists, { catalog: aptCatalog, archive: debian12Archive }, rest)
+  ) as Debian12Base<I, A>;
+};
 
 /** Ubuntu 22.04 LTS "jammy". */
 export const ubuntu2204 = <const I extends string = never>(opts: AptBaseOptions<I> = {}) =>

@@ -9,8 +9,8 @@
 import type { PackageCatalog } from '../src/dsl/types.js';
 import { debian12Typed } from './archive/debian-12.js';
 
-/** What the archive's indexes cannot say, each with its reason. */
-export const debian12Listed = {
+/** What the archive's indexes cannot say, each with its reason, on every architecture. */
+const debian12ListedCommon = {
   // From the Kubernetes project's own apt repository (pkgs.k8s.io), not Debian's archive.
   'cri-tools': { commands: ['crictl'], repo: 'kubernetes' },
   kubeadm: { commands: ['kubeadm'], repo: 'kubernetes' },
@@ -18,19 +18,27 @@ export const debian12Listed = {
   kubelet: { services: ['kubelet'], commands: ['kubelet'], repo: 'kubernetes' },
   'kubernetes-cni': { paths: ['/opt/cni/bin'], repo: 'kubernetes' },
   // Outside /etc and /opt, the trees the generated data covers: what the boot and CNI steps rely on.
-  'linux-image-amd64': { paths: ['/vmlinuz', '/boot'] },
   'initramfs-tools': { paths: ['/initrd.img'] },
   'containernetworking-plugins': { paths: ['/usr/lib/cni'] },
-  'systemd-boot-efi': { paths: ['/usr/lib/systemd/boot/efi/systemd-bootx64.efi'] },
 } as const satisfies PackageCatalog;
 
-type Generated = typeof debian12Typed;
-type Listed = typeof debian12Listed;
+// Each architecture's kernel and systemd-boot loader: what bootable disks rely on (src/core/boot.ts's bootFiles).
+export const debian12Listed = {
+  ...debian12ListedCommon,
+  'linux-image-amd64': { paths: ['/vmlinuz', '/boot'] },
+  'systemd-boot-efi': { paths: ['/usr/lib/systemd/boot/efi/systemd-bootx64.efi'] },
+} as const satisfies PackageCatalog;
+export const debian12ListedArm64 = {
+  ...debian12ListedCommon,
+  'linux-image-arm64': { paths: ['/vmlinuz', '/boot'] },
+  'systemd-boot-efi': { paths: ['/usr/lib/systemd/boot/efi/systemd-bootaa64.efi'] },
+} as const satisfies PackageCatalog;
+
 type Field = 'services' | 'commands' | 'paths' | 'users' | 'groups';
 type Of<E, F extends Field> = E extends { readonly [K in F]: readonly (infer S)[] } ? S : never;
 /** One package's generated and listed facts together. */
 type Both<G, L> = { readonly [F in Field]: readonly (Of<G, F> | Of<L, F>)[] } & (L extends { readonly repo: infer R } ? { readonly repo: R } : unknown);
-type Merged = { readonly [P in keyof Generated | keyof Listed]: Both<P extends keyof Generated ? Generated[P] : unknown, P extends keyof Listed ? Listed[P] : unknown> };
+type Merged<Generated, Listed> = { readonly [P in keyof Generated | keyof Listed]: Both<P extends keyof Generated ? Generated[P] : unknown, P extends keyof Listed ? Listed[P] : unknown> };
 
 const merge = (generated: PackageCatalog, listed: PackageCatalog): PackageCatalog =>
   Object.fromEntries(
@@ -43,8 +51,13 @@ const merge = (generated: PackageCatalog, listed: PackageCatalog): PackageCatalo
   );
 
 /** What installing each Debian 12 package the builder's types know provides; the checker knows every other archive package too (`debian12Archive`). */
-export const aptCatalog = merge(debian12Typed, debian12Listed) as Merged;
+export const aptCatalog = merge(debian12Typed, debian12Listed) as Merged<typeof debian12Typed, typeof debian12Listed>;
 export type AptCatalog = typeof aptCatalog;
+
+/** The typed packages of an arm64 base: amd64's install facts (/etc, /opt, commands and services are the same), its own kernel and loader. */
+const { 'linux-image-amd64': _amd64Kernel, ...debian12TypedAnyArch } = debian12Typed;
+export const aptCatalogArm64 = merge(debian12TypedAnyArch, debian12ListedArm64) as Merged<typeof debian12TypedAnyArch, typeof debian12ListedArm64>;
+export type AptCatalogArm64 = typeof aptCatalogArm64;
 
 /** What installing each apt package provides on the Ubuntu bases, listed by hand (no Ubuntu mirror is reachable here to read one from). */
 export const ubuntuCatalog = {

@@ -5,16 +5,22 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import type { Base } from '../ir/schema.js';
 import { baseKey, CorruptEntry, fileSha256, RootCache, sha256, stableJson, withCacheLock } from './cache.js';
-import { capture, haveCommand, run, type RunOptions } from '../host/exec.js';
+import { capture, haveCommand, run, SYSTEM_PATH, type RunOptions } from '../host/exec.js';
 import { hostMirror, rootSourcesList, type AptMirror } from '../host/mirror.js';
 import { unpackRoot } from '../host/tar.js';
+import { ensureForeignArch, ForeignArchError } from '../host/binfmt.js';
+import { archOf, type Arch } from '../core/arch.js';
+
+/** The host's architecture, as dpkg names it. */
+const hostArch = async (): Promise<string> => capture('dpkg', ['--print-architecture']).catch(() => 'amd64');
 
 export class BaseError extends Error {
   override name = 'BaseError';
 }
 
 export type BaseSource =
-  | { kind: 'debootstrap'; key: string; mirror: AptMirror; arch: string; describe: string }
+  /** `foreign`: the root's architecture is not the host's (debootstrap's second stage runs through qemu-user-static). */
+  | { kind: 'debootstrap'; key: string; mirror: AptMirror; arch: Arch; foreign: boolean; describe: string }
   | { kind: 'tar'; key: string; file: string; describe: string }
   | { kind: 'dir'; key: undefined; dir: string; describe: string };
 
@@ -47,13 +53,17 @@ export const resolveBase = async (base: Base, opts: { fromTar?: string; fromDir?
     );
   }
   if (base.packageManager !== 'apt') throw new BaseError(`base '${base.name}' uses ${base.packageManager}; debootstrap lays down apt roots only`);
-  const arch = await capture('dpkg', ['--print-architecture']).catch(() => 'amd64');
+  const arch = archOf(base);
+  const foreign = arch !== (await hostArch());
+  // Before anything is laid down: a root whose binaries cannot run here fails its second stage minutes in.
+  if (foreign) await ensureForeignArch(arch).catch((e: unknown) => Promise.reject(e instanceof ForeignArchError ? new BaseError(e.message) : e));
   return {
     kind: 'debootstrap',
     key: baseKey({ base, mirror: mirror.uri, arch }),
     mirror,
     arch,
-    describe: `debootstrap ${base.suite} (${base.variant}${base.include.length ? `, +${base.include.length} packages` : ''})`,
+    foreign,
+    describe: `debootstrap ${base.suite} (${base.variant}${base.include.length ? `, +${base.include.length} packages` : ''}${foreign ? `, ${arch} through qemu-user-static` : ''})`,
   };
 };
 
@@ -64,6 +74,8 @@ const debootstrapArgs = (base: Base, src: Extract<BaseSource, { kind: 'debootstr
     ...(base.include.length ? [`--include=${[...base.include].sort().join(',')}`] : []),
     `--components=${src.mirror.components.includes('main') ? 'main' : src.mirror.components.join(',') || 'main'}`,
     `--arch=${src.arch}`,
+    // The first stage only unpacks; the second configures the packages by running them, in the root.
+    ...(src.foreign ? ['--foreign'] : []),
     ...(keyring ? [`--keyring=${keyring}`] : []),
     base.suite,
     root,
@@ -115,6 +127,7 @@ export const layBase = async (base: Base, src: BaseSource, root: string, opts: L
       if (!(await haveCommand('debootstrap'))) throw new BaseError('debootstrap is not installed (apt-get install debootstrap), or pass --from-tar/--from-dir');
       const build = async () => {
         await run('debootstrap', debootstrapArgs(base, src, root), opts.run);
+        if (src.foreign) await run('chroot', [root, '/debootstrap/debootstrap', '--second-stage'], { ...opts.run, env: { ...opts.run.env, PATH: SYSTEM_PATH } });
         finishDebootstrap(root, base, src.mirror);
       };
       if (!cache) {

@@ -21,6 +21,7 @@ export const toolPackages: Readonly<Record<string, string>> = {
   sfdisk: 'fdisk',
   'qemu-img': 'qemu-utils',
   'qemu-system-x86_64': 'qemu-system-x86',
+  'qemu-system-aarch64': 'qemu-system-arm',
   'ansible-playbook': 'ansible',
 };
 
