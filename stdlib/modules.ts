@@ -3,11 +3,13 @@
 import { defineModuleFor, type EitherModule } from '../src/dsl/module.js';
 import type { Variable } from '../src/dsl/variables.js';
 import { ESP_LABEL, ESP_MOUNT, espFiles, loaderEntry } from '../src/core/boot.js';
-import type { AptCatalog } from './catalog.js';
+import type { AptCatalog, AptCatalogArm64 } from './catalog.js';
+import type { Arch } from '../src/core/arch.js';
 
 // The stdlib's modules know the apt catalog, so what their packages bring
 // (containerd's service, kubelet's command) reaches the caller's types.
 const defineModule = defineModuleFor<AptCatalog>();
+const defineModuleArm64 = defineModuleFor<AptCatalogArm64>();
 
 /** Sysctls a Kubernetes node needs for pod networking. */
 export const kubernetesSysctls = {
@@ -545,23 +547,20 @@ const espKernelHook = [
   '',
 ].join('\n');
 
-/**
- * What a bootable disk needs in its root: Debian's kernel with an initramfs
- * (fsck.ext4 in it: e2fsprogs, and FSTYPE=ext4 for initramfs-tools' fsck hook), systemd-boot's EFI binary (imgc makes the
- * EFI system partition from them; nothing is installed to a boot partition
- * inside the chroot), dbus (hostnamectl, logind), an fstab that mounts the root
- * by its label and the ESP on /boot/efi by its, and espKernelHook, so a kernel
- * installed on the running node is the one it boots next. UEFI only.
- */
-export const bootable = () =>
+// Before the kernel's install makes the initramfs: initramfs-tools' fsck hook finds the root's type by its
+// device, which a chroot has not got, and leaves fsck out unless FSTYPE names it.
+const initramfsRootType = () =>
   defineModule((p) =>
     p
-      // Before the kernel's install makes the initramfs: initramfs-tools' fsck hook finds the root's type by its
-      // device, which a chroot has not got, and leaves fsck out unless FSTYPE names it.
       .directory('/etc/initramfs-tools', { mode: '0755' })
       .directory('/etc/initramfs-tools/conf.d', { mode: '0755' })
-      .file('/etc/initramfs-tools/conf.d/imgc-root-fstype', { mode: '0644', content: '# imgc bootable(): the root is ext4 (fsck.ext4 goes into the initramfs).\nFSTYPE=ext4\n' })
-      .packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi', 'e2fsprogs', 'dbus'])
+      .file('/etc/initramfs-tools/conf.d/imgc-root-fstype', { mode: '0644', content: '# imgc bootable(): the root is ext4 (fsck.ext4 goes into the initramfs).\nFSTYPE=ext4\n' }),
+  );
+
+/** After the kernel's install: the fstab, the ESP's mount point and the kernel hook. */
+const espMounts = () =>
+  defineModule((p) =>
+    p
       // The root partition's filesystem is labelled `rootfs` by imgc; the kernel finds it by PARTUUID.
       .file('/etc/fstab', {
         mode: '0644',
@@ -579,3 +578,24 @@ export const bootable = () =>
       .directory('/etc/initramfs/post-update.d', { mode: '0755' })
       .file('/etc/initramfs/post-update.d/zz-imgc-esp', { mode: '0755', content: espKernelHook }),
   );
+
+const bootableAmd64 = () =>
+  defineModule((p) => p.use(initramfsRootType()).packages(['initramfs-tools', 'linux-image-amd64', 'systemd-boot-efi', 'e2fsprogs', 'dbus']).use(espMounts()));
+
+// The same for an arm64 base, whose catalog knows its kernel and loader.
+const bootableArm64 = () =>
+  defineModuleArm64((p) => p.use(initramfsRootType()).packages(['initramfs-tools', 'linux-image-arm64', 'systemd-boot-efi', 'e2fsprogs', 'dbus']).use(espMounts()));
+
+/**
+ * What a bootable disk needs in its root: Debian's kernel of the base's
+ * architecture with an initramfs (fsck.ext4 in it: e2fsprogs, and
+ * FSTYPE=ext4 for initramfs-tools' fsck hook), systemd-boot's EFI binary
+ * (imgc makes the EFI system partition from them; nothing is installed to a
+ * boot partition inside the chroot), dbus (hostnamectl, logind), an fstab
+ * that mounts the root by its label and the ESP on /boot/efi by its, and
+ * espKernelHook, so a kernel installed on the running node is the one it
+ * boots next. UEFI only. `arch` is the base's (debian12({ arch })): the
+ * checker refuses a disk whose loader is another architecture's.
+ */
+export const bootable = <const A extends Arch = 'amd64'>(opts: { arch?: A } = {}): A extends 'arm64' ? ReturnType<typeof bootableArm64> : ReturnType<typeof bootableAmd64> =>
+  (opts.arch === 'arm64' ? bootableArm64() : bootableAmd64()) as never;

@@ -4,6 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Image } from '../ir/schema.js';
+import { archInfo, archOf } from '../core/arch.js';
 import { isBuildArtifact, isBuildCheck, type BuildCheck } from '../ir/phases.js';
 import { formatVerify } from '../verify/index.js';
 import { QemuFailed, verifyBoot } from '../verify/boot.js';
@@ -24,7 +25,7 @@ export const bootTools = (ir: Image): string[] => {
   const steps = ir.phases.flatMap((p) => p.steps);
   const bootable = steps.some((s) => isBuildArtifact(s) && s.bootable);
   const boots = steps.some((s) => isBuildCheck(s) && s.check === 'boot');
-  return [...(bootable ? ['sfdisk', 'mkfs.fat', 'mmd', 'mcopy', 'truncate'] : []), ...(boots ? ['qemu-system-x86_64', 'qemu-img', 'debugfs', 'timeout'] : [])];
+  return [...(bootable ? ['sfdisk', 'mkfs.fat', 'mmd', 'mcopy', 'truncate'] : []), ...(boots ? [archInfo[archOf(ir.base)].qemuSystem, 'qemu-img', 'debugfs', 'timeout'] : [])];
 };
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;

@@ -7,8 +7,11 @@
 // The user's disk is never written: it is converted to a temporary raw copy,
 // into whose root partition `debugfs -w` writes a one-shot unit (enabled in
 // multi-user.target.wants) and the generated check script. The unit waits for
-// the boot to finish, prints one machine-readable line per check on the second
-// serial port (ttyS1, a file on the host) and powers the node off. QEMU runs
+// the boot to finish, prints one machine-readable line per check on a port of
+// its own (a file on the host: the second serial port, ttyS1, of an amd64 node;
+// a virtio serial port of an arm64 one, whose virt machine has one UART) and
+// powers the node off. An arm64 disk boots under qemu-system-aarch64 with
+// AAVMF, under TCG on an amd64 host. QEMU runs
 // under `timeout` in a process group of its own, killed on every exit path
 // (timeout, Ctrl-C, SIGTERM, an exception, process exit).
 import { execa } from 'execa';
@@ -22,6 +25,11 @@ import { kindOf } from '../steps/index.js';
 import { rootPartitionOffset } from '../host/gpt.js';
 import { run, SYSTEM_PATH } from '../host/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';
+import { archInfo, archOf, type Arch } from '../core/arch.js';
+import { arch as nodeArch } from 'node:os';
+
+/** The host's machine, as `uname -m` says it. */
+const hostMachine = (): string => ({ x64: 'x86_64', arm64: 'aarch64' })[nodeArch() as 'x64' | 'arm64'] ?? nodeArch();
 
 /** One runtime check: a shell snippet that exits 0 when it holds and prints why when not. */
 export interface BootCheck {
@@ -76,17 +84,26 @@ export const bootChecksOf = (ir: Image): BootCheck[] => {
   return [...bySubject.values()];
 };
 
+/** Where the node writes its results, and the QEMU arguments that make that a file on the host. */
+const resultsPort: Readonly<Record<Arch, { guest: string; qemu: (file: string) => string[] }>> = {
+  amd64: { guest: '/dev/ttyS1', qemu: (file) => ['-serial', `file:${file}`] },
+  arm64: {
+    guest: '/dev/virtio-ports/imgc.results',
+    qemu: (file) => ['-device', 'virtio-serial-pci', '-chardev', `file,id=results,path=${file.replace(/,/g, ',,')}`, '-device', 'virtserialport,chardev=results,name=imgc.results'],
+  },
+};
+
 /** Marks on the results port: one line per check, then the end (anything else there is ignored). */
 const MARK = 'imgc-boot';
 
 /** The script the booted node runs: wait for the boot to finish, run each check, report, power off. */
-export const bootScript = (checks: readonly BootCheck[]): string => {
+export const bootScript = (checks: readonly BootCheck[], arch: Arch = 'amd64'): string => {
   const lines = [
     '#!/bin/sh',
     '# Written by imgc verify --boot into a temporary copy of the disk.',
     '# Each check is one single-quoted word that check() evaluates: its $ expands then.',
     '# shellcheck disable=SC2016',
-    'out=/dev/ttyS1',
+    `out=${resultsPort[arch].guest}`,
     'stty -F "$out" raw -echo 2>/dev/null || true',
     'state=$(systemctl is-system-running --wait 2>&1)',
     `echo "${MARK} state $state" >"$out"`,
@@ -164,10 +181,9 @@ export interface BootResult extends VerifyResult {
   console?: string;
 }
 
-const OVMF_CODE = ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'];
-
-/** Whether a guest under KVM runs here: /dev/kvm usable, unless IMGC_QEMU_ACCEL says which. */
-export const chooseAccel = (env: NodeJS.ProcessEnv): { accel: 'kvm' | 'tcg'; probe: boolean } => {
+/** Whether a guest under KVM runs here: /dev/kvm usable, unless IMGC_QEMU_ACCEL says which. A guest of another architecture is emulated (TCG). */
+export const chooseAccel = (env: NodeJS.ProcessEnv, guest: Arch = 'amd64'): { accel: 'kvm' | 'tcg'; probe: boolean } => {
+  if (archInfo[guest].machine !== hostMachine()) return { accel: 'tcg', probe: false };
   const want = env['IMGC_QEMU_ACCEL'];
   if (want === 'kvm' || want === 'tcg') return { accel: want, probe: false };
   if (want) throw new Error(`IMGC_QEMU_ACCEL must be kvm or tcg (got '${want}')`);
@@ -189,10 +205,12 @@ const KVM_PROBE_SECONDS = 20;
 /** Boots `disk` (raw or qcow2) and checks `ir`'s runtime facts on it. */
 export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Promise<BootResult> => {
   const env = opts.env ?? process.env;
-  let { accel, probe } = chooseAccel(env);
+  const arch = archOf(ir.base);
+  const info = archInfo[arch];
+  let { accel, probe } = chooseAccel(env, arch);
   const checks = [...bootChecksOf(ir), ...(opts.checks ?? [])];
-  const firmware = OVMF_CODE.find((f) => existsSync(f));
-  if (!firmware) throw new Error('no UEFI firmware for QEMU: apt-get install ovmf');
+  const firmware = info.firmware.code.find((f) => existsSync(f));
+  if (!firmware) throw new Error(`no UEFI firmware for QEMU's ${arch} machine: apt-get install ${info.firmwarePackage}`);
   const vars = firmware.replace('CODE', 'VARS');
   mkdirSync(opts.scratch, { recursive: true });
   const tmp = mkdtempSync(path.join(opts.scratch, '.imgc-boot-'));
@@ -205,7 +223,7 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     if (offset === undefined) throw new Error(`${disk} has no partition table: it is not a bootable disk (raw/qcow2 with { bootable: true })`);
     const script = path.join(tmp, 'check.sh');
     const unit = path.join(tmp, 'check.service');
-    writeFileSync(script, bootScript(checks));
+    writeFileSync(script, bootScript(checks, arch));
     writeFileSync(unit, UNIT);
     const cmds = [
       // A disk booted in place may hold an earlier boot's check: replaced.
@@ -228,7 +246,7 @@ export const verifyBoot = async (ir: Image, disk: string, opts: BootOptions): Pr
     mkdirSync(path.dirname(consoleLog), { recursive: true });
 
     const started = Date.now();
-    const qemu = { tmp, firmware, raw, results, consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], open: opts.openNetwork === true, ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+    const qemu = { arch, tmp, firmware, raw, results, consoleLog, timeoutSeconds: opts.timeoutSeconds, forwards: opts.forwards ?? [], open: opts.openNetwork === true, ...(seed ? { seed } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
     let outcome = await runQemu({ ...qemu, accel, probeSeconds: probe ? KVM_PROBE_SECONDS : 0 });
     if (typeof outcome === 'object') {
       opts.onInfo?.(`${outcome.kvmFailed}: booting with TCG instead`);
@@ -279,6 +297,7 @@ type QemuOutcome = 'exited' | 'timeout' | { kvmFailed: string };
  * then re-raised to the caller's handlers) and on process exit.
  */
 const runQemu = async (o: {
+  arch: Arch;
   accel: 'kvm' | 'tcg';
   tmp: string;
   firmware: string;
@@ -296,9 +315,9 @@ const runQemu = async (o: {
   rmSync(o.consoleLog, { force: true });
   const args = [
     '-k', '5', String(o.timeoutSeconds),
-    'qemu-system-x86_64',
-    '-machine', `q35,accel=${o.accel}`,
-    ...(o.accel === 'kvm' ? ['-cpu', 'host'] : []),
+    archInfo[o.arch].qemuSystem,
+    // arm64: virt, and under TCG a Cortex-A72 (`max` emulates pointer authentication, which costs much time).
+    ...(o.arch === 'arm64' ? ['-machine', `virt,accel=${o.accel}`, '-cpu', o.accel === 'kvm' ? 'host' : 'cortex-a72'] : ['-machine', `q35,accel=${o.accel}`, ...(o.accel === 'kvm' ? ['-cpu', 'host'] : [])]),
     '-m', '1024',
     '-smp', '2',
     '-nodefaults',
@@ -311,7 +330,7 @@ const runQemu = async (o: {
     '-drive', `if=virtio,format=raw,file=${o.raw}`,
     ...(o.seed ? ['-drive', `if=virtio,format=raw,readonly=on,file=${o.seed}`] : []),
     '-serial', `file:${o.consoleLog}`,
-    '-serial', `file:${o.results}`,
+    ...resultsPort[o.arch].qemu(o.results),
   ];
   const sub = execa('timeout', args, { env: { PATH: SYSTEM_PATH }, extendEnv: true, detached: true, stdin: 'ignore', reject: false, all: true, buffer: true });
   const kill = () => {
@@ -365,7 +384,7 @@ const runQemu = async (o: {
     const how = r.exitCode === undefined ? `killed by ${r.signal ?? 'a signal'}` : `exit ${r.exitCode}`;
     // Nested KVM can also make QEMU abort (an MSR it cannot set): while KVM is being probed, that means TCG.
     if (r.exitCode !== 0 && o.probeSeconds > 0) return { kvmFailed: `QEMU failed under KVM (${how}: ${said.split('\n')[0] ?? ''})` };
-    if (r.exitCode !== 0) throw new QemuFailed(`qemu-system-x86_64 failed (${how}): ${said}`);
+    if (r.exitCode !== 0) throw new QemuFailed(`${archInfo[o.arch].qemuSystem} failed (${how}): ${said}`);
     return 'exited';
   } finally {
     if (probe) clearTimeout(probe);
