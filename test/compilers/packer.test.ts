@@ -484,7 +484,7 @@ describe('packer backend: an arm64 base', () => {
   });
 
   it('gives the qemu source an aarch64 virt machine with a CPU TCG runs, AAVMF by -bios, virtio devices and the arm64 cloud image', async () => {
-    const { qemu, defaults } = await sourcesOf(await arm64());
+    const { parsed, qemu, defaults } = await sourcesOf(await arm64());
     expect(qemu).toMatchObject({
       qemu_binary: 'qemu-system-aarch64',
       machine_type: 'virt',
@@ -498,7 +498,6 @@ describe('packer backend: an arm64 base', () => {
       qemu_accelerator: 'tcg',
       qemu_iso_url: 'https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-arm64.qcow2',
     });
-    const parsed = (await sourcesOf(await arm64())).parsed;
     expect(parsed['variable']['qemu_firmware'][0]['description']).toContain("Debian's qemu-efi-aarch64 package");
   });
 
