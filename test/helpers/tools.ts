@@ -3,14 +3,24 @@
 // install; outside CI it is then skipped, in CI (CI set) it fails, so CI never
 // passes by skipping.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './cli.js';
 import { toolPackages } from '../../src/build/tools.js';
+import { archInfo, arches } from '../../src/core/arch.js';
 
-/** A command whose package is named otherwise (the rest are their own package): the build's tools (src/build/tools.ts) and the tests' own. */
+/**
+ * A command whose package is named otherwise (the rest are their own package): the build's tools (src/build/tools.ts),
+ * each architecture's QEMU and UEFI firmware files (src/core/arch.ts), and the tests' own.
+ */
 const packageOf: Record<string, string> = {
   ...toolPackages,
+  ...Object.fromEntries(
+    arches.flatMap((a) => {
+      const i = archInfo[a];
+      return [[i.qemuSystem, i.qemuPackage], ...[...i.firmware.code, ...i.firmware.vars].map((f) => [f, i.firmwarePackage])];
+    }),
+  ),
   dot: 'graphviz',
   'mkfs.vfat': 'dosfstools',
   visudo: 'sudo',
@@ -26,7 +36,11 @@ export const ciPackages = (): string[] => {
 
 export const debianPackage = (command: string): string => packageOf[command] ?? command;
 
-const found = (command: string): boolean => spawnSync('sh', ['-c', `command -v '${command}'`], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` } }).status === 0;
+/** A command on PATH (or in sbin), or a file by its absolute path. */
+const found = (command: string): boolean =>
+  command.startsWith('/')
+    ? existsSync(command)
+    : spawnSync('sh', ['-c', `command -v '${command}'`], { stdio: 'ignore', env: { ...process.env, PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` } }).status === 0;
 
 /** Why the test cannot run here ("zsh is not installed: apt-get install zsh …"), or undefined when every command is. */
 export const missingTools = (...commands: string[]): string | undefined => {

@@ -2,6 +2,7 @@
 // amazon-ebs, null), or a null source for an existing host when there is none.
 // Each builder gets what it needs to pass `packer validate`; the step's
 // settings (builder-native keys) are written as given and win over these.
+import { archInfo, archOf, type Arch } from '../../core/arch.js';
 import type { Base } from '../../ir/schema.js';
 import type { BuildArtifact, PackerSource } from '../../ir/phases.js';
 import { attr, block, bool, list, map, num, ref, str, tmpl, type Item, type Value } from './hcl.js';
@@ -38,10 +39,14 @@ export interface SourceSpec {
   readonly seeded?: boolean;
 }
 
-/** Where each base comes from as a VM disk image or an AMI. */
+/**
+ * Where each base comes from as a VM disk image or an AMI, for an
+ * architecture: Debian and Canonical both name theirs with Debian's words
+ * (amd64, arm64), so one name per base serves every architecture.
+ */
 interface CloudBase {
-  readonly diskImageUrl: string;
-  readonly amiName: string;
+  readonly diskImageUrl: (arch: Arch) => string;
+  readonly amiName: (arch: Arch) => string;
   readonly amiOwner: string;
   readonly amiOwnerName: string;
   readonly amiUser: string;
@@ -49,27 +54,78 @@ interface CloudBase {
 
 const cloudBases: Readonly<Record<string, CloudBase>> = {
   'debian-12': {
-    diskImageUrl: 'https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-amd64.qcow2',
-    amiName: 'debian-12-amd64-*',
+    diskImageUrl: (arch) => `https://cloud.debian.org/images/cloud/bookworm/latest/debian-12-generic-${arch}.qcow2`,
+    amiName: (arch) => `debian-12-${arch}-*`,
     amiOwner: '136693071363',
     amiOwnerName: 'Debian',
     amiUser: 'admin',
   },
   'ubuntu-22.04': {
-    diskImageUrl: 'https://cloud-images.ubuntu.com/jammy/current/jammy-server-cloudimg-amd64.img',
-    amiName: 'ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-*',
+    diskImageUrl: (arch) => `https://cloud-images.ubuntu.com/jammy/current/jammy-server-cloudimg-${arch}.img`,
+    amiName: (arch) => `ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-${arch}-server-*`,
     amiOwner: '099720109477',
     amiOwnerName: 'Canonical',
     amiUser: 'ubuntu',
   },
   'ubuntu-24.04': {
-    diskImageUrl: 'https://cloud-images.ubuntu.com/noble/current/noble-server-cloudimg-amd64.img',
-    amiName: 'ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*',
+    diskImageUrl: (arch) => `https://cloud-images.ubuntu.com/noble/current/noble-server-cloudimg-${arch}.img`,
+    amiName: (arch) => `ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-${arch}-server-*`,
     amiOwner: '099720109477',
     amiOwnerName: 'Canonical',
     amiUser: 'ubuntu',
   },
 };
+
+/**
+ * What a source says for its base's architecture. amd64's machine is Packer's
+ * default (qemu-system-x86_64, the pc machine), so its sources say none of it
+ * and read as they did before bases had an architecture.
+ */
+interface ArchSource {
+  /** qemu source fields besides Packer's defaults. */
+  readonly qemu: readonly Field[];
+  /** qemuargs after -bios. */
+  readonly qemuArgs: readonly (readonly string[])[];
+  /** The UEFI firmware QEMU loads with -bios: imgc's disks boot by UEFI only (systemd-boot on an EFI system partition). */
+  readonly firmware: string;
+  readonly accelerator: Pick<VariableSpec, 'description' | 'default'>;
+  readonly instanceType: Pick<VariableSpec, 'description' | 'default'>;
+  /** source_ami_filter filters besides the name. */
+  readonly amiFilters: readonly (readonly [string, string])[];
+}
+
+const archSources: Readonly<Record<Arch, ArchSource>> = {
+  amd64: {
+    qemu: [],
+    qemuArgs: [],
+    // OVMF.fd, not arch.ts's OVMF_CODE.fd: the one image of code and variables that -bios takes on the pc machine.
+    firmware: '/usr/share/ovmf/OVMF.fd',
+    accelerator: { description: 'QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg.', default: '' },
+    instanceType: { description: 'EC2 instance type of the build instance.', default: 't3.micro' },
+    amiFilters: [],
+  },
+  arm64: {
+    qemu: [
+      ['qemu_binary', str(archInfo.arm64.qemuSystem)],
+      ['machine_type', str('virt')],
+      ['disk_interface', str('virtio')],
+      ['net_device', str('virtio-net')],
+    ],
+    // virt's default CPU is a 32-bit cortex-a15; max is every feature TCG emulates (the host's CPU under KVM).
+    qemuArgs: [['-cpu', 'max']],
+    // QEMU 7.2's virt loads the pflash image of Debian's qemu-efi-aarch64 with -bios too (variables then live in memory).
+    firmware: archInfo.arm64.firmware.code[0]!,
+    accelerator: {
+      description: 'QEMU accelerator: tcg (emulated: slow, but works on any host) or kvm (on an arm64 host only). Not empty by default: Packer would pick kvm whenever /dev/kvm opens, and an amd64 host\'s KVM cannot run an arm64 VM.',
+      default: 'tcg',
+    },
+    instanceType: { description: 'EC2 instance type of the build instance: an arm64 (Graviton) one, as the AMI is arm64.', default: 't4g.micro' },
+    amiFilters: [['architecture', 'arm64']],
+  },
+};
+
+/** A base's name, and its architecture unless amd64 (which templates have always meant). */
+export const baseTitle = (base: Base): string => (archOf(base) === 'amd64' ? base.name : `${base.name} ${archOf(base)}`);
 
 /** A default attribute, or a variable the attribute reads. */
 type Field = readonly [name: string, value: Value | VariableSpec];
@@ -114,19 +170,18 @@ const assemble = (
   return { body, variables };
 };
 
-/** The firmware imgc's disks need: they boot by UEFI only (systemd-boot on an EFI system partition). */
-const OVMF = '/usr/share/ovmf/OVMF.fd';
-
 const qemu = (step: PackerSource, label: string, prefix: string, imageName: string, base: Base, disk: BuildArtifact | undefined, settle: readonly string[]): SourceSpec => {
   // Booting imgc's own disk: no cloud image to download by default.
   const cloud = disk ? undefined : cloudBases[base.name];
+  const arch = archOf(base);
+  const machine = archSources[arch];
   const given = step.settings['format'];
   const format = typeof given === 'string' ? given : (disk?.format ?? 'qcow2');
   const firmware: VariableSpec = {
     name: `${prefix}_firmware`,
     type: 'string',
-    description: "UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ovmf package has this one.",
-    default: OVMF,
+    description: `UEFI firmware QEMU boots the VM with (-bios): imgc's bootable disks are UEFI only, and cloud images boot by UEFI too. Debian's ${archInfo[arch].firmwarePackage} package has this one.`,
+    default: machine.firmware,
   };
   const key: VariableSpec = {
     name: `${prefix}_ssh_private_key_file`,
@@ -142,8 +197,8 @@ const qemu = (step: PackerSource, label: string, prefix: string, imageName: stri
         type: 'string',
         description: disk
           ? `The disk the ${label} VM boots: ${disk.output}, which imgc build writes (by default to out/${imageName}/build, beside this directory's out/${imageName}/packer), or any disk image with cloud-init and sshd.`
-          : `Disk image the ${label} VM boots from, with cloud-init and sshd${cloud ? ` (${base.name}'s generic cloud image by default)` : ''}.`,
-        ...(disk ? { default: `../build/${disk.output}` } : cloud ? { default: cloud.diskImageUrl } : {}),
+          : `Disk image the ${label} VM boots from, with cloud-init and sshd${cloud ? ` (${baseTitle(base)}'s generic cloud image by default)` : ''}.`,
+        ...(disk ? { default: `../build/${disk.output}` } : cloud ? { default: cloud.diskImageUrl(arch) } : {}),
       },
     ],
     [
@@ -159,15 +214,8 @@ const qemu = (step: PackerSource, label: string, prefix: string, imageName: stri
     ['output_directory', str(`output-${label}`)],
     ['vm_name', str(`${imageName}.${format}`)],
     ...(disk ? ([['format', str(disk.format)]] as Field[]) : []),
-    [
-      'accelerator',
-      {
-        name: `${prefix}_accelerator`,
-        type: 'string',
-        description: 'QEMU accelerator: kvm or tcg (no KVM: slower, but works anywhere). Empty: Packer picks kvm when /dev/kvm opens, else tcg.',
-        default: '',
-      },
-    ],
+    ...machine.qemu,
+    ['accelerator', { name: `${prefix}_accelerator`, type: 'string', ...machine.accelerator }],
     ['cd_files', list([rootFile(`${SEED_DIR}/user-data`), rootFile(`${SEED_DIR}/meta-data`), tmpl({ expr: `var.${key.name}` }, '.pub')])],
     ['cd_label', str('cidata')],
     ['communicator', str('ssh')],
@@ -176,7 +224,7 @@ const qemu = (step: PackerSource, label: string, prefix: string, imageName: stri
     ['ssh_timeout', str('20m')],
     ['shutdown_command', str(seedShutdown(settle))],
     // qemuargs rather than `firmware`: packer 1.6.6's qemu builder has no `firmware`.
-    ['qemuargs', list([list([str('-bios'), ref(`var.${firmware.name}`)])])],
+    ['qemuargs', list([list([str('-bios'), ref(`var.${firmware.name}`)]), ...machine.qemuArgs.map((a) => list(a.map(str)))])],
   ];
   const { body, variables } = assemble(fields, step.settings, []);
   return {
@@ -186,6 +234,7 @@ const qemu = (step: PackerSource, label: string, prefix: string, imageName: stri
       disk
         ? `${locText(step)}: a VM disk image built with QEMU, starting from imgc's own bootable disk ${disk.output} (${disk.id}): run imgc build first, then packer build here.`
         : `${locText(step)}: a VM disk image built with QEMU, starting from a cloud image.`,
+      ...(arch === 'amd64' ? [] : [`An ${arch} VM (${archInfo[arch].qemuSystem}, UEFI from ${archInfo[arch].firmwarePackage}): emulated (tcg) unless the host is ${arch} with KVM.`]),
       `The way in: a NoCloud seed (cd_files, label cidata; the files in ${SEED_DIR}/) makes the temporary user ${BUILD_USER},`,
       `authorized for ${prefix}_ssh_private_key_file's .pub; the last provisioner and the shutdown command remove it.`,
     ],
@@ -204,10 +253,11 @@ const rootFile = (file: string): Value => tmpl({ expr: 'path.root' }, `/${file}`
 
 const amazonEbs = (step: PackerSource, label: string, prefix: string, imageName: string, base: Base): SourceSpec => {
   const cloud = cloudBases[base.name];
+  const arch = archOf(base);
   const s = step.settings;
   const fields: Field[] = [
     ['region', { name: `${prefix}_region`, type: 'string', description: 'AWS region the AMI is built in.' }],
-    ['instance_type', { name: `${prefix}_instance_type`, type: 'string', description: 'EC2 instance type of the build instance.', default: 't3.micro' }],
+    ['instance_type', { name: `${prefix}_instance_type`, type: 'string', ...archSources[arch].instanceType }],
     [
       'ami_name',
       {
@@ -227,18 +277,19 @@ const amazonEbs = (step: PackerSource, label: string, prefix: string, imageName:
           [],
           [
             attr('filters', map([
-              ['name', str(cloud.amiName)],
+              ...archSources[arch].amiFilters.map(([k, v]) => [k, str(v)] as const),
+              ['name', str(cloud.amiName(arch))],
               ['root-device-type', str('ebs')],
               ['virtualization-type', str('hvm')],
             ])),
             attr('owners', list([str(cloud.amiOwner)])),
             attr('most_recent', bool(true)),
           ],
-          [`The newest official ${base.name} AMI (owner ${cloud.amiOwner} is ${cloud.amiOwnerName}).`],
+          [`The newest official ${baseTitle(base)} AMI (owner ${cloud.amiOwner} is ${cloud.amiOwnerName}).`],
         ),
       );
     } else {
-      fields.push(['source_ami', { name: `${prefix}_source_ami`, type: 'string', description: `AMI of ${base.name} to start from.` }]);
+      fields.push(['source_ami', { name: `${prefix}_source_ami`, type: 'string', description: `AMI of ${baseTitle(base)} to start from.` }]);
     }
   }
   fields.push(['communicator', str('ssh')]);
