@@ -7,6 +7,10 @@
 // stdlib's, the examples', and a few the docs name), what a real install
 // into the base root adds is merged in: users, groups, empty directories and
 // what maintainer scripts write (src/build/installed-facts.ts).
+// The arm64 archive is written as a delta against the amd64 table
+// (stdlib/archive/debian-12-arm64.txt, docs/packages.md): the lines that
+// differ, and a removal line for each amd64 name arm64 does not have. Its
+// typed packages get the amd64 install's facts: nothing is installed for arm64.
 // Needs `npm run build` first (npm run gen:packages does it), and root for the install.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -66,17 +70,21 @@ const indexFile = async (name) => {
   return gunzipSync(data).toString();
 };
 
-const contents = new Map();
-for (const name of [`${component}/Contents-${arch}.gz`, `${component}/Contents-all.gz`]) {
-  const text = await indexFile(name);
-  for (const line of text.split('\n')) addContentsLine(contents, line);
-}
-const entries = archiveEntries(parsePackages(await indexFile(`${component}/binary-${arch}/Packages.gz`)), contents);
-
-// A dependency the base already has brings nothing new on it (apt-transport-https pulls in apt): left out,
-// or an install would provide the base's facts again and seem to touch what the base's steps touch.
+// Contents-all (the Architecture: all packages' files) is the same for every architecture: read once.
+const contentsAll = (await indexFile(`${component}/Contents-all.gz`)).split('\n');
 const { debian12Facts } = await dist('stdlib/bases/debian-12.js');
-for (const e of entries.values()) for (const d of [...e.deps]) if (d in debian12Facts.packages) e.deps.delete(d);
+const entriesOf = async (a) => {
+  const contents = new Map();
+  for (const line of (await indexFile(`${component}/Contents-${a}.gz`)).split('\n')) addContentsLine(contents, line);
+  for (const line of contentsAll) addContentsLine(contents, line);
+  const entries = archiveEntries(parsePackages(await indexFile(`${component}/binary-${a}/Packages.gz`)), contents);
+  // A dependency the base already has brings nothing new on it (apt-transport-https pulls in apt): left out,
+  // or an install would provide the base's facts again and seem to touch what the base's steps touch.
+  for (const e of entries.values()) for (const d of [...e.deps]) if (d in debian12Facts.packages) e.deps.delete(d);
+  return entries;
+};
+const entries = await entriesOf(arch);
+const arm64 = await entriesOf('arm64');
 
 const missing = typedPackages.filter((p) => !entries.has(p));
 if (missing.length) fail(`typed packages not in ${base.suite} ${component}: ${missing.join(', ')}`);
@@ -103,21 +111,41 @@ if (!values['no-install']) {
   const toInstall = typedToInstall.filter((p) => !(p in kept));
   const installed = { ...Object.fromEntries(typedToInstall.filter((p) => p in kept).map((p) => [p, kept[p]])), ...(toInstall.length ? await install(toInstall) : {}) };
   if (values.installed) writeFileSync(values.installed, JSON.stringify(installed));
-  for (const [name, got] of Object.entries(installed)) {
-    const e = entries.get(name);
-    for (const u of got.users.filter(isTableWord)) e.users.add(u);
-    for (const g of got.groups.filter(isTableWord)) e.groups.add(g);
-    // What installedFacts keeps (reliedOn), applied again to facts an --installed file kept from before.
-    for (const p of reliedOn(got.paths).filter(isTableWord)) e.paths.add(p);
-  }
+  // arm64's typed packages get the amd64 install's facts too (users, maintainer scripts' files do not differ by architecture).
+  for (const [name, got] of Object.entries(installed))
+    for (const e of [entries.get(name), arm64.get(name)]) {
+      if (!e) continue;
+      for (const u of got.users.filter(isTableWord)) e.users.add(u);
+      for (const g of got.groups.filter(isTableWord)) e.groups.add(g);
+      // What installedFacts keeps (reliedOn), applied again to facts an --installed file kept from before.
+      for (const p of reliedOn(got.paths).filter(isTableWord)) e.paths.add(p);
+    }
 }
 
 const describe = `Debian ${base.release} "${base.suite}" ${component} (${arch})`;
 const names = [...entries.keys()].sort();
 const table = names.map((n) => tableLine(n, entryOf(entries.get(n)))).join('\n');
 // Read back as latin1, the cheapest decoding: only ASCII may be in it.
-const nonAscii = /[^\x00-\x7f]/.exec(table);
-if (nonAscii) fail(`a name or path holds a non-ASCII character: ${JSON.stringify(table.slice(Math.max(0, nonAscii.index - 40), nonAscii.index + 40))}`);
+const asciiOnly = (text) => {
+  const nonAscii = /[^\x00-\x7f]/.exec(text);
+  if (nonAscii) fail(`a name or path holds a non-ASCII character: ${JSON.stringify(text.slice(Math.max(0, nonAscii.index - 40), nonAscii.index + 40))}`);
+};
+asciiOnly(table);
+
+// arm64 as a delta against amd64's table (what catalog.ts's overlayArchive reads): its line where it differs, a removal line where it has none.
+const { removedLine } = await dist('src/core/catalog.js');
+const amd64Lines = new Map(table.split('\n').map((l, i) => [names[i], l]));
+const delta = [...new Set([...names, ...arm64.keys()])]
+  .sort()
+  .flatMap((n) => {
+    const mine = arm64.has(n) ? tableLine(n, entryOf(arm64.get(n))) : removedLine(n);
+    return mine === (amd64Lines.get(n) ?? removedLine(n)) ? [] : [mine];
+  })
+  .join('\n');
+asciiOnly(delta);
+const removed = [...amd64Lines.keys()].filter((n) => !arm64.has(n)).length;
+const added = [...arm64.keys()].filter((n) => !amd64Lines.has(n)).length;
+const absentTyped = typedPackages.filter((p) => !arm64.has(p));
 
 // The typed catalog: each typed package's facts with those of its source's packages it pulls in, as the checker reads them.
 const { tableArchive, packageFacts } = await dist('src/core/catalog.js');
@@ -154,3 +182,9 @@ writeFileSync(
 );
 writeFileSync(path.join(repo, 'stdlib/archive/debian-12.txt'), `${table}\n`);
 console.log(`wrote stdlib/archive/debian-12.ts and debian-12.txt: ${names.length} packages, ${(table.length / 1e6).toFixed(2)} MB (${describe})`);
+writeFileSync(path.join(repo, 'stdlib/archive/debian-12-arm64.txt'), `${delta}\n`);
+const lines = delta.split('\n').length;
+console.log(
+  `wrote stdlib/archive/debian-12-arm64.txt: ${arm64.size} packages as ${lines} lines, ${delta.length + 1} bytes against amd64 (${added} added, ${removed} removed, ${lines - added - removed} changed)` +
+    `; typed packages not on arm64: ${absentTyped.join(', ') || 'none'}`,
+);

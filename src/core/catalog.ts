@@ -26,12 +26,47 @@ export type ArchiveEntry = { readonly [K in (typeof archiveTableHeader)[number]]
 
 /** Every package of a base's archive: what each brings, for the checker. */
 export interface PackageArchive {
-  /** Which archive, for messages: `Debian 12 "bookworm" main, amd64`. */
+  /** Which archive, for messages: `Debian 12 "bookworm" main (amd64)`. */
   readonly describe: string;
   entry(name: string): ArchiveEntry | undefined;
   /** Every package name, for did-you-mean. */
   names(): readonly string[];
 }
+
+/** A sorted table's lines, read on first use: `name`'s by a binary search of the text itself, or all of them. */
+const tableLines = (table: () => string) => {
+  let text: string | undefined;
+  return {
+    line: (name: string): string | undefined => {
+      text ??= table();
+      let lo = 0;
+      let hi = text.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        const start = text.lastIndexOf('\n', mid - 1) + 1;
+        let end = text.indexOf('\n', start);
+        if (end < 0) end = text.length;
+        const tab = text.indexOf('\t', start);
+        const key = text.slice(start, tab >= 0 && tab < end ? tab : end);
+        if (key === name) return text.slice(start, end);
+        if (key < name) lo = end + 1;
+        else hi = start;
+      }
+      return undefined;
+    },
+    // The file's last newline ends a line: it starts no empty one.
+    all: (): string[] => (text ??= table()).split('\n').filter((l) => l !== ''),
+  };
+};
+
+const nameOfLine = (line: string): string => line.split('\t', 1)[0]!;
+
+/** A table line's entry: the name, then tab-separated fields of space-separated words (trailing empty fields left off). */
+const entryOfLine = (found: string): ArchiveEntry => {
+  const fields = found.split('\t');
+  const words = (i: number): string[] => (fields[i + 1] ? fields[i + 1]!.split(' ') : []);
+  return { deps: words(0), services: words(1), commands: words(2), paths: words(3), users: words(4), groups: words(5) };
+};
 
 /**
  * An archive read from its generated table: one line a package, sorted by
@@ -41,34 +76,49 @@ export interface PackageArchive {
  * reads it.
  */
 export const tableArchive = (describe: string, table: () => string): PackageArchive => {
-  let text: string | undefined;
-  const line = (name: string): string | undefined => {
-    text ??= table();
-    let lo = 0;
-    let hi = text.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const start = text.lastIndexOf('\n', mid - 1) + 1;
-      let end = text.indexOf('\n', start);
-      if (end < 0) end = text.length;
-      const tab = text.indexOf('\t', start);
-      const key = text.slice(start, tab >= 0 && tab < end ? tab : end);
-      if (key === name) return text.slice(start, end);
-      if (key < name) lo = end + 1;
-      else hi = start;
-    }
-    return undefined;
-  };
+  const lines = tableLines(table);
   return {
     describe,
     entry: (name) => {
-      const found = line(name);
-      if (found === undefined) return undefined;
-      const fields = found.split('\t');
-      const words = (i: number): string[] => (fields[i + 1] ? fields[i + 1]!.split(' ') : []);
-      return { deps: words(0), services: words(1), commands: words(2), paths: words(3), users: words(4), groups: words(5) };
+      const found = lines.line(name);
+      return found === undefined ? undefined : entryOfLine(found);
     },
-    names: () => (text ??= table()).split('\n').map((l) => l.split('\t', 1)[0]!),
+    names: () => lines.all().map(nameOfLine),
+  };
+};
+
+/**
+ * A delta's line saying its archive lacks a package the base archive has: the
+ * name, then `-` alone, which no table line holds (its first field is
+ * dependency names, and a Debian package name never is `-`).
+ */
+export const removedLine = (name: string): string => `${name}\t-`;
+
+/**
+ * An archive as a delta against another (arm64's against amd64's table,
+ * npm run gen:packages): a sorted table of the lines that differ, with a
+ * removedLine for each package the base has and this archive does not.
+ * Read like tableArchive's, on first use.
+ */
+export const overlayArchive = (describe: string, base: PackageArchive, delta: () => string): PackageArchive => {
+  const lines = tableLines(delta);
+  return {
+    describe,
+    entry: (name) => {
+      const found = lines.line(name);
+      if (found === undefined) return base.entry(name);
+      return found === removedLine(name) ? undefined : entryOfLine(found);
+    },
+    names: () => {
+      const removed = new Set<string>();
+      const added: string[] = [];
+      for (const line of lines.all()) {
+        const name = nameOfLine(line);
+        if (line === removedLine(name)) removed.add(name);
+        else added.push(name);
+      }
+      return [...new Set([...base.names(), ...added])].filter((n) => !removed.has(n)).sort();
+    },
   };
 };
 

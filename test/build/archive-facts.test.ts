@@ -3,7 +3,7 @@
 // formats, small enough to read.
 import { describe, expect, it } from 'vitest';
 import { addContentsLine, archiveEntries, entryOf, parsePackages, tableLine, type Collected } from '../../src/build/archive-facts.js';
-import { packageFacts, tableArchive } from '../../src/core/catalog.js';
+import { overlayArchive, packageFacts, removedLine, tableArchive } from '../../src/core/catalog.js';
 
 const contents = [
   'etc/nginx/nginx.conf                                    httpd/nginx-common',
@@ -92,6 +92,26 @@ describe('archive facts', () => {
     // The typed catalog's entry wins over the archive: it already holds what the archive says.
     expect(packageFacts({ nginx: { commands: ['nginx'] } }, 'nginx', 'apt', archive).map((f) => f.key)).toEqual(['nginx', 'nginx']);
     expect(archive.names()).toEqual([...all.keys()].sort());
+  });
+
+  it("an overlay's line wins, its removal line hides the base's, and every other name is the base's", () => {
+    const base = tableArchive('base', () => ['a\tb', 'b\t\tb', 'grub\t\t\tgrub-install', 'nginx\tnginx-common', 'nginx-common\t\tnginx'].join('\n'));
+    // Sorted by name as the base is: a removal line sits where the name would.
+    const delta = ['grub\t-', 'kernel-arm\t\t\t\t/etc/kernel', 'nginx\t\t\tnginx', ''].join('\n');
+    expect(removedLine('grub')).toBe('grub\t-');
+    let reads = 0;
+    const arm = overlayArchive('arm', base, () => (reads++, delta));
+    expect([arm.describe, reads]).toEqual(['arm', 0]);
+    expect(arm.entry('grub')).toBeUndefined();
+    expect(arm.entry('kernel-arm')).toEqual({ deps: [], services: [], commands: [], paths: ['/etc/kernel'], users: [], groups: [] });
+    expect(arm.entry('nginx')).toEqual({ deps: [], services: [], commands: ['nginx'], paths: [], users: [], groups: [] });
+    expect(arm.entry('nginx-common')).toEqual(base.entry('nginx-common'));
+    expect([arm.entry('zzz'), arm.entry('-'), arm.entry('')]).toEqual([undefined, undefined, undefined]);
+    expect(arm.names()).toEqual(['a', 'b', 'kernel-arm', 'nginx', 'nginx-common']);
+    expect(reads).toBe(1);
+    // The base itself is untouched, and the facts read through the overlay's own entries.
+    expect(base.entry('grub')?.commands).toEqual(['grub-install']);
+    expect(packageFacts({}, 'nginx', 'apt', arm).map((f) => `${f.kind}:${f.key}`)).toEqual(['package:nginx', 'command:nginx']);
   });
 
   it('a name an object inherits is no catalog entry', () => {

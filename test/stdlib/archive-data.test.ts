@@ -5,11 +5,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkImage } from '../../src/check/checker.js';
-import { packageFacts, type PackageCatalog } from '../../src/core/catalog.js';
+import { packageFacts, removedLine, type PackageCatalog } from '../../src/core/catalog.js';
 import { image } from '../../src/index.js';
 import { loadDefinition } from '../../src/load/index.js';
 import type { Image } from '../../src/ir/types.js';
 import { debian12Archive, debian12Typed } from '../../stdlib/archive/debian-12.js';
+import { debian12Arm64Archive } from '../../stdlib/archive/debian-12-arm64.js';
 import { typedPackages } from '../../stdlib/archive/typed-packages.js';
 import { debian12 } from '../../stdlib/bases.js';
 import { aptCatalog } from '../../stdlib/catalog.js';
@@ -82,5 +83,41 @@ describe("Debian 12's package data", () => {
     expect(checkImage(fromRepo).filter((d) => d.code === 'IMGC0017')).toEqual([]);
     const repoAfter = image('t').base(debian12({ include: ['curl', 'ca-certificates'] })).provision((p) => p.packages(['vendor-agent']).aptRepository('vendor', repo)).toIR('t.ts');
     expect(checkImage(repoAfter).map((d) => d.code)).toContain('IMGC0017');
+  });
+});
+
+describe("Debian 12's arm64 package data, a delta against amd64's", () => {
+  it('the delta is small, sorted, ASCII: a line only where arm64 differs, a removal line for a package only amd64 has', () => {
+    const text = readFileSync(path.join(repoRoot, 'stdlib/archive/debian-12-arm64.txt'), 'latin1');
+    expect(text).toMatch(/^[\x00-\x7f]*$/);
+    const amd64Text = readFileSync(path.join(repoRoot, 'stdlib/archive/debian-12.txt'), 'latin1');
+    // Not a second table: 236 kB against 4 MB when generated.
+    expect(text.length).toBeLessThan(amd64Text.length / 10);
+    const amd64 = amd64Text.trimEnd().split('\n');
+    const amd64Line = new Map(amd64.map((l) => [l.split('\t', 1)[0]!, l]));
+    const lines = text.trimEnd().split('\n');
+    const names = lines.map((l) => l.split('\t', 1)[0]!);
+    expect(names.every((n, i) => i === 0 || names[i - 1]! < n)).toBe(true);
+    for (const [i, line] of lines.entries()) {
+      const name = names[i]!;
+      if (line === removedLine(name)) expect({ name, inAmd64: amd64Line.has(name) }).toEqual({ name, inAmd64: true });
+      else expect({ name, same: amd64Line.get(name) === line }).toEqual({ name, same: false });
+    }
+  });
+
+  it('each architecture knows its own kernel and loader, and shares the rest', () => {
+    const known = (name: string) => [debian12Archive.entry(name) !== undefined, debian12Arm64Archive.entry(name) !== undefined];
+    expect(known('linux-image-arm64')).toEqual([false, true]);
+    expect(known('linux-image-amd64')).toEqual([true, false]);
+    expect(known('grub-pc')).toEqual([true, false]);
+    expect(known('grub-efi-arm64')).toEqual([false, true]);
+    for (const name of ['nginx', 'curl', 'openssh-server']) expect(debian12Arm64Archive.entry(name)).toEqual(debian12Archive.entry(name));
+    expect(debian12Arm64Archive.entry('nginx')?.deps).toEqual(['nginx-common']);
+    const arm = debian12Arm64Archive.names();
+    expect(arm).toContain('linux-image-arm64');
+    expect(arm).not.toContain('grub-pc');
+    expect(arm.length).toBeGreaterThan(60_000);
+    expect([arm.includes(''), debian12Archive.names().includes('')]).toEqual([false, false]);
+    expect(debian12Arm64Archive.describe).toBe('Debian 12 "bookworm" main (arm64)');
   });
 });
