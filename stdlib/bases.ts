@@ -11,6 +11,7 @@ import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/core/catalog.js';
 import { aptCatalog, aptCatalogArm64, ubuntuCatalog } from './catalog.js';
 import { debian12Archive } from './archive/debian-12.js';
+import { debian12Arm64Archive } from './archive/debian-12-arm64.js';
 import type { PackageArchive, PackageCatalog } from '../src/core/catalog.js';
 import { debian12Facts } from './bases/debian-12.js';
 import { debian12Arm64Facts } from './bases/debian-12-arm64.js';
@@ -122,7 +123,7 @@ export const debian12 = <const I extends string = never, const A extends Arch = 
   const { arch, ...rest } = opts;
   return (
     arch === 'arm64'
-      ? aptBase({ ...debian12Ir, arch }, debian12Arm64Lists, { catalog: aptCatalogArm64, archive: debian12Archive }, rest)
+      ? aptBase({ ...debian12Ir, arch }, debian12Arm64Lists, { catalog: aptCatalogArm64, archive: debian12Arm64Archive }, rest)
       : aptBase(debian12Ir, debian12Lists, { catalog: aptCatalog, archive: debian12Archive }, rest)
   ) as Debian12Base<I, A>;
 };
