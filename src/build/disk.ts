@@ -65,14 +65,14 @@ export const diskLayout = (image: string, output: string, size: string): DiskLay
 };
 
 /** sfdisk's input for the layout. */
-export const sfdiskScript = (l: DiskLayout): string =>
+export const sfdiskScript = (l: DiskLayout, arch: Arch = 'amd64'): string =>
   [
     'label: gpt',
     `label-id: ${l.diskGuid}`,
     'unit: sectors',
     `first-lba: ${FIRST_LBA}`,
     `start=${l.esp.start}, size=${l.esp.sectors}, type=${GPT_TYPE.esp}, uuid=${l.esp.partUuid}, name="ESP"`,
-    `start=${l.root.start}, size=${l.root.sectors}, type=${GPT_TYPE.root}, uuid=${l.root.partUuid}, name="root"`,
+    `start=${l.root.start}, size=${l.root.sectors}, type=${GPT_TYPE.root(arch)}, uuid=${l.root.partUuid}, name="root"`,
     '',
   ].join('\n');
 
@@ -174,7 +174,7 @@ export const makeBootableDisk = async (
   const loader = rootFile(root, files.loader);
   rmSync(file, { force: true });
   await run('truncate', ['-s', String(l.bytes), file], opts.run);
-  await run('sfdisk', ['--quiet', '--no-reread', '--no-tell-kernel', file], { ...opts.run, input: sfdiskScript(l) });
+  await run('sfdisk', ['--quiet', '--no-reread', '--no-tell-kernel', file], { ...opts.run, input: sfdiskScript(l, opts.arch) });
   await makeExt4(root, file, { bytes: l.root.sectors * SECTOR, offset: l.root.start * SECTOR, uuid: l.root.fsUuid, run: opts.run, ...(opts.epoch !== undefined ? { epoch: opts.epoch } : {}) });
   const env = { ...opts.run.env, ...reproducibleEnv(opts.epoch), MTOOLS_SKIP_CHECK: '1' };
   // FAT32 with 512-byte clusters: a 256 MiB FAT32 with larger clusters is below FAT32's cluster minimum.

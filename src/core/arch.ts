@@ -10,6 +10,8 @@ interface ArchInfo {
   readonly machine: 'x86_64' | 'aarch64';
   /** The suffix of UEFI's removable-media loader and of systemd-boot's binary (BOOTX64.EFI, systemd-bootx64.efi). */
   readonly efi: 'x64' | 'aa64';
+  /** The Discoverable Partitions Specification's GPT type of its root partition. */
+  readonly gptRoot: string;
   /** Debian's kernel metapackage. */
   readonly kernelPackage: 'linux-image-amd64' | 'linux-image-arm64';
   /** The serial console a QEMU guest of it has (q35's 16550, virt's PL011). */
@@ -27,6 +29,7 @@ export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
   amd64: {
     machine: 'x86_64',
     efi: 'x64',
+    gptRoot: '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709',
     kernelPackage: 'linux-image-amd64',
     serial: 'ttyS0',
     qemuSystem: 'qemu-system-x86_64',
@@ -38,6 +41,7 @@ export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
   arm64: {
     machine: 'aarch64',
     efi: 'aa64',
+    gptRoot: 'B921B045-1DF0-41C3-AF44-4C6F280D3FAE',
     kernelPackage: 'linux-image-arm64',
     serial: 'ttyAMA0',
     qemuSystem: 'qemu-system-aarch64',

@@ -32,6 +32,13 @@ describe('bootable disk layout', () => {
     expect((l.root.start + l.root.sectors) * 512).toBeLessThanOrEqual(4 * 1024 ** 3 - 33 * 512);
     expect(sfdiskScript(l)).toContain(`start=526336, size=${l.root.sectors}, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709, uuid=${l.root.partUuid}, name="root"`);
     expect(kernelCmdline(l)).toContain(`root=PARTUUID=${l.root.partUuid}`);
+    expect(kernelCmdline(l)).toContain('console=ttyS0,115200');
+  });
+
+  it("an arm64 disk's root has the spec's ARM64 root type and its console is the virt machine's PL011", () => {
+    const l = diskLayout('img', 'disk.raw', '4G');
+    expect(sfdiskScript(l, 'arm64')).toContain(`type=B921B045-1DF0-41C3-AF44-4C6F280D3FAE, uuid=${l.root.partUuid}, name="root"`);
+    expect(kernelCmdline(l, 'arm64')).toMatch(/console=ttyAMA0,115200$/);
   });
 
   it('derives every identifier from the image and output, the same each time and different per disk', () => {

@@ -17,7 +17,7 @@ const disk = (name: string, script: string | undefined): string => {
 
 describe('rootPartitionOffset', () => {
   it('finds the root partition by its type, wherever it is in the table', async () => {
-    const file = disk('root-second.raw', `label: gpt\nstart=2048, size=20480, type=${GPT_TYPE.esp}\nstart=22528, size=40960, type=${GPT_TYPE.root}\n`);
+    const file = disk('root-second.raw', `label: gpt\nstart=2048, size=20480, type=${GPT_TYPE.esp}\nstart=22528, size=40960, type=${GPT_TYPE.root('amd64')}\n`);
     expect(await rootPartitionOffset(file)).toBe(22528 * 512);
   });
 
