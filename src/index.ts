@@ -2,6 +2,7 @@
 export { image, ImageBuilder, type BaseImage, type PhaseOptions } from './dsl/image.js';
 export { variants, Matrix, type Axes, type Combination, type Exclusion, type MatrixImage, type Variant, type VariantsOptions } from './dsl/variants.js';
 export { DefinitionError } from './core/definition-error.js';
+export { arches, type Arch } from './core/arch.js';
 export type { DeclaredFacts } from './steps/shared.js';
 export {
   script,
