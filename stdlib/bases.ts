@@ -103,7 +103,7 @@ const aptBase = <L extends BaseFactLists, C extends PackageCatalog, I extends st
   };
 };
 
-export interface Debian12Options<I extends string, A extends Arch> extends AptBaseOptions<I> {
+export interface Debian12Options<I extends string, A extends Arch = Arch> extends AptBaseOptions<I> {
   /**
    * The root's architecture (default amd64). An arm64 root on an amd64 host
    * is debootstrapped in two stages, the second through qemu-user-static,
@@ -114,18 +114,26 @@ export interface Debian12Options<I extends string, A extends Arch> extends AptBa
 }
 
 const debian12Ir = { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' } as const;
-type Debian12Base<I extends string, A extends Arch> = A extends 'arm64'
-  ? BaseImage<WithPackages<FactsOfLists<typeof debian12Arm64Lists>, typeof aptCatalogArm64, I>, typeof aptCatalogArm64>
-  : BaseImage<WithPackages<FactsOfLists<typeof debian12Lists>, typeof aptCatalog, I>, typeof aptCatalog>;
 
-/** Debian 12 "bookworm", amd64 or arm64. */
-export const debian12 = <const I extends string = never, const A extends Arch = 'amd64'>(opts: Debian12Options<I, A> = {}): Debian12Base<I, A> => {
+/**
+ * What the types know of a Debian 12 root: the facts a root of every
+ * architecture has (an arm64 root has no /usr/lib64, amd64's no
+ * /usr/lib/aarch64-linux-gnu), so one definition serves both and a matrix
+ * over `arch` type-checks once. The checker knows the exact architecture's.
+ */
+type AnyArch<K extends keyof FactsOfLists<typeof debian12Lists>> = Extract<FactsOfLists<typeof debian12Lists>[K], FactsOfLists<typeof debian12Arm64Lists>[K]>;
+type Debian12Facts = { [K in keyof FactsOfLists<typeof debian12Lists>]: AnyArch<K> };
+/** The typed packages of every architecture; each one's kernel and loader are known to the checker through its own catalog. */
+type Debian12Catalog = Omit<typeof aptCatalog, 'linux-image-amd64' | 'systemd-boot-efi'>;
+
+/** Debian 12 "bookworm", amd64 (the default) or arm64. */
+export const debian12 = <const I extends string = never>(opts: Debian12Options<I, Arch> = {}): BaseImage<WithPackages<Debian12Facts, Debian12Catalog, I>, Debian12Catalog> => {
   const { arch, ...rest } = opts;
   return (
     arch === 'arm64'
       ? aptBase({ ...debian12Ir, arch }, debian12Arm64Lists, { catalog: aptCatalogArm64, archive: debian12Arm64Archive }, rest)
       : aptBase(debian12Ir, debian12Lists, { catalog: aptCatalog, archive: debian12Archive }, rest)
-  ) as Debian12Base<I, A>;
+  ) as unknown as BaseImage<WithPackages<Debian12Facts, Debian12Catalog, I>, Debian12Catalog>;
 };
 
 /** Ubuntu 22.04 LTS "jammy". */

@@ -597,5 +597,11 @@ const bootableArm64 = () =>
  * boots next. UEFI only. `arch` is the base's (debian12({ arch })): the
  * checker refuses a disk whose loader is another architecture's.
  */
-export const bootable = <const A extends Arch = 'amd64'>(opts: { arch?: A } = {}): A extends 'arm64' ? ReturnType<typeof bootableArm64> : ReturnType<typeof bootableAmd64> =>
-  (opts.arch === 'arm64' ? bootableArm64() : bootableAmd64()) as never;
+export const bootable = <const A extends Arch = 'amd64'>(opts: { arch?: A } = {}): BootableModule<A> => (opts.arch === 'arm64' ? bootableArm64() : bootableAmd64()) as never;
+
+/** One architecture's module, or, for an architecture not known until the definition runs (a matrix's `v.arch`), either's facts. */
+type BootableModule<A extends Arch> = [A] extends ['arm64']
+  ? ReturnType<typeof bootableArm64>
+  : [A] extends ['amd64']
+    ? ReturnType<typeof bootableAmd64>
+    : EitherModule<ReturnType<typeof bootableArm64> | ReturnType<typeof bootableAmd64>>;
