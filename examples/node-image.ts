@@ -9,14 +9,14 @@ import {
   kubernetes,
   kubernetesNetworking,
   sshHardening,
-  type KubernetesSource,
+  type Arch, type KubernetesSource,
   bootable, cloudInit, defineModule, network, sysprep, variable, z,
 } from 'imgc';
 
-/** The node, parameterised by where kubelet/kubeadm/kubectl come from and its disk size. */
-export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${number}G` = '4G') =>
+/** The node, parameterised by where kubelet/kubeadm/kubectl come from, its disk size and its architecture. */
+export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${number}G` = '4G', arch: Arch = 'amd64') =>
   image(name)
-    .base(debian12({ include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables'] }))
+    .base(debian12({ arch, include: ['systemd', 'systemd-sysv', 'kmod', 'procps', 'sudo', 'iproute2', 'iptables'] }))
     .customize((p) =>
       p
         .pre(event('stdout'))
@@ -48,7 +48,7 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
         // is then made once, with cloud-init's growroot hook in it. sysprep leaves no machine identity behind.
         .use(network())
         .use(cloudInit())
-        .use(bootable())
+        .use(bootable({ arch }))
         .use(sysprep())
         .post(event('stdout')),
     )
@@ -60,7 +60,7 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
         .qcow2('disk.qcow2', { size: diskSize, bootable: true })
         // Packer-only targets: a VM image built with QEMU and an AMI.
         .cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true })
-        .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: 't3.large', ami_name: 'k8s-node-debian-12' }),
+        .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: arch === 'arm64' ? 't4g.large' : 't3.large', ami_name: `k8s-node-debian-12${arch === 'arm64' ? '-arm64' : ''}` }),
     )
     .verify((v) => v.facts().boot().checksums().manifest());
 

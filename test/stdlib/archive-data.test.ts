@@ -13,7 +13,7 @@ import { debian12Archive, debian12Typed } from '../../stdlib/archive/debian-12.j
 import { debian12Arm64Archive } from '../../stdlib/archive/debian-12-arm64.js';
 import { typedPackages } from '../../stdlib/archive/typed-packages.js';
 import { debian12 } from '../../stdlib/bases.js';
-import { aptCatalog } from '../../stdlib/catalog.js';
+import { aptCatalog, aptCatalogArm64 } from '../../stdlib/catalog.js';
 import { bootable, cloudInit, containerd, journald, network, sshHardening, sysprep } from '../../stdlib/modules.js';
 import { repoRoot } from '../helpers/cli.js';
 
@@ -32,13 +32,17 @@ describe("Debian 12's package data", () => {
   });
 
   it('every package a stdlib module or an example installs is typed, and its typed facts are what the archive says', async () => {
-    const named = new Set<string>(installs(image('all').base(base).provision((p) => p.use(sshHardening()).use(containerd()).use(bootable()).use(network()).use(cloudInit()).use(sysprep()).use(journald())).toIR('all.ts')));
+    // Each architecture's installs against its own catalog (an arm64 image's kernel is linux-image-arm64).
+    const named = { amd64: new Set<string>(), arm64: new Set<string>() };
+    const add = (ir: Image) => installs(ir).forEach((n) => named[ir.base.arch ?? 'amd64'].add(n));
+    add(image('all').base(base).provision((p) => p.use(sshHardening()).use(containerd()).use(bootable()).use(network()).use(cloudInit()).use(sysprep()).use(journald())).toIR('all.ts'));
+    add(image('arm').base(debian12({ arch: 'arm64' })).provision((p) => p.use(bootable({ arch: 'arm64' }))).toIR('arm.ts'));
     for (const f of readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.ts'))) {
       const loaded = await loadDefinition(path.join(repoRoot, 'examples', f), { typecheck: false });
-      for (const ir of [loaded.ir, ...(loaded.variants ?? []).map((v) => v.ir)]) if (ir) installs(ir).forEach((n) => named.add(n));
+      for (const ir of [loaded.ir, ...(loaded.variants ?? []).map((v) => v.ir)]) if (ir) add(ir);
     }
-    const catalog = aptCatalog as PackageCatalog;
-    expect([...named].filter((n) => !(n in catalog)).sort()).toEqual([]);
+    const catalogs = { amd64: aptCatalog as PackageCatalog, arm64: aptCatalogArm64 as PackageCatalog };
+    for (const arch of ['amd64', 'arm64'] as const) expect({ arch, untyped: [...named[arch]].filter((n) => !(n in catalogs[arch])).sort() }).toEqual({ arch, untyped: [] });
     for (const name of typedPackages) {
       const typed = packageFacts(debian12Typed as PackageCatalog, name).map((f) => `${f.kind}:${f.key}`);
       const archive = packageFacts({}, name, 'apt', debian12Archive).map((f) => `${f.kind}:${f.key}`);
