@@ -5,14 +5,11 @@ import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import type { Base } from '../ir/schema.js';
 import { baseKey, CorruptEntry, fileSha256, RootCache, sha256, stableJson, withCacheLock } from './cache.js';
-import { capture, haveCommand, run, SYSTEM_PATH, type RunOptions } from '../host/exec.js';
+import { haveCommand, run, SYSTEM_PATH, type RunOptions } from '../host/exec.js';
 import { hostMirror, rootSourcesList, type AptMirror } from '../host/mirror.js';
 import { unpackRoot } from '../host/tar.js';
-import { ensureForeignArch, ForeignArchError } from '../host/binfmt.js';
+import { isForeign } from '../host/binfmt.js';
 import { archOf, type Arch } from '../core/arch.js';
-
-/** The host's architecture, as dpkg names it. */
-const hostArch = async (): Promise<string> => capture('dpkg', ['--print-architecture']).catch(() => 'amd64');
 
 export class BaseError extends Error {
   override name = 'BaseError';
@@ -54,9 +51,7 @@ export const resolveBase = async (base: Base, opts: { fromTar?: string; fromDir?
   }
   if (base.packageManager !== 'apt') throw new BaseError(`base '${base.name}' uses ${base.packageManager}; debootstrap lays down apt roots only`);
   const arch = archOf(base);
-  const foreign = arch !== (await hostArch());
-  // Before anything is laid down: a root whose binaries cannot run here fails its second stage minutes in.
-  if (foreign) await ensureForeignArch(arch).catch((e: unknown) => Promise.reject(e instanceof ForeignArchError ? new BaseError(e.message) : e));
+  const foreign = isForeign(arch);
   return {
     kind: 'debootstrap',
     key: baseKey({ base, mirror: mirror.uri, arch }),

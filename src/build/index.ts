@@ -16,6 +16,8 @@ import { lockFile } from '../host/flock.js';
 import { writeTreeAtomically } from '../host/write.js';
 import { sourceDateEpoch } from './boot-step.js';
 import { missingToolsMessage, requiredTools } from './tools.js';
+import { ensureForeignArch, ForeignArchError, isForeign } from '../host/binfmt.js';
+import { archOf } from '../core/arch.js';
 import { resolveBase, type BaseSource } from './base.js';
 import { cacheDir } from './cache.js';
 import { Display, type Io } from './display.js';
@@ -75,6 +77,16 @@ const preflight = async (run: BuildRun): Promise<{ error: string } | { files: Co
   const missing: string[] = [];
   for (const t of requiredTools(ir, opts.target)) if (!(await haveCommand(t))) missing.push(t);
   if (missing.length) return { error: missingToolsMessage(missing) };
+  // The emulator is installed; the kernel must also hand it the root's binaries (binfmt_misc), which a plan only reports.
+  const arch = archOf(ir.base);
+  if (isForeign(arch)) {
+    try {
+      await ensureForeignArch(arch);
+    } catch (e) {
+      if (e instanceof ForeignArchError) return { error: e.message };
+      throw e;
+    }
+  }
   const sensitive: SensitiveValues = opts.sensitive ?? new Map();
   hideValues(sensitive);
   const unset = missingSensitive(ir, sensitive);

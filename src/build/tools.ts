@@ -4,6 +4,8 @@
 import type { Image } from '../ir/schema.js';
 import { isBuildArtifact } from '../ir/phases.js';
 import { bootTools } from './boot-step.js';
+import { emulatorCommand, isForeign } from '../host/binfmt.js';
+import { archOf } from '../core/arch.js';
 
 /** A command whose package is named otherwise (the rest are their own package). */
 export const toolPackages: Readonly<Record<string, string>> = {
@@ -22,6 +24,8 @@ export const toolPackages: Readonly<Record<string, string>> = {
   'qemu-img': 'qemu-utils',
   'qemu-system-x86_64': 'qemu-system-x86',
   'qemu-system-aarch64': 'qemu-system-arm',
+  'qemu-aarch64-static': 'qemu-user-static',
+  'qemu-x86_64-static': 'qemu-user-static',
   'ansible-playbook': 'ansible',
 };
 
@@ -33,6 +37,8 @@ export const requiredTools = (ir: Image, target: string, opts: { debootstrap?: b
   return [
     ...new Set([
       ...(opts.debootstrap ? ['debootstrap'] : []),
+      // Another architecture's root runs its binaries (debootstrap's second stage, every phase) through this emulator.
+      ...(isForeign(archOf(ir.base)) ? [emulatorCommand(archOf(ir.base))] : []),
       'chroot',
       'flock',
       'mount',

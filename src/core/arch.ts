@@ -6,8 +6,6 @@ export const arches = ['amd64', 'arm64'] as const;
 export type Arch = (typeof arches)[number];
 
 interface ArchInfo {
-  /** `uname -m` of a machine of it, and the middle of the multiarch triplet (x86_64-linux-gnu). */
-  readonly machine: 'x86_64' | 'aarch64';
   /** The suffix of UEFI's removable-media loader and of systemd-boot's binary (BOOTX64.EFI, systemd-bootx64.efi). */
   readonly efi: 'x64' | 'aa64';
   /** The Discoverable Partitions Specification's GPT type of its root partition. */
@@ -27,7 +25,6 @@ interface ArchInfo {
 
 export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
   amd64: {
-    machine: 'x86_64',
     efi: 'x64',
     gptRoot: '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709',
     kernelPackage: 'linux-image-amd64',
@@ -39,7 +36,6 @@ export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
     firmware: { code: ['/usr/share/OVMF/OVMF_CODE.fd', '/usr/share/OVMF/OVMF_CODE_4M.fd'], vars: ['/usr/share/OVMF/OVMF_VARS.fd', '/usr/share/OVMF/OVMF_VARS_4M.fd'] },
   },
   arm64: {
-    machine: 'aarch64',
     efi: 'aa64',
     gptRoot: 'B921B045-1DF0-41C3-AF44-4C6F280D3FAE',
     kernelPackage: 'linux-image-arm64',

@@ -11,6 +11,15 @@ import { run } from './exec.js';
 const MOUNT = '/proc/sys/fs/binfmt_misc';
 const CONF_DIRS = ['/usr/lib/binfmt.d', '/lib/binfmt.d', '/etc/binfmt.d'];
 
+/** This machine's architecture, as Debian names it (Node's x64 is amd64); undefined for one no base has. */
+export const hostArch = (): Arch | undefined => ({ x64: 'amd64', arm64: 'arm64' }) [process.arch as 'x64' | 'arm64'] as Arch | undefined;
+
+/** Whether a root of `arch` runs its binaries here only through an emulator. */
+export const isForeign = (arch: Arch): boolean => hostArch() !== arch;
+
+/** The user-mode emulator qemu-user-static installs for `arch` (its binfmt registration runs it), for the build's tool check. */
+export const emulatorCommand = (arch: Arch): string => `${archInfo[arch].binfmt}-static`;
+
 export class ForeignArchError extends Error {
   override name = 'ForeignArchError';
 }

@@ -26,10 +26,7 @@ import { rootPartitionOffset } from '../host/gpt.js';
 import { run, SYSTEM_PATH } from '../host/exec.js';
 import type { VerifyFailure, VerifyResult } from './index.js';
 import { archInfo, archOf, type Arch } from '../core/arch.js';
-import { arch as nodeArch } from 'node:os';
-
-/** The host's machine, as `uname -m` says it. */
-const hostMachine = (): string => ({ x64: 'x86_64', arm64: 'aarch64' })[nodeArch() as 'x64' | 'arm64'] ?? nodeArch();
+import { isForeign } from '../host/binfmt.js';
 
 /** One runtime check: a shell snippet that exits 0 when it holds and prints why when not. */
 export interface BootCheck {
@@ -183,7 +180,7 @@ export interface BootResult extends VerifyResult {
 
 /** Whether a guest under KVM runs here: /dev/kvm usable, unless IMGC_QEMU_ACCEL says which. A guest of another architecture is emulated (TCG). */
 export const chooseAccel = (env: NodeJS.ProcessEnv, guest: Arch = 'amd64'): { accel: 'kvm' | 'tcg'; probe: boolean } => {
-  if (archInfo[guest].machine !== hostMachine()) return { accel: 'tcg', probe: false };
+  if (isForeign(guest)) return { accel: 'tcg', probe: false };
   const want = env['IMGC_QEMU_ACCEL'];
   if (want === 'kvm' || want === 'tcg') return { accel: want, probe: false };
   if (want) throw new Error(`IMGC_QEMU_ACCEL must be kvm or tcg (got '${want}')`);
