@@ -52,24 +52,36 @@ describe('variants()', () => {
 
 describe('imgc on a matrix', () => {
   const matrix = 'examples/node-matrix.ts';
-  const all = ['k8s-node-1.30-upstream', 'k8s-node-1.31-upstream', 'k8s-node-1.31-debian'];
+  const all = [
+    'k8s-node-1.30-upstream-amd64',
+    'k8s-node-1.30-upstream-arm64',
+    'k8s-node-1.31-upstream-amd64',
+    'k8s-node-1.31-upstream-arm64',
+    'k8s-node-1.31-debian-amd64',
+    'k8s-node-1.31-debian-arm64',
+  ];
 
   it('variants --format json lists the combinations as a CI matrix takes them, valid against imgc schema --variants', async () => {
     const r = await imgc(['variants', matrix, '--format', 'json']);
     expect(r.exitCode, r.all).toBe(0);
     const list = JSON.parse(r.stdout) as unknown;
-    expect(list).toEqual([
-      { name: 'k8s-node-1.30-upstream', values: { k8s: '1.30', source: 'upstream' } },
-      { name: 'k8s-node-1.31-upstream', values: { k8s: '1.31', source: 'upstream' } },
-      { name: 'k8s-node-1.31-debian', values: { k8s: '1.31', source: 'debian' } },
-    ]);
+    expect(list).toEqual(
+      all.map((name) => {
+        const [k8s, source, arch] = name.replace('k8s-node-', '').split('-');
+        return { name, values: { k8s, source, arch } };
+      }),
+    );
+    expect((list as { values: unknown }[])[1]).toEqual({ name: 'k8s-node-1.30-upstream-arm64', values: { k8s: '1.30', source: 'upstream', arch: 'arm64' } });
     const validate = compileImageSchema(variantsJsonSchema());
     expect(validate(list), JSON.stringify(validate.errors)).toBe(true);
     expect(validate([{ name: 'x' }])).toBe(false);
     expect(JSON.parse((await imgc(['schema', '--variants'])).stdout)).toEqual(variantsJsonSchema());
     // A definition of one image lists itself, so one CI workflow serves both.
     expect(JSON.parse((await imgc(['variants', '--no-typecheck', 'examples/node-image-debian.ts', '--format', 'json'])).stdout)).toEqual([{ name: 'k8s-node-debian', values: {} }]);
-    expect((await imgc(['variants', matrix, '--no-typecheck'])).stdout).toBe(`k8s-node-1.30-upstream  k8s=1.30 source=upstream\nk8s-node-1.31-upstream  k8s=1.31 source=upstream\nk8s-node-1.31-debian  k8s=1.31 source=debian`);
+    expect((await imgc(['variants', matrix, '--no-typecheck'])).stdout.split('\n').slice(0, 2)).toEqual([
+      'k8s-node-1.30-upstream-amd64  k8s=1.30 source=upstream arch=amd64',
+      'k8s-node-1.30-upstream-arm64  k8s=1.30 source=upstream arch=arm64',
+    ]);
   });
 
   it('check checks every combination', async () => {
@@ -99,18 +111,18 @@ describe('imgc on a matrix', () => {
   it('a command on one image needs --variant; an unknown name says which was meant', async () => {
     const none = await imgc(['ir', '--no-typecheck', matrix]);
     expect(none.exitCode).toBe(2);
-    expect(none.stderr).toBe(`imgc: '${matrix}' is a matrix of 3 images: pass --variant NAME (its variants: ${all.join(', ')})`);
+    expect(none.stderr).toBe(`imgc: '${matrix}' is a matrix of 6 images: pass --variant NAME (its variants: ${all.join(', ')})`);
     const compile = await imgc(['compile', '--no-typecheck', matrix, '-t', 'shell']);
     expect(compile.stderr).toContain('pass --variant NAME or --all');
-    const typo = await imgc(['explain', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-upstrem']);
+    const typo = await imgc(['explain', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-upstrem-arm64']);
     expect(typo.exitCode).toBe(2);
-    expect(typo.stderr).toContain("has no variant 'k8s-node-1.31-upstrem'; did you mean 'k8s-node-1.31-upstream'?");
-    const build = await imgc(['build', '--no-typecheck', matrix, '--variant', 'k8s-node-1.30-debian']);
+    expect(typo.stderr).toContain("has no variant 'k8s-node-1.31-upstrem-arm64'; did you mean 'k8s-node-1.31-upstream-arm64'?");
+    const build = await imgc(['build', '--no-typecheck', matrix, '--variant', 'k8s-node-1.30-debian-amd64']);
     expect(build.exitCode).toBe(2);
-    expect(build.stderr).toContain("has no variant 'k8s-node-1.30-debian'; did you mean");
-    const one = await imgc(['ir', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-debian']);
+    expect(build.stderr).toContain("has no variant 'k8s-node-1.30-debian-amd64'; did you mean");
+    const one = await imgc(['ir', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-debian-arm64']);
     expect(one.exitCode, one.all).toBe(0);
-    expect((JSON.parse(one.stdout) as { name: string }).name).toBe('k8s-node-1.31-debian');
+    expect(JSON.parse(one.stdout) as { name: string; base: { arch?: string } }).toMatchObject({ name: 'k8s-node-1.31-debian-arm64', base: { arch: 'arm64' } });
     const plain = await imgc(['ir', '--no-typecheck', 'examples/node-image.ts', '--variant', 'x']);
     expect(plain.exitCode).toBe(2);
     expect(plain.stderr).toContain("--variant is for a matrix (export default variants(...)); 'examples/node-image.ts' is one image, 'k8s-node'");
@@ -140,7 +152,11 @@ describe('imgc on a matrix', () => {
     const plans = JSON.parse(r.stdout) as BuildPlan[];
     expect(plans.map((p) => p.image)).toEqual(all);
     expect(plans.map((p) => p.out)).toEqual(all.map((n) => path.join(out, n)));
-    expect(new Set(plans.map((p) => p.base.key)).size).toBe(1);
+    // One base per architecture: the combinations of one share its key.
+    const keys = new Map(plans.map((p) => [p.image.endsWith('-arm64') ? 'arm64' : 'amd64', new Set<string>()]));
+    for (const p of plans) keys.get(p.image.endsWith('-arm64') ? 'arm64' : 'amd64')!.add(p.base.key);
+    expect([...keys.values()].map((k) => k.size)).toEqual([1, 1]);
+    expect(new Set(plans.map((p) => p.base.key)).size).toBe(2);
     // A plan builds nothing.
     expect(readdirSync(out)).toEqual([]);
   });
