@@ -22,12 +22,13 @@ const debian12ListedCommon = {
   'containernetworking-plugins': { paths: ['/usr/lib/cni'] },
 } as const satisfies PackageCatalog;
 
-// Each architecture's kernel and systemd-boot loader: what bootable disks rely on (src/core/boot.ts's bootFiles).
+/** What the archive's indexes cannot say, each with its reason, and amd64's kernel and systemd-boot loader (what bootable disks rely on: src/core/boot.ts's bootFiles). */
 export const debian12Listed = {
   ...debian12ListedCommon,
   'linux-image-amd64': { paths: ['/vmlinuz', '/boot'] },
   'systemd-boot-efi': { paths: ['/usr/lib/systemd/boot/efi/systemd-bootx64.efi'] },
 } as const satisfies PackageCatalog;
+/** The same for an arm64 base: its kernel and loader. */
 export const debian12ListedArm64 = {
   ...debian12ListedCommon,
   'linux-image-arm64': { paths: ['/vmlinuz', '/boot'] },
@@ -54,8 +55,9 @@ const merge = (generated: PackageCatalog, listed: PackageCatalog): PackageCatalo
 export const aptCatalog = merge(debian12Typed, debian12Listed) as Merged<typeof debian12Typed, typeof debian12Listed>;
 export type AptCatalog = typeof aptCatalog;
 
-/** The typed packages of an arm64 base: amd64's install facts (/etc, /opt, commands and services are the same), its own kernel and loader. */
+// amd64's install facts serve arm64 (/etc, /opt, commands and services are the same: docs/packages.md), without amd64's kernel.
 const { 'linux-image-amd64': _amd64Kernel, ...debian12TypedAnyArch } = debian12Typed;
+/** What installing each typed Debian 12 package provides on an arm64 base: amd64's install facts, its own kernel and loader; the checker knows every other arm64 package (`debian12Arm64Archive`). */
 export const aptCatalogArm64 = merge(debian12TypedAnyArch, debian12ListedArm64) as Merged<typeof debian12TypedAnyArch, typeof debian12ListedArm64>;
 export type AptCatalogArm64 = typeof aptCatalogArm64;
 
