@@ -11,8 +11,11 @@ import { run } from './exec.js';
 const MOUNT = '/proc/sys/fs/binfmt_misc';
 const CONF_DIRS = ['/usr/lib/binfmt.d', '/lib/binfmt.d', '/etc/binfmt.d'];
 
-/** This machine's architecture, as Debian names it (Node's x64 is amd64); undefined for one no base has. */
-export const hostArch = (): Arch | undefined => ({ x64: 'amd64', arm64: 'arm64' }) [process.arch as 'x64' | 'arm64'] as Arch | undefined;
+/** Node's names of the architectures bases have, as Debian names them. */
+const debianArch: Readonly<Partial<Record<string, Arch>>> = { x64: 'amd64', arm64: 'arm64' };
+
+/** This machine's architecture, as Debian names it; undefined for one no base has. */
+export const hostArch = (): Arch | undefined => debianArch[process.arch];
 
 /** Whether a root of `arch` runs its binaries here only through an emulator. */
 export const isForeign = (arch: Arch): boolean => hostArch() !== arch;
