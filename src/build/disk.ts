@@ -188,9 +188,8 @@ export const makeBootableDisk = async (
   try {
     await run('mmd', ['-i', esp, '::/EFI', '::/EFI/BOOT', '::/EFI/systemd', '::/loader', '::/loader/entries', '::/imgc'], { ...opts.run, env });
     const copy = (from: string, to: string) => run('mcopy', ['-i', esp, from, to], { ...opts.run, env });
-    const efi = archInfo[opts.arch].efi;
-    await copy(loader, `::/EFI/BOOT/BOOT${efi.toUpperCase()}.EFI`);
-    await copy(loader, `::/EFI/systemd/systemd-boot${efi}.efi`);
+    await copy(loader, `::/EFI/BOOT/BOOT${archInfo[opts.arch].efi.toUpperCase()}.EFI`);
+    await copy(loader, `::/EFI/systemd/${path.posix.basename(files.loader)}`);
     await copy(kernel, `::${espFiles.kernel}`);
     await copy(initrd, `::${espFiles.initrd}`);
     await copy(conf, '::/loader/loader.conf');

@@ -10,12 +10,12 @@ interface ArchInfo {
   readonly efi: 'x64' | 'aa64';
   /** The Discoverable Partitions Specification's GPT type of its root partition. */
   readonly gptRoot: string;
-  /** Debian's kernel metapackage. */
-  readonly kernelPackage: 'linux-image-amd64' | 'linux-image-arm64';
   /** The serial console a QEMU guest of it has (q35's 16550, virt's PL011). */
   readonly serial: 'ttyS0' | 'ttyAMA0';
   /** QEMU's system emulator, and the user-mode emulator qemu-user-static registers with binfmt_misc. */
   readonly qemuSystem: 'qemu-system-x86_64' | 'qemu-system-aarch64';
+  /** The QEMU machine imgc boots a node of it on: q35 (UEFI with OVMF), virt (UEFI with AAVMF). */
+  readonly qemuMachine: 'q35' | 'virt';
   readonly binfmt: 'qemu-x86_64' | 'qemu-aarch64';
   /** The Debian package of the system emulator and the UEFI firmware's code and variables. */
   readonly qemuPackage: 'qemu-system-x86' | 'qemu-system-arm';
@@ -27,9 +27,9 @@ export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
   amd64: {
     efi: 'x64',
     gptRoot: '4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709',
-    kernelPackage: 'linux-image-amd64',
     serial: 'ttyS0',
     qemuSystem: 'qemu-system-x86_64',
+    qemuMachine: 'q35',
     binfmt: 'qemu-x86_64',
     qemuPackage: 'qemu-system-x86',
     firmwarePackage: 'ovmf',
@@ -38,9 +38,9 @@ export const archInfo: Readonly<Record<Arch, ArchInfo>> = {
   arm64: {
     efi: 'aa64',
     gptRoot: 'B921B045-1DF0-41C3-AF44-4C6F280D3FAE',
-    kernelPackage: 'linux-image-arm64',
     serial: 'ttyAMA0',
     qemuSystem: 'qemu-system-aarch64',
+    qemuMachine: 'virt',
     binfmt: 'qemu-aarch64',
     qemuPackage: 'qemu-system-arm',
     firmwarePackage: 'qemu-efi-aarch64',

@@ -313,8 +313,9 @@ const runQemu = async (o: {
   const args = [
     '-k', '5', String(o.timeoutSeconds),
     archInfo[o.arch].qemuSystem,
-    // arm64: virt, and under TCG a Cortex-A72 (`max` emulates pointer authentication, which costs much time).
-    ...(o.arch === 'arm64' ? ['-machine', `virt,accel=${o.accel}`, '-cpu', o.accel === 'kvm' ? 'host' : 'cortex-a72'] : ['-machine', `q35,accel=${o.accel}`, ...(o.accel === 'kvm' ? ['-cpu', 'host'] : [])]),
+    '-machine', `${archInfo[o.arch].qemuMachine},accel=${o.accel}`,
+    // Under TCG, arm64 gets a Cortex-A72: virt's default is a 32-bit CPU, and `max` emulates pointer authentication, which costs much time.
+    ...(o.accel === 'kvm' ? ['-cpu', 'host'] : o.arch === 'arm64' ? ['-cpu', 'cortex-a72'] : []),
     '-m', '1024',
     '-smp', '2',
     '-nodefaults',

@@ -107,7 +107,7 @@ const archSources: Readonly<Record<Arch, ArchSource>> = {
   arm64: {
     qemu: [
       ['qemu_binary', str(archInfo.arm64.qemuSystem)],
-      ['machine_type', str('virt')],
+      ['machine_type', str(archInfo.arm64.qemuMachine)],
       ['disk_interface', str('virtio')],
       ['net_device', str('virtio-net')],
     ],
