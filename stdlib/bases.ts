@@ -103,14 +103,14 @@ const aptBase = <L extends BaseFactLists, C extends PackageCatalog, I extends st
   };
 };
 
-export interface Debian12Options<I extends string, A extends Arch = Arch> extends AptBaseOptions<I> {
+export interface Debian12Options<I extends string> extends AptBaseOptions<I> {
   /**
    * The root's architecture (default amd64). An arm64 root on an amd64 host
    * is debootstrapped in two stages, the second through qemu-user-static,
    * and its steps run the same way (docs/arm64.md); its facts and kernel
    * package are arm64's.
    */
-  arch?: A;
+  arch?: Arch;
 }
 
 const debian12Ir = { name: 'debian-12', distro: 'debian', release: '12', suite: 'bookworm' } as const;
@@ -127,7 +127,7 @@ type Debian12Facts = { [K in keyof FactsOfLists<typeof debian12Lists>]: AnyArch<
 type Debian12Catalog = Omit<typeof aptCatalog, 'linux-image-amd64' | 'systemd-boot-efi'>;
 
 /** Debian 12 "bookworm", amd64 (the default) or arm64. */
-export const debian12 = <const I extends string = never>(opts: Debian12Options<I, Arch> = {}): BaseImage<WithPackages<Debian12Facts, Debian12Catalog, I>, Debian12Catalog> => {
+export const debian12 = <const I extends string = never>(opts: Debian12Options<I> = {}): BaseImage<WithPackages<Debian12Facts, Debian12Catalog, I>, Debian12Catalog> => {
   const { arch, ...rest } = opts;
   return (
     arch === 'arm64'
