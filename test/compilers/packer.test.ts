@@ -3,7 +3,7 @@
 // ansible files are those backends' own business), `packer validate` (full),
 // `packer fmt -check` and `packer inspect` on the written output, and the
 // template read back by HashiCorp's HCL parser (@cdktf/hcl2json).
-import { execa } from 'execa';
+import { execa, type ResultPromise } from 'execa';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -455,6 +455,27 @@ describe("packer backend: a qemu source that boots imgc's own disk", () => {
   });
 });
 
+/**
+ * What a process prints (stdout and stderr) until `marker` shows or it ends,
+ * then SIGTERM and its end; SIGTERM after `ms` too. For a VM or a build that
+ * is stopped once it has shown what the test looks for.
+ */
+const outputUntil = async (proc: ResultPromise<{ all: true; reject: false; stdin?: 'ignore' }>, marker: string, ms: number): Promise<string> => {
+  let out = '';
+  const seen = new Promise<void>((resolve) =>
+    proc.all!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(marker)) resolve();
+    }),
+  );
+  const timer = setTimeout(() => proc.kill('SIGTERM'), ms);
+  await Promise.race([seen, proc]);
+  clearTimeout(timer);
+  proc.kill('SIGTERM');
+  await proc;
+  return out;
+};
+
 describe('packer backend: an arm64 base', () => {
   /**
    * node-image on an arm64 base (the IR's base.arch; `base` renames the base), the AMI's instance type left to imgc.
@@ -539,18 +560,7 @@ describe('packer backend: an arm64 base', () => {
     needTools(ctx, binary, defaults['qemu_firmware'] as string);
     // The serial console only: no disk, so the firmware ends in its boot manager (BdsDxe) and shell.
     const vm = execa(binary, [...args, '-m', '512M', '-nodefaults', '-display', 'none', '-monitor', 'none', '-serial', 'stdio'], { reject: false, all: true, stdin: 'ignore' });
-    let console = '';
-    const booted = new Promise<void>((resolve) =>
-      vm.all!.on('data', (d: Buffer) => {
-        console += d.toString();
-        if (console.includes('BdsDxe')) resolve();
-      }),
-    );
-    const timer = setTimeout(() => vm.kill('SIGTERM'), 60_000);
-    await Promise.race([booted, vm]);
-    clearTimeout(timer);
-    vm.kill('SIGTERM');
-    await vm;
+    const console = await outputUntil(vm, 'BdsDxe', 60_000);
     expect(console, `${binary} ${args.join(' ')}`).toContain('UEFI firmware');
     expect(console).toContain('BdsDxe');
   }, 90_000);
@@ -570,20 +580,9 @@ describe('packer backend: an arm64 base', () => {
     const required = requiredVars(await parseHcl(files[`${ir.name}.pkr.hcl`]!));
     const vars = [...required, '-var', `qemu_iso_url=${disk}`, '-var', `qemu_iso_checksum=sha256:${sha256}`];
     const build = execa('packer', ['build', '-only=qemu.qemu', ...vars, `${ir.name}.pkr.hcl`], { cwd: dir, env: { ...packerEnv(), PACKER_LOG: '1' }, extendEnv: false, reject: false, all: true });
-    let out = '';
-    const waiting = new Promise<void>((resolve) =>
-      build.all!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('Waiting for SSH to become available')) resolve();
-      }),
-    );
     // SIGTERM, not SIGINT: packer 1.6.6's wrapper process hands only SIGTERM on to the packer doing the build
     // (a terminal's Ctrl-C reaches both). Packer then stops QEMU.
-    const timer = setTimeout(() => build.kill('SIGTERM'), 120_000);
-    await Promise.race([waiting, build]);
-    clearTimeout(timer);
-    build.kill('SIGTERM');
-    await build;
+    const out = await outputUntil(build, 'Waiting for SSH to become available', 120_000);
     const launched = /Executing (\S*qemu-system-aarch64): (.*)/.exec(out);
     expect(launched, out.slice(-3000)).not.toBeNull();
     expect(launched![2]).toMatch(/"-machine", "type=virt,accel=tcg"/);
