@@ -28,6 +28,12 @@ describe('variants()', () => {
     expect(m.variants()[2]!.image.toIR('x.ts').name).toBe('k8s-node-1.31-debian');
   });
 
+  it('marks the default combination, and only it', () => {
+    const m = variants({ k8s: ['1.30', '1.31'], arch: ['amd64', 'arm64'] }, (v) => image(`t-${v.k8s}-${v.arch}`).base(base), { default: { k8s: '1.31', arch: 'amd64' } });
+    expect(m.variants().filter((v) => v.default).map((v) => v.name)).toEqual(['t-1.31-amd64']);
+    expect(variants({ k8s: ['1.30'] }, (v) => image(`t-${v.k8s}`).base(base)).variants()[0]!.default).toBeUndefined();
+  });
+
   it('an exclusion naming some axes leaves out every combination that matches them', () => {
     const m = variants({ a: ['1', '2'], b: ['x', 'y'], c: ['p', 'q'] }, (v) => image(`i-${v.a}-${v.b}-${v.c}`).base(base), { exclude: [{ b: 'y' }] });
     expect(names(m)).toEqual(['i-1-x-p', 'i-1-x-q', 'i-2-x-p', 'i-2-x-q']);
@@ -42,6 +48,10 @@ describe('variants()', () => {
     ['an exclusion of an unknown value', () => variants({ k8s: ['1.30', '1.31'] }, (v) => image(`t-${v.k8s}`).base(base), { exclude: [{ k8s: '1.29' as '1.30' }] }), /gives axis 'k8s' the value '1.29', which is not one of '1.30', '1.31'/],
     ['exclusions that leave nothing', () => variants({ k8s: ['1.30', '1.31'] }, (v) => image(`t-${v.k8s}`).base(base), { exclude: [{ k8s: '1.30' }, { k8s: '1.31' }] }), /leave none of the 2 combinations/],
     ['an empty exclusion', () => variants({ k8s: ['1.30'] }, () => image('t').base(base), { exclude: [{}] }), /exclusion 1 is empty/],
+    ['a default naming an unknown axis', () => variants({ k8s: ['1.30'] }, (v) => image(`t-${v.k8s}`).base(base), { default: { k8s: '1.30', arch: 'amd64' } as never }), /default \{ k8s: '1.30', arch: 'amd64' \} names axis 'arch'/],
+    ['a default without a value of every axis', () => variants({ k8s: ['1.30'], arch: ['amd64'] }, (v) => image(`t-${v.k8s}`).base(base), { default: { k8s: '1.30' } as never }), /gives no value of axis 'arch'; a default is one whole combination/],
+    ['a default of an unknown value', () => variants({ k8s: ['1.30', '1.31'] }, (v) => image(`t-${v.k8s}`).base(base), { default: { k8s: '1.29' as '1.30' } }), /default \{ k8s: '1.29' \} is not a combination of the axes/],
+    ['a default the exclusions leave out', () => variants({ k8s: ['1.30', '1.31'] }, (v) => image(`t-${v.k8s}`).base(base), { exclude: [{ k8s: '1.30' }], default: { k8s: '1.30' } }), /one of the combinations the exclusions leave out/],
     ['two combinations of one name', () => variants({ k8s: ['1.30', '1.31'], arch: ['amd64'] }, (v) => image(`t-${v.arch}`).base(base)), /\{ k8s: '1.30', arch: 'amd64' \} and \{ k8s: '1.31', arch: 'amd64' \} both make the image 't-amd64'/],
   ];
   it.each(refused)('refuses %s (a DefinitionError, located at the call by the loader)', (_, f, message) => {

@@ -93,14 +93,15 @@ const checkLoaded = (loaded: LoadedDefinition): Checked => {
 /** A matrix's combination checked as a definition of its own, with the file's type diagnostics. */
 const variantChecked = (loaded: LoadedDefinition, v: LoadedVariant): Selected => {
   const { variants: _all, ...file } = loaded;
-  const { name, values, diagnostics, ...image } = v;
+  const { name, values, diagnostics, default: _default, ...image } = v;
   const checked = checkLoaded({ ...file, ...image, diagnostics: [...loaded.diagnostics, ...diagnostics] });
   return { ...checked, diagnostics: checked.diagnostics.map((d) => (d.code === 'IMGC1001' ? d : { ...d, variant: name })), variant: { name, values } };
 };
 
 /**
  * The one reading of --variant NAME and --all for every command: a plain definition is its image (and takes neither);
- * a matrix needs a choice, unless `every` (check: all of them by default). An unknown NAME says which is meant.
+ * a matrix needs a choice, unless `every` (check: all of them by default) or it has a default combination, which is
+ * then taken. An unknown NAME says which is meant.
  */
 export const loadSelection = async (file: string, flags: LoadFlags, opts: { every?: boolean; allFlag?: boolean } = {}): Promise<Selection> => {
   if (flags.variant !== undefined && flags.all) throw new UsageError('--variant and --all exclude each other');
@@ -118,6 +119,8 @@ export const loadSelection = async (file: string, flags: LoadFlags, opts: { ever
     const near = didYouMean(flags.variant, names);
     throw new UsageError(`'${file}' has no variant '${flags.variant}'${near ? `; did you mean '${near}'?` : ''} (its variants: ${names.join(', ')})`);
   }
+  const fallback = !flags.all && !opts.every ? list.find((v) => v.default) : undefined;
+  if (fallback) return { checked, images: [variantChecked(checked.loaded, fallback)], fileDiagnostics: [] };
   if (!flags.all && !opts.every) throw new UsageError(`'${file}' is a matrix of ${names.length} images: pass --variant NAME${opts.allFlag ? ' or --all' : ''} (its variants: ${names.join(', ')})`);
   // A type error is the file's: said once, unless a combination's contract error is the same mistake (it then says
   // TypeScript saw it too, as for an image), and named by no combination.

@@ -9,6 +9,7 @@ const VariantsList = z
       .object({
         name: z.string().describe("the combination's name, which is its image's name: --variant NAME, out/NAME/…"),
         values: z.record(z.string(), z.string()).describe('each axis and its value, in the order the axes are declared ({} for a definition of one image)'),
+        default: z.literal(true).optional().describe('the combination commands take without --variant or --all (variants(..., { default }))'),
       })
       .strict(),
   )
@@ -24,7 +25,7 @@ export const variantsJsonSchema = (): Record<string, unknown> => ({
 
 /** The combinations of a loaded definition (one image: itself, with no values). */
 export const variantsOf = (loaded: LoadedDefinition): VariantsList =>
-  loaded.variants ? loaded.variants.map(({ name, values }) => ({ name, values })) : loaded.ir ? [{ name: loaded.ir.name, values: {} }] : [];
+  loaded.variants ? loaded.variants.map(({ name, values, default: isDefault }) => ({ name, values, ...(isDefault ? { default: true as const } : {}) })) : loaded.ir ? [{ name: loaded.ir.name, values: {} }] : [];
 
 export const variantsText = (list: VariantsList): string =>
-  list.map(({ name, values }) => `${name}${Object.keys(values).length ? `  ${Object.entries(values).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}\n`).join('');
+  list.map(({ name, values, default: isDefault }) => `${name}${Object.keys(values).length ? `  ${Object.entries(values).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}${isDefault ? '  (default)' : ''}\n`).join('');

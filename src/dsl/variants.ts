@@ -17,6 +17,11 @@ export type Exclusion<A extends Axes> = { readonly [K in keyof A]?: A[K][number]
 
 export interface VariantsOptions<A extends Axes> {
   exclude?: readonly Exclusion<A>[];
+  /**
+   * The combination a command takes when it is given neither --variant nor --all (a local build, the README's
+   * example); without one, such a command refuses the matrix and lists its names. `imgc check` checks them all.
+   */
+  default?: Combination<A>;
 }
 
 /** An image of a matrix, whatever its facts: what `image(...)...` makes (an ImageBuilder). */
@@ -31,6 +36,8 @@ export interface Variant<A extends Axes = Axes> {
   readonly name: string;
   readonly values: Combination<A>;
   readonly image: MatrixImage;
+  /** The matrix's default combination (VariantsOptions.default). */
+  readonly default?: true;
 }
 
 /** The images of a matrix, one per combination, in declaration order (the first axis varies slowest). */
@@ -48,8 +55,8 @@ const show = (values: Readonly<Record<string, string>>) => `{ ${Object.entries(v
 
 /**
  * Many images from one definition: `export default variants({ k8s: ['1.30', '1.31'], source: ['upstream', 'debian'] },
- * (v) => image(`k8s-node-${v.k8s}-${v.source}`)…, { exclude: [{ k8s: '1.30', source: 'debian' }] })`. Name each image
- * from its values in the axes' order; the names must differ.
+ * (v) => image(`k8s-node-${v.k8s}-${v.source}`)…, { exclude: [{ k8s: '1.30', source: 'debian' }], default: { k8s: '1.31',
+ * source: 'upstream' } })`. Name each image from its values in the axes' order; the names must differ.
  */
 export const variants = <const A extends Axes>(axes: A, imageOf: (v: Combination<A>) => MatrixImage, options: VariantsOptions<A> = {}): Matrix<A> => {
   const names = Object.keys(axes);
@@ -74,6 +81,16 @@ export const variants = <const A extends Axes>(axes: A, imageOf: (v: Combination
   const all = names.reduce<Record<string, string>[]>((acc, axis) => acc.flatMap((c) => (axes[axis] ?? []).map((value) => ({ ...c, [axis]: value }))), [{}]);
   const kept = all.filter((c) => !exclude.some((ex) => Object.entries(ex).every(([k, v]) => c[k] === v)));
   if (!kept.length) throw new DefinitionError(`variants(): the exclusions leave none of the ${all.length} combinations`);
+  const given = options.default as Readonly<Record<string, string>> | undefined;
+  const isDefault = (c: Record<string, string>) => given !== undefined && names.every((n) => c[n] === given[n]);
+  if (given !== undefined) {
+    const extra = Object.keys(given).find((k) => !names.includes(k));
+    if (extra !== undefined) throw new DefinitionError(`variants(): the default ${show(given)} names axis '${extra}', which is not one of ${names.map((n) => `'${n}'`).join(', ')}`);
+    const missing = names.find((n) => !Object.hasOwn(given, n));
+    if (missing !== undefined) throw new DefinitionError(`variants(): the default ${show(given)} gives no value of axis '${missing}'; a default is one whole combination`);
+    if (!all.some(isDefault)) throw new DefinitionError(`variants(): the default ${show(given)} is not a combination of the axes`);
+    if (!kept.some(isDefault)) throw new DefinitionError(`variants(): the default ${show(given)} is one of the combinations the exclusions leave out`);
+  }
   const seen = new Map<string, Record<string, string>>();
   const list = kept.map((values) => {
     const frozen = Object.freeze(values) as Combination<A>;
@@ -82,7 +99,7 @@ export const variants = <const A extends Axes>(axes: A, imageOf: (v: Combination
     const other = seen.get(name);
     if (other) throw new DefinitionError(`variants(): ${show(other)} and ${show(values)} both make the image '${name}'; name each image from all its values, e.g. image(\`name-${names.map((n) => `\${v.${n}}`).join('-')}\`)`);
     seen.set(name, values);
-    return { name, values: frozen, image };
+    return isDefault(values) ? { name, values: frozen, image, default: true as const } : { name, values: frozen, image };
   });
   return new Matrix(axes, list);
 };

@@ -26,6 +26,8 @@ type EvaluatedImage = Pick<Evaluated, 'ir' | 'findings' | 'catalog' | 'diagnosti
 export interface EvaluatedVariant extends EvaluatedImage {
   name: string;
   values: Record<string, string>;
+  /** The combination a command takes without --variant or --all. */
+  default?: true;
 }
 
 export interface Evaluated {
@@ -63,7 +65,7 @@ const watchInputs = (): (() => Record<string, string | null> | undefined) => {
 
 type IRSource = { toIR(source?: string): unknown; packageCatalog?: PackageCatalog };
 const isImage = (v: unknown): v is IRSource => typeof v === 'object' && v !== null && typeof (v as IRSource).toIR === 'function';
-type MatrixSource = { variants(): readonly { name: string; values: Record<string, string>; image: IRSource }[] };
+type MatrixSource = { variants(): readonly { name: string; values: Record<string, string>; image: IRSource; default?: true }[] };
 const isMatrix = (v: unknown): v is MatrixSource => typeof v === 'object' && v !== null && typeof (v as MatrixSource).variants === 'function' && 'axes' in v;
 
 /** Where in the user's files an error was thrown, from its (source-mapped) stack. */
@@ -119,7 +121,7 @@ const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
     } catch (err) {
       return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
     }
-    return { diagnostics: [], variants: list.map(({ name, values, image }) => ({ name, values: { ...values }, ...imageOf(image, file, vars) })) };
+    return { diagnostics: [], variants: list.map(({ name, values, image, default: isDefault }) => ({ name, values: { ...values }, ...(isDefault ? { default: true as const } : {}), ...imageOf(image, file, vars) })) };
   }
   if (!isImage(exported)) return { diagnostics: [diagnostic('IMGC1003', `'${path.basename(file)}' has no default export of an image`, { hint: 'end the file with `export default image(...)...` (or `variants(...)`)' })] };
   return imageOf(exported, file, vars);
