@@ -25,20 +25,22 @@ describe('imgc init', () => {
     const check = await imgc(['check'], { cwd: dir });
     expect(check.exitCode, check.all).toBe(0);
 
-    // Every target after init: four folders below imgc.toml's root, each as the target writes it alone.
+    // Every target after init, for every image (--all, as the workflow compiles): four folders below imgc.toml's root,
+    // each as the target writes it alone.
     for (const target of ['packer', 'ansible', 'shell', 'cloud-init']) {
-      const r = await imgc(['compile', '--target', target, '--format', 'json', '--no-typecheck'], { cwd: dir });
+      const r = await imgc(['compile', '--all', '--target', target, '--format', 'json', '--no-typecheck'], { cwd: dir });
       expect(r.exitCode, r.all).toBe(0);
-      const out = JSON.parse(r.stdout) as { target: string; out: string; files: { path: string; bytes: number; sha256: string }[]; refusals: unknown[] };
-      expect(out.out).toBe(`out/k8s-node/${target}`);
-      expect(out.refusals).toEqual([]);
-      expect(out.files.length, target).toBeGreaterThan(0);
+      const [out, ...more] = JSON.parse(r.stdout) as { target: string; out: string; files: { path: string; bytes: number; sha256: string }[]; refusals: unknown[] }[];
+      expect(more).toEqual([]);
+      expect(out!.out).toBe(`out/k8s-node/${target}`);
+      expect(out!.refusals).toEqual([]);
+      expect(out!.files.length, target).toBeGreaterThan(0);
     }
     expect(readdirSync(path.join(dir, 'out', 'k8s-node')).sort()).toEqual(['ansible', 'cloud-init', 'packer', 'shell']);
     // The scaffold's CI compiles every target, then lints them: its lint steps, run here on these folders.
     const workflow = parse(readFileSync(path.join(dir, '.github/workflows/imgc.yml'), 'utf8')) as { jobs: { compile: { steps: { name?: string; run?: string }[] } } };
     const steps = workflow.jobs.compile.steps;
-    expect(steps.some((s) => s.run?.includes('for target in packer ansible shell cloud-init; do npx imgc compile --target "$target"'))).toBe(true);
+    expect(steps.some((s) => s.run?.includes('for target in packer ansible shell cloud-init; do npx imgc compile --all --target "$target"'))).toBe(true);
     const lints = steps.filter((s) => s.name?.startsWith('lint '));
     expect(lints.map((s) => s.name)).toEqual(['lint shell', 'lint ansible', 'lint cloud-init']);
     for (const s of lints) {
@@ -55,6 +57,21 @@ describe('imgc init', () => {
         expect(written.length, `${target}/${f.path}`).toBe(f.bytes);
         expect(createHash('sha256').update(written).digest('hex'), `${target}/${f.path}`).toBe(f.sha256);
       }
+    }
+
+    // The same workflow on a matrix: every combination, every target, each in its own folder, and the lints pass.
+    writeFileSync(
+      path.join(dir, 'node-image.ts'),
+      "import { debian12, image, variants } from 'imgc';\nexport default variants({ arch: ['amd64', 'arm64'] }, (v) => image(`node-${v.arch}`).base(debian12({ arch: v.arch })).customize((p) => p.user('ops')));\n",
+    );
+    for (const target of ['packer', 'ansible', 'shell', 'cloud-init']) {
+      const r = await imgc(['compile', '--all', '--target', target, '--no-typecheck'], { cwd: dir });
+      expect(r.exitCode, r.all).toBe(0);
+    }
+    for (const name of ['node-amd64', 'node-arm64']) expect(readdirSync(path.join(dir, 'out', name)).sort(), name).toEqual(['ansible', 'cloud-init', 'packer', 'shell']);
+    for (const s of lints) {
+      const lint = await execa('bash', ['-eo', 'pipefail', '-c', s.run!], { cwd: dir, reject: false, all: true });
+      expect(lint.exitCode, `${s.name}: ${lint.all}`).toBe(0);
     }
   });
 

@@ -122,10 +122,10 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
       }
     };
     let worst = 0;
-    for (const { loaded, variant } of images) {
+    for (const { loaded } of images) {
       const ir = loaded.ir!;
-      const outDir = path.resolve(v.all ? path.join((v.out as string | undefined) ?? 'out', variant!.name, ...(v.out ? [] : ['build'])) : ((v.out as string | undefined) ?? path.join('out', ir.name, 'build')));
-      if (v.all && format === 'text') io.err(`imgc: variant ${variant!.name} into ${path.relative(process.cwd(), outDir)}\n`);
+      const outDir = path.resolve(v.all ? path.join((v.out as string | undefined) ?? 'out', ir.name, ...(v.out ? [] : ['build'])) : ((v.out as string | undefined) ?? path.join('out', ir.name, 'build')));
+      if (v.all && format === 'text') io.err(`imgc: variant ${ir.name} into ${path.relative(process.cwd(), outDir)}\n`);
       const code = await buildOne(loaded, ir, outDir);
       // A plan changes nothing: every combination's is shown. A build stops at the first that fails.
       worst = Math.max(worst, code);

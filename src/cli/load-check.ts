@@ -99,7 +99,8 @@ const variantChecked = (loaded: LoadedDefinition, v: LoadedVariant): Selected =>
 };
 
 /**
- * The one reading of --variant NAME and --all for every command: a plain definition is its image (and takes neither);
+ * The one reading of --variant NAME and --all for every command: a plain definition is its image (--all, or --variant
+ * its own name, take it);
  * a matrix needs a choice, unless `every` (check: all of them by default) or it has a default combination, which is
  * then taken. An unknown NAME says which is meant.
  */
@@ -108,8 +109,9 @@ export const loadSelection = async (file: string, flags: LoadFlags, opts: { ever
   const checked = await loadFile(file, flags);
   const list = checked.loaded.variants;
   if (!list) {
-    const flag = flags.variant !== undefined ? '--variant' : flags.all ? '--all' : undefined;
-    if (flag && checked.loaded.ir) throw new UsageError(`${flag} is for a matrix (export default variants(...)); '${file}' is one image, '${checked.loaded.ir.name}'`);
+    // One image is the matrix of itself (as `imgc variants` lists it), so one CI workflow serves both kinds of file.
+    const own = checked.loaded.ir?.name;
+    if (flags.variant !== undefined && own !== undefined && flags.variant !== own) throw new UsageError(`'${file}' is one image, '${own}', not a matrix (export default variants(...)): it has no variant '${flags.variant}'`);
     return { checked, images: [checked], fileDiagnostics: [] };
   }
   const names = list.map((v) => v.name);
