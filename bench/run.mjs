@@ -4,7 +4,7 @@
 // out/bench.json). Peers that are not installed are reported missing.
 // Usage: node bench/run.mjs [--runs N] [--quick] [--only check,compile,scale,build,fleet]
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -135,15 +135,17 @@ if (only.has('compile')) {
   const packerVersion = /Packer v(\d+)\.(\d+)/.exec(spawnSync('packer', ['version'], { encoding: 'utf8' }).stdout ?? '');
   const form = packerVersion && (Number(packerVersion[1]) > 1 || Number(packerVersion[2]) >= 10) ? [] : ['--packer-version', '1.6'];
   const compile = measure(...imgc('compile', example, '--target', 'packer', ...form, '--out', out), { env });
-  const hcl = existsSync(out) ? readFileSync(path.join(out, 'k8s-node.pkr.hcl'), 'utf8') : '';
+  // The matrix's default combination: its one template, whatever the combination's name.
+  const template = existsSync(out) ? readdirSync(out).find((f) => f.endsWith('.pkr.hcl')) : undefined;
+  const hcl = template ? readFileSync(path.join(out, template), 'utf8') : '';
   // Required variables need values packer accepts: a checksum must look like one, and the SSH key
   // must exist (packer reads it, and the seed CD carries its .pub).
   const key = path.join(work, 'bench-ssh-key');
   if (!existsSync(key)) spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', key]);
   const sample = (name) => (/checksum/.test(name) ? `sha256:${'0'.repeat(64)}` : /token/.test(name) ? 'abcdef.0123456789abcdef' : /private_key_file/.test(name) ? key : 'x');
   const vars = [...hcl.matchAll(/variable "([^"]+)" \{[^}]*?\n\}/gs)].filter((m) => !/default\s*=/.test(m[0])).flatMap((m) => ['-var', `${m[1]}=${sample(m[1])}`]);
-  const validate = existsSync(out)
-    ? peerCmd('packer validate (its output)', 'packer', ['validate', ...vars, 'k8s-node.pkr.hcl'], { cwd: out, env: { CHECKPOINT_DISABLE: '1', PACKER_CONFIG_DIR: path.join(work, 'packer-cfg') } })
+  const validate = template
+    ? peerCmd('packer validate (its output)', 'packer', ['validate', ...vars, template], { cwd: out, env: { CHECKPOINT_DISABLE: '1', PACKER_CONFIG_DIR: path.join(work, 'packer-cfg') } })
     : { name: 'packer validate', missing: 'imgc could not compile the template' };
   row('compile', 'imgc compile --target packer (warm)', compile, validate);
 }

@@ -1,5 +1,5 @@
-// A Kubernetes node image on Debian 12, the reference example: `npx imgc check examples/node-image.ts`
-// proves its phase contracts; `npx imgc compile examples/node-image.ts --target packer|ansible|shell` emits it.
+// The reference example, a Kubernetes node on Debian 12, as a matrix (docs/variants.md): `npx imgc check examples/node-image.ts`
+// proves every combination's contracts; `npx imgc compile examples/node-image.ts --target packer|ansible|shell` emits one.
 import {
   containerd,
   debian12,
@@ -10,7 +10,7 @@ import {
   kubernetesNetworking,
   sshHardening,
   type Arch, type KubernetesSource,
-  bootable, cloudInit, defineModule, network, sysprep, variable, z,
+  bootable, cloudInit, defineModule, network, sysprep, variable, variants, z,
 } from 'imgc';
 
 /** The node, parameterised by where kubelet/kubeadm/kubectl come from, its disk size and its architecture. */
@@ -64,12 +64,10 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
     )
     .verify((v) => v.facts().boot().checksums().manifest());
 
-/** Variables: imgc.toml's [vars], IMGC_VAR_<NAME> or --var at compile time. */
-const k8sMinor = variable('k8s_minor', z.string().regex(/^\d+\.\d+$/), {
-  default: '1.30',
-  description: 'Kubernetes minor version of the upstream packages (pkgs.k8s.io)',
-});
-/** Sensitive: never in the IR or an output; the build takes it at run time (IMGC_VAR_JOIN_TOKEN, -e, -var). */
+/**
+ * A variable (imgc.toml's [vars], IMGC_VAR_<NAME> or --var), and a sensitive one: never in the IR or an output;
+ * the build takes it at run time (IMGC_VAR_JOIN_TOKEN, -e, -var).
+ */
 const bootstrapToken = variable('join_token', z.string().regex(/^[a-z0-9]{6}\.[a-z0-9]{16}$/), {
   sensitive: true,
   description: 'kubeadm bootstrap token (abcdef.0123456789abcdef) the node joins its cluster with',
@@ -85,4 +83,12 @@ const joinToken = (k8s: KubernetesSource) =>
       : p,
   );
 
-export default nodeImage('k8s-node', { source: 'upstream', minor: k8sMinor });
+/**
+ * One image per combination, named from its values. Debian's packages have one version per release, so the
+ * older minor has no Debian combination. Without --variant, a command takes the newest upstream amd64 node.
+ */
+export default variants(
+  { k8s: ['1.30', '1.31'], source: ['upstream', 'debian'], arch: ['amd64', 'arm64'] },
+  (v) => nodeImage(`k8s-node-${v.k8s}-${v.source}-${v.arch}`, v.source === 'upstream' ? { source: 'upstream', minor: v.k8s } : { source: 'debian' }, '4G', v.arch),
+  { exclude: [{ k8s: '1.30', source: 'debian' }], default: { k8s: '1.31', source: 'upstream', arch: 'amd64' } },
+);

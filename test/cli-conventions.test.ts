@@ -78,7 +78,7 @@ describe('imgc on the command line', () => {
     writeFileSync(tomlFile, '# team defaults\nk8s_minor = "1.31"\n');
     writeFileSync(jsonFile, '{ "k8s_minor": "1.32" }');
     const minor = async (args: string[], env: Record<string, string> = {}) => {
-      const r = await imgc(['ir', '--no-typecheck', 'examples/node-image.ts', ...args], { env });
+      const r = await imgc(['ir', '--no-typecheck', 'test/fixtures/node-vars.ts', ...args], { env });
       expect(r.exitCode, r.all).toBe(0);
       return (JSON.parse(r.stdout) as { variables: { name: string; value?: unknown }[] }).variables.find((v) => v.name === 'k8s_minor')?.value;
     };
@@ -86,11 +86,11 @@ describe('imgc on the command line', () => {
     expect(await minor(['--var-file', tomlFile, '--var-file', jsonFile])).toBe('1.32');
     expect(await minor(['--var-file', jsonFile, '--var', 'k8s_minor=1.33'])).toBe('1.33');
     writeFileSync(tomlFile, '# team defaults\nk8s_minor = "1.31"\nk8s_minor = "1.32"\n');
-    const dup = await imgc(['check', '--no-typecheck', 'examples/node-image.ts', '--var-file', tomlFile]);
+    const dup = await imgc(['check', '--no-typecheck', 'test/fixtures/node-vars.ts', '--var-file', tomlFile]);
     expect(dup.exitCode).toBe(2);
     expect(dup.stderr).toContain(`imgc: ${tomlFile}:3:`);
     writeFileSync(tomlFile, 'k8s_minor = "nope"\n');
-    const bad = await imgc(['check', '--no-typecheck', 'examples/node-image.ts', '--var-file', tomlFile]);
+    const bad = await imgc(['check', '--no-typecheck', 'test/fixtures/node-vars.ts', '--var-file', tomlFile]);
     expect(bad.exitCode).toBe(2);
     expect(bad.all).toContain(`${tomlFile}:1`);
   });

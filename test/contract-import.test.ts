@@ -54,14 +54,14 @@ describe('fromContract', () => {
     const ir = await imgc(['ir', path.join(dir, 'typed-ok.ts')]);
     // Which contract exactly: the digest its typed module records.
     const digest = /digest: '([0-9a-f]{16})'/.exec(readFileSync(path.join(dir, 'golden-base.contract.ts'), 'utf8'))![1]!;
-    expect(JSON.parse(ir.stdout).base.origin).toEqual({ kind: 'contract', file: 'golden-base.contract.json', image: 'k8s-node', phase: 'customize', version: 1, digest });
+    expect(JSON.parse(ir.stdout).base.origin).toEqual({ kind: 'contract', file: 'golden-base.contract.json', image: 'k8s-node-1.31-upstream-amd64', phase: 'customize', version: 1, digest });
   });
 
   it('imgc explain says where the base comes from: the contract file, its image and phase, version and digest', async () => {
     const digest = /digest: '([0-9a-f]{16})'/.exec(readFileSync(path.join(dir, 'golden-base.contract.ts'), 'utf8'))![1]!;
     for (const file of ['typed-ok.ts', 'by-path.ts']) {
       const r = await imgc(['explain', '--no-typecheck', path.join(dir, file)]);
-      expect(r.stdout).toContain(`      from the contract golden-base.contract.json (image k8s-node after phase customize, contract v1, digest ${digest})\n`);
+      expect(r.stdout).toContain(`      from the contract golden-base.contract.json (image k8s-node-1.31-upstream-amd64 after phase customize, contract v1, digest ${digest})\n`);
     }
   });
 
@@ -72,8 +72,8 @@ describe('fromContract', () => {
     expect(r.stdout).toMatch(/seen by: the contract checker \(IMGC0003\), TypeScript \(TS2322 at /);
     expect(r.stdout).toContain('Found 1 error');
     // Named: the contract the base is, and what to ask of the team that wrote it.
-    expect(r.stdout).toContain("which does not exist; the base is the contract golden-base.contract.json (image k8s-node after phase customize), which does not have it");
-    expect(r.stdout).toContain("hint: ask the team of image k8s-node for a contract after phase customize that has user 'kube' (and write golden-base.contract.json again), or provide it in an earlier step of this definition (p.user('kube'))");
+    expect(r.stdout).toContain("which does not exist; the base is the contract golden-base.contract.json (image k8s-node-1.31-upstream-amd64 after phase customize), which does not have it");
+    expect(r.stdout).toContain("hint: ask the team of image k8s-node-1.31-upstream-amd64 for a contract after phase customize that has user 'kube' (and write golden-base.contract.json again), or provide it in an earlier step of this definition (p.user('kube'))");
   });
 
   it('check --against works on a definition on a contract: the given contract stands in for the base, and its diagnostics name it', async () => {
@@ -84,7 +84,7 @@ describe('fromContract', () => {
     writeFileSync(path.join(dir, 'next.contract.json'), contractJson({ ...c, facts: c.facts.filter((f) => !(f.kind === 'group' && f.key === 'admins')) }));
     const next = await imgc(['check', '--no-typecheck', path.join(dir, 'typed-ok.ts'), '--against', path.join(dir, 'next.contract.json')]);
     expect(next.exitCode).toBe(1);
-    expect(next.stdout).toContain("error IMGC0003: file '/etc/ops.conf' is owned by group 'admins', which does not exist; the base is the contract next.contract.json (image k8s-node after phase customize), which does not have it");
+    expect(next.stdout).toContain("error IMGC0003: file '/etc/ops.conf' is owned by group 'admins', which does not exist; the base is the contract next.contract.json (image k8s-node-1.31-upstream-amd64 after phase customize), which does not have it");
   });
 
   it('the typed module type-checks in a CommonJS project as in an ES module one', async () => {

@@ -59,7 +59,7 @@ describe('imgc contract', () => {
   });
 
   it('refuses a phase the definition does not have, naming the ones it has', () => {
-    expect(() => contractOf(ir, 'provsion')).toThrow(/no phase 'provsion' in k8s-node; its phases: base, customize, provision/);
+    expect(() => contractOf(ir, 'provsion')).toThrow(/no phase 'provsion' in k8s-node-1.31-upstream-amd64; its phases: base, customize, provision/);
   });
 
   it('diff: base → customize only adds; customize → provision only adds (sysprep() keeps what the base promised); provision → customize breaks and says what went', () => {

@@ -58,7 +58,7 @@ describe("README's command table", () => {
     [['explain', example, '--graph', 'mermaid'], 0],
     [['ir', example], 0],
     [['schema', '--contract'], 0],
-    [['variants', 'examples/node-matrix.ts', '--format', 'json'], 0],
+    [['variants', 'examples/node-image.ts', '--format', 'json'], 0],
     [['contract', example, '--phase', 'provision'], 0],
     [['docs'], 0],
     [['help', 'build'], 0],

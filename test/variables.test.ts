@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { imgc, repoRoot, tempDir } from './helpers/cli.js';
 
-const example = path.join(repoRoot, 'examples/node-image.ts');
+const example = path.join(repoRoot, 'test/fixtures/node-vars.ts');
 
 const irVars = async (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) => {
   const r = await imgc(['ir', '--no-typecheck', example, ...args], opts);

@@ -1,6 +1,6 @@
 // A matrix of images from one definition (docs/variants.md): the combinations
 // variants() makes and the mistakes it refuses, in this process; then the
-// commands on examples/node-matrix.ts and a matrix with one broken combination
+// commands on examples/node-image.ts and a matrix with one broken combination
 // (examples/broken/variant-broken.ts), through the CLI's run() in this process.
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -61,7 +61,8 @@ describe('variants()', () => {
 });
 
 describe('imgc on a matrix', () => {
-  const matrix = 'examples/node-matrix.ts';
+  const matrix = 'examples/node-image.ts';
+  const fallback = 'k8s-node-1.31-upstream-amd64';
   const all = [
     'k8s-node-1.30-upstream-amd64',
     'k8s-node-1.30-upstream-arm64',
@@ -78,7 +79,7 @@ describe('imgc on a matrix', () => {
     expect(list).toEqual(
       all.map((name) => {
         const [k8s, source, arch] = name.replace('k8s-node-', '').split('-');
-        return { name, values: { k8s, source, arch } };
+        return { name, values: { k8s, source, arch }, ...(name === fallback ? { default: true } : {}) };
       }),
     );
     expect((list as { values: unknown }[])[1]).toEqual({ name: 'k8s-node-1.30-upstream-arm64', values: { k8s: '1.30', source: 'upstream', arch: 'arm64' } });
@@ -88,9 +89,10 @@ describe('imgc on a matrix', () => {
     expect(JSON.parse((await imgc(['schema', '--variants'])).stdout)).toEqual(variantsJsonSchema());
     // A definition of one image lists itself, so one CI workflow serves both.
     expect(JSON.parse((await imgc(['variants', '--no-typecheck', 'examples/node-image-debian.ts', '--format', 'json'])).stdout)).toEqual([{ name: 'k8s-node-debian', values: {} }]);
-    expect((await imgc(['variants', matrix, '--no-typecheck'])).stdout.split('\n').slice(0, 2)).toEqual([
+    expect((await imgc(['variants', matrix, '--no-typecheck'])).stdout.split('\n').slice(0, 3)).toEqual([
       'k8s-node-1.30-upstream-amd64  k8s=1.30 source=upstream arch=amd64',
       'k8s-node-1.30-upstream-arm64  k8s=1.30 source=upstream arch=arm64',
+      'k8s-node-1.31-upstream-amd64  k8s=1.31 source=upstream arch=amd64  (default)',
     ]);
   });
 
@@ -118,12 +120,19 @@ describe('imgc on a matrix', () => {
     expect((await imgc(['check', file, '--variant', 'app-web-small'])).exitCode).toBe(0);
   });
 
-  it('a command on one image needs --variant; an unknown name says which was meant', async () => {
-    const none = await imgc(['ir', '--no-typecheck', matrix]);
+  it('a command on one image takes the default combination, or needs --variant when there is none; an unknown name says which was meant', async () => {
+    const taken = await imgc(['ir', '--no-typecheck', matrix]);
+    expect(taken.exitCode, taken.all).toBe(0);
+    expect((JSON.parse(taken.stdout) as { name: string }).name).toBe(fallback);
+    const out = tempDir('variants-default');
+    const compile = await imgc(['compile', '--no-typecheck', matrix, '-t', 'shell', '-o', out, '--format', 'json']);
+    expect(compile.exitCode, compile.all).toBe(0);
+    expect(path.resolve((JSON.parse(compile.stdout) as { out: string }).out)).toBe(out);
+    const noDefault = 'examples/broken/variant-broken.ts';
+    const none = await imgc(['ir', '--no-typecheck', noDefault]);
     expect(none.exitCode).toBe(2);
-    expect(none.stderr).toBe(`imgc: '${matrix}' is a matrix of 6 images: pass --variant NAME (its variants: ${all.join(', ')})`);
-    const compile = await imgc(['compile', '--no-typecheck', matrix, '-t', 'shell']);
-    expect(compile.stderr).toContain('pass --variant NAME or --all');
+    expect(none.stderr).toBe(`imgc: '${noDefault}' is a matrix of 3 images: pass --variant NAME (its variants: app-db-small, app-web-small, app-web-large)`);
+    expect((await imgc(['compile', '--no-typecheck', noDefault, '-t', 'shell'])).stderr).toContain('pass --variant NAME or --all');
     const typo = await imgc(['explain', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-upstrem-arm64']);
     expect(typo.exitCode).toBe(2);
     expect(typo.stderr).toContain("has no variant 'k8s-node-1.31-upstrem-arm64'; did you mean 'k8s-node-1.31-upstream-arm64'?");
@@ -133,9 +142,18 @@ describe('imgc on a matrix', () => {
     const one = await imgc(['ir', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-debian-arm64']);
     expect(one.exitCode, one.all).toBe(0);
     expect(JSON.parse(one.stdout) as { name: string; base: { arch?: string } }).toMatchObject({ name: 'k8s-node-1.31-debian-arm64', base: { arch: 'arm64' } });
-    const plain = await imgc(['ir', '--no-typecheck', 'examples/node-image.ts', '--variant', 'x']);
+    const plain = await imgc(['ir', '--no-typecheck', 'examples/node-image-debian.ts', '--variant', 'x']);
     expect(plain.exitCode).toBe(2);
-    expect(plain.stderr).toContain("--variant is for a matrix (export default variants(...)); 'examples/node-image.ts' is one image, 'k8s-node'");
+    expect(plain.stderr).toBe("imgc: 'examples/node-image-debian.ts' is one image, 'k8s-node-debian', not a matrix (export default variants(...)): it has no variant 'x'");
+    // One image is the matrix of itself, as imgc variants lists it: its name and --all take it, so one CI workflow serves both.
+    expect((await imgc(['ir', '--no-typecheck', 'examples/node-image-debian.ts', '--variant', 'k8s-node-debian'])).exitCode).toBe(0);
+    const oneOut = tempDir('variants-one-all');
+    const every = await imgc(['compile', '--no-typecheck', 'examples/node-image-debian.ts', '--all', '-t', 'shell', '-o', oneOut]);
+    expect(every.exitCode, every.all).toBe(0);
+    expect(readdirSync(oneOut)).toEqual(['k8s-node-debian']);
+    const plan = await imgc(['build', '--no-typecheck', 'examples/node-image-debian.ts', '--all', '--plan', '--format', 'json', '-o', oneOut], { env: { IMGC_CACHE: tempDir('variants-one-plan-cache') } });
+    expect(plan.exitCode, plan.all).toBe(0);
+    expect((JSON.parse(plan.stdout) as BuildPlan[]).map((p) => p.out)).toEqual([path.join(oneOut, 'k8s-node-debian')]);
   });
 
   it('compile --all writes each combination into a folder of its own, named after it; nothing when one is broken', async () => {

@@ -96,7 +96,7 @@ describe.each(goodExamples())('ansible backend on %s', (file) => {
       expect(files['site.yml']).toContain(`#   ${p.name}:`);
       for (const s of p.steps) expect(files['site.yml']).toContain(`#     ${s.id}: `);
     }
-    // Then the non-sensitive variables' values (the example's k8s_minor); sensitive ones never.
+    // Then the non-sensitive variables' values (none in the reference example but its sensitive join_token; test/variables.test.ts has more); sensitive ones never.
     const defaults = Object.fromEntries((ir.variables ?? []).filter((v) => !v.sensitive).map((v) => [v.name, Array.isArray(v.value) ? v.value : String(v.value)]));
     expect(parseYaml(files['group_vars/all.yml']!)).toEqual({ imgc_image: ir.name, imgc_base: ir.base.name, imgc_source: ir.source, ...defaults });
   });

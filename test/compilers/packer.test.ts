@@ -269,7 +269,7 @@ describe('packer backend: a definition without cloudImage steps', () => {
 
 describe('packer backend: variables reach ansible-playbook', () => {
   it('through a mode-0600 extra-vars file a real packer build writes, never on a command line, read back exactly (spaces, quotes, $, ${}, %{, {{ }}, JSON)', async () => {
-    const ir = await irOf('examples/node-image.ts');
+    const ir = await irOf('test/fixtures/node-vars.ts');
     const files = packerCompiler.compile(ir, { provisioner: 'ansible', json: true, packerVersion: '1.6' });
     const dir = writeOut(files, 'packer-ansible-vars');
     const hcl = files[`${ir.name}.pkr.hcl`] ?? '';
