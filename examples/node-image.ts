@@ -60,7 +60,7 @@ export const nodeImage = (name: string, k8s: KubernetesSource, diskSize: `${numb
         .qcow2('disk.qcow2', { size: diskSize, bootable: true })
         // Packer-only targets: a VM image built with QEMU and an AMI.
         .cloudImage('qemu', 'qemu', { disk_size: '8G', format: 'qcow2', headless: true })
-        .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: arch === 'arm64' ? 't4g.large' : 't3.large', ami_name: `k8s-node-debian-12${arch === 'arm64' ? '-arm64' : ''}` }),
+        .cloudImage('amazon-ebs', 'aws', { region: 'eu-west-1', instance_type: arch === 'arm64' ? 't4g.large' : 't3.large', ami_name: name }),
     )
     .verify((v) => v.facts().boot().checksums().manifest());
 

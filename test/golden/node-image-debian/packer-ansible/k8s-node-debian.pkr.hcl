@@ -99,7 +99,7 @@ source "qemu" "qemu" {
 source "amazon-ebs" "aws" {
   region        = "eu-west-1"
   instance_type = "t3.large"
-  ami_name      = "k8s-node-debian-12-${formatdate("YYYYMMDDhhmmss", timestamp())}"
+  ami_name      = "k8s-node-debian-${formatdate("YYYYMMDDhhmmss", timestamp())}"
   communicator  = "ssh"
   ssh_username  = "admin"
 

@@ -101,7 +101,7 @@ source "qemu" "qemu" {
 source "amazon-ebs" "aws" {
   region        = "eu-west-1"
   instance_type = "t3.large"
-  ami_name      = "k8s-node-debian-12-${formatdate("YYYYMMDDhhmmss", timestamp())}"
+  ami_name      = "k8s-node-1.31-upstream-amd64-${formatdate("YYYYMMDDhhmmss", timestamp())}"
   communicator  = "ssh"
   ssh_username  = "admin"
 
