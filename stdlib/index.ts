@@ -18,10 +18,12 @@ export {
   nodeTuningSysctls,
   sshHardening,
   sysprep,
+  type ArchValue,
   type ContainerdConfigOptions,
   type ContainerdSource,
   type CrictlOptions,
   type Fetched,
   type KubernetesSource,
+  type PerArch,
   type StringValue,
 } from './modules.js';

@@ -1,7 +1,8 @@
 // Kubernetes node modules: what kubernetes-sigs/image-builder's node roles do,
 // as imgc modules. Each is `p.use(name(options))` in a phase.
 import { defineModuleFor, type EitherModule } from '../src/dsl/module.js';
-import type { Variable } from '../src/dsl/variables.js';
+import { Variable } from '../src/dsl/variables.js';
+import { DefinitionError } from '../src/core/definition-error.js';
 import { ESP_LABEL, ESP_MOUNT, espFiles, loaderEntry } from '../src/core/boot.js';
 import type { AptCatalog, AptCatalogArm64 } from './catalog.js';
 import type { Arch } from '../src/core/arch.js';
@@ -108,14 +109,38 @@ export const containerdDropIns = {
 export type StringValue = string | Variable<string>;
 
 /**
+ * One value for every architecture: a release has a tarball, and so a URL and a sum, per architecture. With the
+ * module's `arch` (a matrix's `v.arch`), the architecture's entry is taken; a missing one is refused at the call.
+ */
+export type PerArch<T> = { readonly [A in Arch]?: T };
+
+/** A URL or a sha256, the same for every architecture or one per architecture. */
+export type ArchValue = StringValue | PerArch<StringValue>;
+
+/**
  * A file fetched by URL, checked against its sha256. The steps that fetch
  * need curl in the root (Packer and cloud-init fetch there; a chroot build
  * hands the file over): the caller installs it once, before.
  */
 export interface Fetched {
-  readonly url: StringValue;
-  readonly sha256: StringValue;
+  readonly url: ArchValue;
+  readonly sha256: ArchValue;
 }
+
+/** `value` for `arch` (amd64 when not given): itself, or its entry for that architecture. */
+const forArch = (module: string, field: string, value: ArchValue, arch: Arch = 'amd64'): StringValue => {
+  if (typeof value === 'string' || value instanceof Variable) return value;
+  const own = value[arch];
+  if (own !== undefined) return own;
+  const given = Object.keys(value);
+  throw new DefinitionError(`${module}: ${field} has no entry for ${arch}${given.length ? ` (it has ${given.join(', ')})` : ''}; give one per architecture the image is built for`);
+};
+
+/** A download's URL and sha256 for `arch`. */
+const fetchedFor = (module: string, field: string, f: Fetched, arch?: Arch) => ({
+  url: forArch(module, `${field}url`, f.url, arch),
+  sha256: forArch(module, `${field}sha256`, f.sha256, arch),
+});
 
 /**
  * containerd's own unit for a release install, as its repository ships it:
@@ -157,7 +182,7 @@ export type ContainerdSource =
    * certs.d, and a version 3 config (containerd 2.x). CNI plugins are
    * kubernetesCni()'s, in /opt/cni/bin, where containerd looks by default.
    */
-  | (Fetched & { readonly source: 'release'; readonly runc: Fetched; readonly sandboxImage?: string });
+  | (Fetched & { readonly source: 'release'; readonly runc: Fetched; readonly sandboxImage?: string; readonly arch?: Arch });
 
 const containerdFromDebian = (sandboxImage?: string) =>
   defineModule((p) =>
@@ -170,16 +195,18 @@ const containerdFromDebian = (sandboxImage?: string) =>
       .enableService('containerd'),
   );
 
-const containerdRelease = (o: Fetched & { readonly runc: Fetched; readonly sandboxImage?: string }) =>
-  defineModule((p) =>
+const containerdRelease = (o: Fetched & { readonly runc: Fetched; readonly sandboxImage?: string; readonly arch?: Arch }) => {
+  const tarball = fetchedFor('containerd()', '', o, o.arch);
+  const runc = fetchedFor('containerd()', 'runc.', o.runc, o.arch);
+  return defineModule((p) =>
     p
       .packages(['libseccomp2'])
-      .archive(`${o.url}`, '/usr/local', {
-        sha256: `${o.sha256}`,
+      .archive(`${tarball.url}`, '/usr/local', {
+        sha256: `${tarball.sha256}`,
         format: 'tar.gz',
         creates: ['/usr/local/bin/containerd', '/usr/local/bin/containerd-shim-runc-v2', '/usr/local/bin/ctr'],
       })
-      .download(`${o.runc.url}`, '/usr/local/sbin/runc', { sha256: `${o.runc.sha256}`, mode: '0755' })
+      .download(`${runc.url}`, '/usr/local/sbin/runc', { sha256: `${runc.sha256}`, mode: '0755' })
       .unit('containerd.service', containerdUnit('/usr/local/bin/containerd'))
       .dropIn('containerd', 'memory-pressure.conf', containerdDropIns['memory-pressure.conf'])
       .dropIn('containerd', 'max-tasks.conf', containerdDropIns['max-tasks.conf'])
@@ -192,6 +219,7 @@ const containerdRelease = (o: Fetched & { readonly runc: Fetched; readonly sandb
       })
       .enableService('containerd'),
   );
+};
 
 /** The module of a source: what one source installs reaches the types, not what another would. */
 type ContainerdModule<O> = O extends { source: 'release' } ? ReturnType<typeof containerdRelease> : ReturnType<typeof containerdFromDebian>;
@@ -207,21 +235,24 @@ const crictlYaml = (endpoint = 'unix:///run/containerd/containerd.sock'): string
 
 const crictlConfig = (endpoint?: string) => defineModule((p) => p.file('/etc/crictl.yaml', { mode: '0644', content: crictlYaml(endpoint) }));
 
-const crictlRelease = (o: Fetched & { endpoint?: string }) =>
-  defineModule((p) =>
+const crictlRelease = (o: Fetched & { endpoint?: string; arch?: Arch }) => {
+  const tarball = fetchedFor('crictl()', '', o, o.arch);
+  return defineModule((p) =>
     p
-      .archive(`${o.url}`, '/usr/local/bin', { sha256: `${o.sha256}`, format: 'tar.gz', creates: ['/usr/local/bin/crictl'] })
+      .archive(`${tarball.url}`, '/usr/local/bin', { sha256: `${tarball.sha256}`, format: 'tar.gz', creates: ['/usr/local/bin/crictl'] })
       .file('/etc/crictl.yaml', { mode: '0644', content: crictlYaml(o.endpoint) }),
   );
+};
 
-/** Where crictl talks to containerd; with `url` and `sha256`, where its tarball is. */
-export type CrictlOptions = { endpoint?: string } | (Fetched & { endpoint?: string });
+/** Where crictl talks to containerd; with `url` and `sha256`, where its tarball is (`arch` picks a per-architecture one). */
+export type CrictlOptions = { endpoint?: string } | (Fetched & { endpoint?: string; arch?: Arch });
 
 type CrictlModule<O> = O extends { url: unknown } ? ReturnType<typeof crictlRelease> : ReturnType<typeof crictlConfig>;
 
 /**
  * /etc/crictl.yaml, and with `url` and `sha256` crictl itself from its
- * release tarball (cri-tools' crictl-vX-linux-ARCH.tar.gz) into /usr/local/bin.
+ * release tarball (cri-tools' crictl-vX-linux-ARCH.tar.gz) into /usr/local/bin;
+ * either may be one per architecture, picked by `arch`.
  */
 export const crictl = <const O extends CrictlOptions = {}>(opts?: O): EitherModule<CrictlModule<O>> => {
   const o = (opts ?? {}) as CrictlOptions;
@@ -231,13 +262,17 @@ export const crictl = <const O extends CrictlOptions = {}>(opts?: O): EitherModu
 /** The CNI plugins kubelet's pod networks call first; the tarball has more. */
 const cniPlugins = ['bridge', 'host-local', 'loopback', 'portmap'] as const;
 
-/** The CNI plugins from their release tarball (containernetworking/plugins' cni-plugins-linux-ARCH-vX.tgz) into /opt/cni/bin, as image-builder's kubernetes-cni. */
-export const kubernetesCni = (opts: Fetched) =>
-  defineModule((p) =>
+/**
+ * The CNI plugins from their release tarball (containernetworking/plugins' cni-plugins-linux-ARCH-vX.tgz) into
+ * /opt/cni/bin, as image-builder's kubernetes-cni; `url` and `sha256` may be one per architecture, picked by `arch`.
+ */
+export const kubernetesCni = (opts: Fetched & { arch?: Arch }) => {
+  const tarball = fetchedFor('kubernetesCni()', '', opts, opts.arch);
+  return defineModule((p) =>
     p
       .directory('/opt/cni', { owner: 'root', group: 'root', mode: '0755' })
-      .archive(`${opts.url}`, '/opt/cni/bin', {
-        sha256: `${opts.sha256}`,
+      .archive(`${tarball.url}`, '/opt/cni/bin', {
+        sha256: `${tarball.sha256}`,
         format: 'tar.gz',
         owner: 'root',
         group: 'root',
@@ -245,6 +280,7 @@ export const kubernetesCni = (opts: Fetched) =>
         creates: cniPlugins.map((n) => `/opt/cni/bin/${n}` as const),
       }),
   );
+};
 
 /** kubelet's unit as image-builder writes it for binaries from a URL; kubeadm's drop-in gives it its flags. */
 const kubeletUnit = (binary: string): string =>
@@ -302,8 +338,8 @@ export type KubernetesSource =
       source: 'release';
       baseUrl?: StringValue;
       version: `${number}.${number}.${number}` | Variable<string>;
-      arch?: string;
-      sha256: { readonly kubeadm: StringValue; readonly kubelet: StringValue; readonly kubectl: StringValue };
+      arch?: Arch;
+      sha256: { readonly kubeadm: ArchValue; readonly kubelet: ArchValue; readonly kubectl: ArchValue };
       kubeletExtraArgs?: string;
     };
 
@@ -331,7 +367,11 @@ const kubernetesFromRepository = (k8s: KubernetesFrom<'upstream'>) =>
 const kubernetesRelease = (k8s: KubernetesFrom<'release'>) =>
   defineModule((p) => {
     const bin = `${k8s.baseUrl ?? 'https://dl.k8s.io/release'}/v${k8s.version}/bin/linux/${k8s.arch ?? 'amd64'}`;
-    const sum = k8s.sha256;
+    const sum = {
+      kubeadm: forArch('kubernetes()', 'sha256.kubeadm', k8s.sha256.kubeadm, k8s.arch),
+      kubelet: forArch('kubernetes()', 'sha256.kubelet', k8s.sha256.kubelet, k8s.arch),
+      kubectl: forArch('kubernetes()', 'sha256.kubectl', k8s.sha256.kubectl, k8s.arch),
+    };
     const exe = { owner: 'root', group: 'root', mode: '0755' } as const;
     return p
       .packages(kubeadmTools)
