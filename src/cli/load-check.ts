@@ -100,9 +100,8 @@ const variantChecked = (loaded: LoadedDefinition, v: LoadedVariant): Selected =>
 
 /**
  * The one reading of --variant NAME and --all for every command: a plain definition is its image (--all, or --variant
- * its own name, take it);
- * a matrix needs a choice, unless `every` (check: all of them by default) or it has a default combination, which is
- * then taken. An unknown NAME says which is meant.
+ * its own name, take it); a matrix needs a choice, unless `every` (check: all of them by default) or it has a default
+ * combination, which is then taken. An unknown NAME says which is meant.
  */
 export const loadSelection = async (file: string, flags: LoadFlags, opts: { every?: boolean; allFlag?: boolean } = {}): Promise<Selection> => {
   if (flags.variant !== undefined && flags.all) throw new UsageError('--variant and --all exclude each other');
