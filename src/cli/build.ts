@@ -124,7 +124,8 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     let worst = 0;
     for (const { loaded } of images) {
       const ir = loaded.ir!;
-      const outDir = path.resolve(v.all ? path.join((v.out as string | undefined) ?? 'out', ir.name, ...(v.out ? [] : ['build'])) : ((v.out as string | undefined) ?? path.join('out', ir.name, 'build')));
+      const given = v.out as string | undefined;
+      const outDir = path.resolve(v.all && given ? path.join(given, ir.name) : (given ?? path.join('out', ir.name, 'build')));
       if (v.all && format === 'text') io.err(`imgc: variant ${ir.name} into ${path.relative(process.cwd(), outDir)}\n`);
       const code = await buildOne(loaded, ir, outDir);
       // A plan changes nothing: every combination's is shown. A build stops at the first that fails.

@@ -120,9 +120,11 @@ export const loadSelection = async (file: string, flags: LoadFlags, opts: { ever
     const near = didYouMean(flags.variant, names);
     throw new UsageError(`'${file}' has no variant '${flags.variant}'${near ? `; did you mean '${near}'?` : ''} (its variants: ${names.join(', ')})`);
   }
-  const fallback = !flags.all && !opts.every ? list.find((v) => v.default) : undefined;
-  if (fallback) return { checked, images: [variantChecked(checked.loaded, fallback)], fileDiagnostics: [] };
-  if (!flags.all && !opts.every) throw new UsageError(`'${file}' is a matrix of ${names.length} images: pass --variant NAME${opts.allFlag ? ' or --all' : ''} (its variants: ${names.join(', ')})`);
+  if (!flags.all && !opts.every) {
+    const fallback = list.find((v) => v.default);
+    if (fallback) return { checked, images: [variantChecked(checked.loaded, fallback)], fileDiagnostics: [] };
+    throw new UsageError(`'${file}' is a matrix of ${names.length} images: pass --variant NAME${opts.allFlag ? ' or --all' : ''} (its variants: ${names.join(', ')})`);
+  }
   // A type error is the file's: said once, unless a combination's contract error is the same mistake (it then says
   // TypeScript saw it too, as for an image), and named by no combination.
   const types = checked.diagnostics.filter((d) => d.code === 'IMGC1001');

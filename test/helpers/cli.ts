@@ -4,7 +4,7 @@
 // about the process itself (exit status, streams, signals, pipes) and for a
 // directory with an imgc.toml (read once, when the CLI's modules load).
 import { execa } from 'execa';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Image } from '../../src/ir/schema.js';
