@@ -364,26 +364,24 @@ const kubernetesFromRepository = (k8s: KubernetesFrom<'upstream'>) =>
       .enableService('kubelet');
   });
 
-const kubernetesRelease = (k8s: KubernetesFrom<'release'>) =>
-  defineModule((p) => {
-    const bin = `${k8s.baseUrl ?? 'https://dl.k8s.io/release'}/v${k8s.version}/bin/linux/${k8s.arch ?? 'amd64'}`;
-    const sum = {
-      kubeadm: forArch('kubernetes()', 'sha256.kubeadm', k8s.sha256.kubeadm, k8s.arch),
-      kubelet: forArch('kubernetes()', 'sha256.kubelet', k8s.sha256.kubelet, k8s.arch),
-      kubectl: forArch('kubernetes()', 'sha256.kubectl', k8s.sha256.kubectl, k8s.arch),
-    };
+const kubernetesRelease = (k8s: KubernetesFrom<'release'>) => {
+  const bin = `${k8s.baseUrl ?? 'https://dl.k8s.io/release'}/v${k8s.version}/bin/linux/${k8s.arch ?? 'amd64'}`;
+  const sum = (name: keyof typeof k8s.sha256) => forArch('kubernetes()', `sha256.${name}`, k8s.sha256[name], k8s.arch);
+  const sums = { kubeadm: sum('kubeadm'), kubelet: sum('kubelet'), kubectl: sum('kubectl') };
+  return defineModule((p) => {
     const exe = { owner: 'root', group: 'root', mode: '0755' } as const;
     return p
       .packages(kubeadmTools)
-      .download(`${bin}/kubeadm`, '/usr/bin/kubeadm', { sha256: `${sum.kubeadm}`, ...exe })
-      .download(`${bin}/kubelet`, '/usr/bin/kubelet', { sha256: `${sum.kubelet}`, ...exe })
-      .download(`${bin}/kubectl`, '/usr/bin/kubectl', { sha256: `${sum.kubectl}`, ...exe })
+      .download(`${bin}/kubeadm`, '/usr/bin/kubeadm', { sha256: `${sums.kubeadm}`, ...exe })
+      .download(`${bin}/kubelet`, '/usr/bin/kubelet', { sha256: `${sums.kubelet}`, ...exe })
+      .download(`${bin}/kubectl`, '/usr/bin/kubectl', { sha256: `${sums.kubectl}`, ...exe })
       .unit('kubelet.service', kubeletUnit('/usr/bin/kubelet'))
       .dropIn('kubelet', '10-kubeadm.conf', kubeadmDropIn('/usr/bin/kubelet'))
       .file('/etc/default/kubelet', { mode: '0644', content: `KUBELET_EXTRA_ARGS=${k8s.kubeletExtraArgs ?? ''}\n` })
       .file('/etc/kubernetes-version', { mode: '0644', content: `v${k8s.version}\n` })
       .enableService('kubelet');
   });
+};
 
 type KubernetesModule<K> = K extends { source: 'debian' }
   ? ReturnType<typeof kubernetesFromDebian>
