@@ -14,11 +14,10 @@ export {
   type PuppetApplyOptions,
   StepBuilder,
   type PhaseBuilder,
-  ArtifactBuilder,
   VerifyBuilder,
   HookBuilder,
-  type DiskOptions,
 } from './dsl/builder.js';
+export { ArtifactBuilder, type DiskOptions } from './dsl/artifacts.js';
 export { defineModule } from './dsl/module.js';
 export { fromContract, fromDefinition, type FromContractOptions } from './contract/import.js';
 export { variable, Variable, ListVariable, type VariableOptions, type VariableType } from './dsl/variables.js';

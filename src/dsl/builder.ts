@@ -22,13 +22,11 @@ import type { CommandOptions } from '../steps/command.js';
 import type { AnsibleRoleOptions } from '../steps/ansible-role.js';
 import type { PuppetApplyOptions } from '../steps/puppet-apply.js';
 import type { ArchiveFormat } from '../steps/archive.js';
-import type { ArtifactOptions } from '../steps/artifact.js';
 import type { LineInFileOptions } from '../steps/line-in-file.js';
 import type { BlockInFileOptions } from '../steps/block-in-file.js';
 import type { IniKeyOptions } from '../steps/ini-key.js';
 import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
-import type { CloudImageSetting } from '../steps/cloud-image.js';
 export { script, webhook, event, type HookOptions, type CommandOptions, type AnsibleRoleOptions, type PuppetApplyOptions };
 import type { ListVariable, Variable } from './variables.js';
 import type { Added, Declared, Facts, GlobPattern, Listed, Module, NoFacts, Ownership, PackageCatalog, PackageNameOf, Ref, Removed, UserOptions, Without, WithoutTree } from './types.js';
@@ -630,53 +628,6 @@ export type PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = P
   F['command'],
   C
 >;
-
-/** Produces files from the finished root (phase 3). */
-export class ArtifactBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {
-  protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new ArtifactBuilder(this.base, last, hooks, this.family) as this;
-  }
-
-  /** The root as a plain directory. */
-  dir(output = 'rootfs'): this {
-    return this.add(kinds.artifact.make(this.context, 'dir', output));
-  }
-
-  /** The root as a tarball; its compression follows the name (.tar.zst, .tar.gz, .tar) unless given. */
-  tar(output = 'rootfs.tar.zst', opts: Pick<ArtifactOptions, 'compression'> = {}): this {
-    return this.add(kinds.artifact.make(this.context, 'tar', output, opts));
-  }
-
-  /** The root as a bare ext4 filesystem image (no partition table, not bootable). */
-  ext4(output = 'rootfs.ext4', opts: Pick<ArtifactOptions, 'size'> = {}): this {
-    return this.add(kinds.artifact.make(this.context, 'ext4', output, opts));
-  }
-
-  /**
-   * A raw disk image. `bootable: true`: a GPT disk with an EFI system partition
-   * (systemd-boot, UEFI only) and the root partition; it needs the root's
-   * kernel and systemd-boot (`use(bootable())`). Otherwise a bare ext4 filesystem, as `ext4()`.
-   */
-  raw(output = 'disk.raw', opts: DiskOptions = {}): this {
-    return this.add(kinds.artifact.make(this.context, 'raw', output, opts));
-  }
-
-  /** A qcow2 disk image; `bootable` as for `raw()`. */
-  qcow2(output = 'disk.qcow2', opts: DiskOptions = {}): this {
-    return this.add(kinds.artifact.make(this.context, 'qcow2', output, opts));
-  }
-
-  /**
-   * A Packer source: a cloud image, a VM, or an existing host (`null`).
-   * `opts.disk` (qemu): the VM boots the bootable raw/qcow2 artifact of that
-   * output, the disk `imgc build` made, instead of a downloaded cloud image.
-   */
-  cloudImage(builder: 'qemu' | 'amazon-ebs' | 'null', name: string, settings: Record<string, CloudImageSetting> = {}, opts: { disk?: string } = {}): this {
-    return this.add(kinds.cloudImage.make(builder, name, settings, opts));
-  }
-}
-
-export type DiskOptions = Pick<ArtifactOptions, 'size' | 'bootable'>;
 
 /** A lifecycle edge with hooks only (decommission: its steps are the inverse of the runtime phases). */
 export class HookBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> extends StepChain<F, C> {

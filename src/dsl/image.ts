@@ -7,7 +7,8 @@ import { lifecycle } from '../ir/lifecycle.js';
 import { hasMarker } from '../core/variables.js';
 import { DefinitionError } from '../core/definition-error.js';
 import { callerLocation } from './location.js';
-import { ArtifactBuilder, HookBuilder, record, StepBuilder, VerifyBuilder, type Link, type PhaseBuilder, type StepChain } from './builder.js';
+import { HookBuilder, record, StepBuilder, VerifyBuilder, type Link, type PhaseBuilder, type StepChain } from './builder.js';
+import { ArtifactBuilder } from './artifacts.js';
 import type { Facts, NoFacts, PackageCatalog } from './types.js';
 import type { PackageArchive } from '../core/catalog.js';
 

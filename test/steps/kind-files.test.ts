@@ -1,6 +1,7 @@
 // A step kind is changed in at most three files under src/: its kind file
 // (src/steps/<kind>.ts), the registry (src/steps/index.ts) and at most one
-// more (the builder, src/dsl/builder.ts, for the kinds a definition writes).
+// more (the builder that writes it in a definition: src/dsl/builder.ts, or
+// src/dsl/artifacts.ts for phase 3's).
 // Everything else reaches a kind through the registry and the kind's fields,
 // never by its name (docs/architecture.md, "Add a step kind").
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -51,11 +52,13 @@ describe('the files that name a step kind', () => {
   const all = Object.keys(kinds);
   const table = Object.fromEntries(all.map((n) => [n, filesNaming(n)]));
 
-  it('finds each kind in the registry and, for the kinds a definition writes, in the builder', () => {
+  it('finds each kind in the registry and, for the kinds a definition writes, in its builder', () => {
     for (const n of all) expect(table[n], n).toContain('src/steps/index.ts');
-    // The builder's methods each add `kinds.<kind>.make(…)`: a kind with a method shows the builder.
-    const builder = texts.get('src/dsl/builder.ts')!;
-    for (const n of all.filter((k) => builder.includes(`kinds.${k}.make(`))) expect(table[n], n).toContain('src/dsl/builder.ts');
+    // The builders' methods each add `kinds.<kind>.make(…)`: a kind with a method shows its builder.
+    const builders = ['src/dsl/builder.ts', 'src/dsl/artifacts.ts'];
+    const written = builders.flatMap((f) => all.filter((k) => texts.get(f)!.includes(`kinds.${k}.make(`)).map((k) => [k, f] as const));
+    expect(written.map(([k]) => k)).toEqual(expect.arrayContaining(['user', 'artifact', 'cloudImage']));
+    for (const [n, f] of written) expect(table[n], n).toContain(f);
   });
 
   it(`are at most ${MAX_FILES} per kind: its file, the registry and one more`, () => {
