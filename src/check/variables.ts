@@ -43,6 +43,8 @@ export const variableDiagnostics = (ir: Image): Diagnostic[] => {
   const types = new Map((ir.variables ?? []).map((v) => [v.name, v.type]));
   const out: Diagnostic[] = [];
   const visit = (value: unknown, kind: Step['kind'] | undefined, id: string, loc: SourceLocation | undefined) => {
+    // Most steps hold no reference: one native scan of their text (which keeps the marker characters) says so.
+    if (!hasMarker(JSON.stringify(value))) return;
     const found: [string, string][] = [];
     fields(value, '', found);
     // The derived facts repeat the step's own fields: report the field, once.
