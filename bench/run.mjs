@@ -90,9 +90,9 @@ const freshCache = () => {
   return { IMGC_CACHE: dir, CI: 'true' };
 };
 
-const compileTo = (target, file) => {
+const compileTo = (target, file, ...extra) => {
   const out = path.join(work, `out-${target}-${path.basename(file, '.ts')}`);
-  const r = spawnSync(process.execPath, [imgcBin, 'compile', file, '--target', target, '--out', out], { cwd: root, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [imgcBin, 'compile', file, '--target', target, '--out', out, ...extra], { cwd: root, encoding: 'utf8' });
   return r.status === 0 ? out : undefined;
 };
 
@@ -107,14 +107,18 @@ const example = 'examples/node-image.ts';
 if (only.has('check')) {
   const warmEnv = freshCache();
   spawnSync(...imgc('check', example), { cwd: root, env: { ...process.env, ...warmEnv } });
-  const playbook = compileTo('ansible', example);
+  // The example is a matrix, and imgc check checks every image of it: so do the peers, one playbook
+  // per image (compile --all: out/<image>/site.yml), all in one run of each tool.
+  const playbooks = compileTo('ansible', example, '--all');
+  const sites = playbooks ? readdirSync(playbooks).sort().map((image) => path.join(image, 'site.yml')) : [];
   const ansibleEnv = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
-  const syntax = playbook
-    ? peerCmd('ansible-playbook --syntax-check (same image)', 'ansible-playbook', ['--syntax-check', '-i', 'localhost,', 'site.yml'], { cwd: playbook, env: ansibleEnv })
-    : { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbook' };
-  const lint = playbook
-    ? peerCmd('ansible-lint (same playbook)', 'ansible-lint', ['--offline', '-q', 'site.yml'], { cwd: playbook, env: ansibleEnv, n: Math.min(runs, 3) })
-    : { name: 'ansible-lint', missing: 'imgc could not compile the playbook' };
+  const same = `same ${sites.length === 1 ? 'image' : `${sites.length} images`}`;
+  const syntax = playbooks
+    ? peerCmd(`ansible-playbook --syntax-check (${same})`, 'ansible-playbook', ['--syntax-check', '-i', 'localhost,', ...sites], { cwd: playbooks, env: ansibleEnv })
+    : { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbooks' };
+  const lint = playbooks
+    ? peerCmd(`ansible-lint (${same})`, 'ansible-lint', ['--offline', '-q', ...sites], { cwd: playbooks, env: ansibleEnv, n: Math.min(runs, 3) })
+    : { name: 'ansible-lint', missing: 'imgc could not compile the playbooks' };
   const warm = measure(...imgc('check', example), { env: warmEnv });
   // Edited: a copy of the example, saved again before each check.
   const copy = path.join(work, 'node-image.ts');
