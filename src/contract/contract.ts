@@ -4,7 +4,8 @@
 // versions in review reads as what changed.
 import { factsAfter, removedWith, runOrder } from '../ir/flow.js';
 import { runsUnder, valuesOf } from '../core/conditions.js';
-import { FactKind, type Fact, type Image, type Step } from '../ir/schema.js';
+import { FactKind } from '../ir/schema.js';
+import type { Fact, Image, Step } from '../ir/types.js';
 import { kindOf } from '../steps/index.js';
 import { FactDetails, factId } from '../core/facts.js';
 import { phaseKind } from '../ir/phases.js';

@@ -9,7 +9,7 @@ import type { BaseImage, ImageBuilder } from '../dsl/image.js';
 import { DefinitionError } from '../core/definition-error.js';
 import { callerDir, definitionRelative, noteFileRead } from '../dsl/location.js';
 import type { Facts, PackageCatalog } from '../dsl/types.js';
-import type { Base, Image } from '../ir/schema.js';
+import type { Base, Image } from '../ir/types.js';
 import { sha256 } from '../util/cache.js';
 import { aptCatalog, type AptCatalog } from '../../stdlib/catalog.js';
 import { contractFrom, contractJson, contractOf, parseContract, type Contract, type ContractFact } from './contract.js';

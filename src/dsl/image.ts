@@ -2,7 +2,8 @@
 // chain of steps (./builder.ts), and `toIR`, which numbers the steps and
 // writes the Image IR.
 import type { Base, Hook, Image, Phase, PhaseStep, SourceLocation, Step } from '../ir/types.js';
-import { Fleet, IR_VERSION } from '../ir/schema.js';
+import { Fleet as FleetSchema, IR_VERSION } from '../ir/schema.js';
+import type { Fleet } from '../ir/types.js';
 import { lifecycle } from '../ir/lifecycle.js';
 import { hasMarker } from '../core/variables.js';
 import { DefinitionError } from '../core/definition-error.js';
@@ -66,7 +67,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
    */
   fleet(opts: { serial?: number | `${number}%`; maxFailPercentage?: number }): ImageBuilder<F, C> {
     const serial = opts.serial === undefined ? undefined : String(opts.serial);
-    const parsed = Fleet.safeParse({ ...(serial !== undefined ? { serial } : {}), ...(opts.maxFailPercentage !== undefined ? { maxFailPercentage: opts.maxFailPercentage } : {}) });
+    const parsed = FleetSchema.safeParse({ ...(serial !== undefined ? { serial } : {}), ...(opts.maxFailPercentage !== undefined ? { maxFailPercentage: opts.maxFailPercentage } : {}) });
     if (!parsed.success) throw new DefinitionError(`fleet(): ${parsed.error.issues.map((i) => (i.path[0] === 'maxFailPercentage' ? 'maxFailPercentage is a whole percentage from 0 to 100' : i.message)).join('; ')}`);
     return new ImageBuilder<F, C>(this.name, this.baseImage, this.baseLoc, this.phases, { ...this.fleetOpts, ...parsed.data });
   }

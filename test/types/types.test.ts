@@ -2,7 +2,7 @@
 // `.test-d.ts` files hold @ts-expect-error lines that fail the build if a
 // broken contract stops being a type error. A language-service test proves
 // the editor completes the users that exist.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 // TypeScript 5.9's compiler API (TypeScript 7 has no in-process one); the CLI checks with TypeScript 7.
 import ts from 'typescript-5';
@@ -154,5 +154,26 @@ describe('type-level contracts', () => {
     const services = completeAt("enableService('");
     expect(services).toContain('containerd');
     expect(services).toContain('systemd-journald');
+  });
+});
+
+describe('what a definition is type-checked against', () => {
+  // The built declarations `imgc` and `imgc/stdlib` resolve to, and every one they import.
+  const reachable = (entries: string[]): Set<string> => {
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file) || !existsSync(file)) return;
+      seen.add(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)\.js'/g)) visit(path.join(path.dirname(file), `${m[1]}.d.ts`));
+    };
+    entries.forEach(visit);
+    return seen;
+  };
+
+  it("leaves out the IR's zod schemas: their declarations are half a megabyte, parsed by every check (the IR's types are written out in ir/types)", () => {
+    const files = reachable(['src/index.d.ts', 'stdlib/index.d.ts'].map((f) => path.join(repoRoot, 'dist', f)));
+    expect(files.size, 'dist/ is built (npm run build)').toBeGreaterThan(50);
+    expect(files).toContain(path.join(repoRoot, 'dist', 'src', 'ir', 'types.d.ts'));
+    expect(files).not.toContain(path.join(repoRoot, 'dist', 'src', 'ir', 'schema.d.ts'));
   });
 });
