@@ -34,32 +34,36 @@ const summary = (times, cpus, peak, n) => {
 };
 
 /**
- * Runs cmd `runs` times; wall time in ms, and with GNU time the peak RSS in KB
- * (of the largest process) and the CPU time (user + system, of the command and
- * every process it waited for). The CPU time says more than wall time on a
- * machine shared with other work. `env` may be a function, called per run.
+ * Runs each spec ({ cmd, argv, env, cwd }) `n` times, in turn (the first spec's first run, the
+ * second's, …, then the second round), so that a figure and its peer meet the same moments of a
+ * shared machine. Per spec: wall time in ms, and with GNU time the peak RSS in KB (of the largest
+ * process) and the CPU time (user + system, of the command and every process it waited for); or
+ * `error` if its first run failed. `env` may be a function, called per run.
  */
-const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => {
-  const times = [];
-  const cpus = [];
-  let peak = 0;
-  let status = 0;
+const measureInTurn = (specs, n = runs) => {
+  const acc = specs.map(() => ({ times: [], cpus: [], peak: 0 }));
   for (let i = 0; i < n; i++) {
-    const runEnv = typeof env === 'function' ? env() : env;
-    const full = timed(cmd, argv);
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(full[0], full[1], { cwd, env: { ...process.env, ...runEnv }, encoding: 'utf8', maxBuffer: 1 << 28 });
-    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    status = r.status ?? 1;
-    if (hasGnuTime) {
-      const { kb, cpu } = gnuTimeOf(r.stderr);
-      peak = Math.max(peak, kb);
-      cpus.push(cpu);
-    }
-    if (status !== 0 && i === 0) return { error: `${cmd} ${argv.join(' ')} exited ${status}: ${(r.stderr || r.stdout).slice(-400)}` };
+    specs.forEach(({ cmd, argv, env = {}, cwd = root }, k) => {
+      const a = acc[k];
+      if (a.error) return;
+      const runEnv = typeof env === 'function' ? env() : env;
+      const full = timed(cmd, argv);
+      const t0 = process.hrtime.bigint();
+      const r = spawnSync(full[0], full[1], { cwd, env: { ...process.env, ...runEnv }, encoding: 'utf8', maxBuffer: 1 << 28 });
+      a.times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (hasGnuTime) {
+        const { kb, cpu } = gnuTimeOf(r.stderr);
+        a.peak = Math.max(a.peak, kb);
+        a.cpus.push(cpu);
+      }
+      if ((r.status ?? 1) !== 0 && i === 0) a.error = `${cmd} ${argv.join(' ')} exited ${r.status ?? 1}: ${(r.stderr || r.stdout).slice(-400)}`;
+    });
   }
-  return summary(times, cpus, peak, n);
+  return acc.map((a) => (a.error ? { error: a.error } : summary(a.times, a.cpus, a.peak, n)));
 };
+
+/** One command's figures: {@link measureInTurn} of it alone. The CPU time says more than wall time on a machine shared with other work. */
+const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => measureInTurn([{ cmd, argv, env, cwd }], n)[0];
 
 const results = [];
 const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
@@ -102,6 +106,17 @@ const peerCmd = (name, cmd, argv, opts) => {
   return { name, m: measure(bin, argv, opts) };
 };
 
+/**
+ * imgc's specs and a peer's measured in turn ({@link measureInTurn}): imgc's figures, and the peer
+ * as peerCmd gives it (`missing` without its tool, then imgc's are measured alone).
+ */
+const inTurnWithPeer = (specs, peer, n = runs) => {
+  const bin = peer && which(peer.cmd);
+  const all = measureInTurn(bin ? [...specs, { ...peer, cmd: bin }] : specs, n);
+  const theirs = !peer ? undefined : bin ? { name: peer.name, m: all.at(-1) } : { name: peer.name, missing: `${peer.cmd} not installed` };
+  return { ours: all.slice(0, specs.length), peer: theirs };
+};
+
 const example = 'examples/node-image.ts';
 
 if (only.has('check')) {
@@ -113,18 +128,19 @@ if (only.has('check')) {
   const sites = playbooks ? readdirSync(playbooks).sort().map((image) => path.join(image, 'site.yml')) : [];
   const ansibleEnv = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
   const same = `same ${sites.length === 1 ? 'image' : `${sites.length} images`}`;
-  const syntax = playbooks
-    ? peerCmd(`ansible-playbook --syntax-check (${same})`, 'ansible-playbook', ['--syntax-check', '-i', 'localhost,', ...sites], { cwd: playbooks, env: ansibleEnv })
-    : { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbooks' };
   const lint = playbooks
     ? peerCmd(`ansible-lint (${same})`, 'ansible-lint', ['--offline', '-q', ...sites], { cwd: playbooks, env: ansibleEnv, n: Math.min(runs, 3) })
     : { name: 'ansible-lint', missing: 'imgc could not compile the playbooks' };
-  const warm = measure(...imgc('check', example), { env: warmEnv });
   // Edited: a copy of the example, saved again before each check.
   const copy = path.join(work, 'node-image.ts');
   copyFileSync(path.join(root, example), copy);
-  const changed = measure(...imgc('check', copy), { env: editing(copy, warmEnv) });
-  const cold = measure(...imgc('check', example), { env: freshCache });
+  const spec = ([cmd, argv], env) => ({ cmd, argv, env });
+  const { ours, peer } = inTurnWithPeer(
+    [spec(imgc('check', example), freshCache), spec(imgc('check', copy), editing(copy, warmEnv)), spec(imgc('check', example), warmEnv)],
+    playbooks ? { name: `ansible-playbook --syntax-check (${same})`, cmd: 'ansible-playbook', argv: ['--syntax-check', '-i', 'localhost,', ...sites], cwd: playbooks, env: ansibleEnv } : undefined,
+  );
+  const [cold, changed, warm] = ours;
+  const syntax = peer ?? { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbooks' };
   row('check', 'imgc check node-image.ts (empty cache, CI=true)', cold, syntax);
   row('check', 'imgc check node-image.ts (edited: file saved, no daemon)', changed, syntax);
   row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, syntax);
@@ -192,7 +208,15 @@ if (only.has('scale')) {
     const file = path.join(work, 'scale', `s${n}.ts`);
     writeFileSync(file, scaleDefinition(n));
     const scaleRuns = Math.max(1, Math.min(runs, n >= 10000 ? 3 : runs));
-    const check = measure(...imgc('check', file), { n: scaleRuns, env: freshCache });
+    // The largest definition against a peer of the same size, measured in turn with it: its
+    // playbook's syntax check (a time in seconds alone says as much about the machine of the day).
+    const playbook = n === sizes.at(-1) ? compileTo('ansible', file) : undefined;
+    const [cmd, argv] = imgc('check', file);
+    const { ours: [check], peer: syntax } = inTurnWithPeer(
+      [{ cmd, argv, env: freshCache }],
+      playbook && { name: `ansible-playbook --syntax-check (the same ${n} steps)`, cmd: 'ansible-playbook', argv: ['--syntax-check', '-i', 'localhost,', 'site.yml'], cwd: playbook, env: { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') } },
+      scaleRuns,
+    );
     // The file checked before, unchanged (CI's re-run, compile after check): the type-check is cached.
     const warmEnv = freshCache();
     spawnSync(...imgc('check', file), { cwd: root, env: { ...process.env, ...warmEnv } });
@@ -203,7 +227,7 @@ if (only.has('scale')) {
     const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns, env: freshCache });
     const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns, env: freshCache });
     const steps = n === 1 ? '1 step' : `${n} steps`;
-    row('scale', `imgc check, ${steps} (empty cache, CI=true)`, check);
+    row('scale', `imgc check, ${steps} (empty cache, CI=true)`, check, syntax);
     row('scale', `imgc check, ${steps} (unchanged since the last check)`, warm);
     row('scale', `imgc check, ${steps} (edited: file saved, no daemon)`, edited);
     row('scale', `imgc check --no-typecheck, ${steps} (empty cache)`, noTc);
