@@ -118,6 +118,8 @@ const inTurnWithPeer = (specs, peer, n = runs) => {
 };
 
 const example = 'examples/node-image.ts';
+/** Ansible's own files in the bench's directory, not the user's home. */
+const ansibleFiles = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
 
 if (only.has('check')) {
   const warmEnv = freshCache();
@@ -126,10 +128,9 @@ if (only.has('check')) {
   // per image (compile --all: out/<image>/site.yml), all in one run of each tool.
   const playbooks = compileTo('ansible', example, '--all');
   const sites = playbooks ? readdirSync(playbooks).sort().map((image) => path.join(image, 'site.yml')) : [];
-  const ansibleEnv = { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') };
   const same = `same ${sites.length === 1 ? 'image' : `${sites.length} images`}`;
   const lint = playbooks
-    ? peerCmd(`ansible-lint (${same})`, 'ansible-lint', ['--offline', '-q', ...sites], { cwd: playbooks, env: ansibleEnv, n: Math.min(runs, 3) })
+    ? peerCmd(`ansible-lint (${same})`, 'ansible-lint', ['--offline', '-q', ...sites], { cwd: playbooks, env: ansibleFiles, n: Math.min(runs, 3) })
     : { name: 'ansible-lint', missing: 'imgc could not compile the playbooks' };
   // Edited: a copy of the example, saved again before each check.
   const copy = path.join(work, 'node-image.ts');
@@ -137,7 +138,7 @@ if (only.has('check')) {
   const spec = ([cmd, argv], env) => ({ cmd, argv, env });
   const { ours, peer } = inTurnWithPeer(
     [spec(imgc('check', example), freshCache), spec(imgc('check', copy), editing(copy, warmEnv)), spec(imgc('check', example), warmEnv)],
-    playbooks ? { name: `ansible-playbook --syntax-check (${same})`, cmd: 'ansible-playbook', argv: ['--syntax-check', '-i', 'localhost,', ...sites], cwd: playbooks, env: ansibleEnv } : undefined,
+    playbooks ? { name: `ansible-playbook --syntax-check (${same})`, cmd: 'ansible-playbook', argv: ['--syntax-check', '-i', 'localhost,', ...sites], cwd: playbooks, env: ansibleFiles } : undefined,
   );
   const [cold, changed, warm] = ours;
   const syntax = peer ?? { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbooks' };
@@ -214,7 +215,7 @@ if (only.has('scale')) {
     const [cmd, argv] = imgc('check', file);
     const { ours: [check], peer: syntax } = inTurnWithPeer(
       [{ cmd, argv, env: freshCache }],
-      playbook && { name: `ansible-playbook --syntax-check (the same ${n} steps)`, cmd: 'ansible-playbook', argv: ['--syntax-check', '-i', 'localhost,', 'site.yml'], cwd: playbook, env: { ANSIBLE_LOCAL_TEMP: path.join(work, 'ansible-tmp'), ANSIBLE_HOME: path.join(work, 'ansible-home') } },
+      playbook && { name: `ansible-playbook --syntax-check (the same ${n} steps)`, cmd: 'ansible-playbook', argv: ['--syntax-check', '-i', 'localhost,', 'site.yml'], cwd: playbook, env: ansibleFiles },
       scaleRuns,
     );
     // The file checked before, unchanged (CI's re-run, compile after check): the type-check is cached.
