@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repoRoot } from './helpers/cli.js';
+import { relativeImports } from './helpers/imports.js';
 
 /** Bottom to top. `index` is src/index.ts, the package's public entry. */
 const LAYERS = ['util', 'core', 'host', 'emit', 'steps', 'ir', 'dsl', 'check', 'load', 'stdlib', 'contract', 'compilers', 'verify', 'build', 'probe', 'cli', 'index'];
@@ -27,9 +28,9 @@ const roomOf = (file: string): string => {
 const roomImports = (): Array<{ from: string; to: string; file: string }> =>
   ['src', 'stdlib'].flatMap((top) =>
     sourceFiles(path.join(repoRoot, top)).flatMap((file) =>
-      [...readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)].flatMap((m) => {
+      relativeImports(file, readFileSync(file, 'utf8')).flatMap((target) => {
         const from = roomOf(file);
-        const to = roomOf(path.resolve(path.dirname(file), m[1]!));
+        const to = roomOf(target);
         return from === to ? [] : [{ from, to, file: path.relative(repoRoot, file) }];
       }),
     ),
@@ -58,8 +59,8 @@ const fileImports = (): Map<string, string[]> => {
   const graph = new Map<string, string[]>();
   for (const top of ['src', 'stdlib']) {
     for (const file of sourceFiles(path.join(repoRoot, top))) {
-      const targets = [...readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g)]
-        .map((m) => path.resolve(path.dirname(file), m[1]!).replace(/\.js$/, '.ts'))
+      const targets = relativeImports(file, readFileSync(file, 'utf8'))
+        .map((t) => t.replace(/\.js$/, '.ts'))
         .filter((t) => roomOf(t) === roomOf(file));
       graph.set(path.relative(repoRoot, file), targets.map((t) => path.relative(repoRoot, t)));
     }

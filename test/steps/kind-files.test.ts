@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { kinds } from '../../src/steps/index.js';
 import { repoRoot } from '../helpers/cli.js';
+import { relativeImports } from '../helpers/imports.js';
 
 const MAX_FILES = 3;
 /** Written by `npm run gen` from the registry, never by hand (scripts/gen.mjs). */
@@ -33,7 +34,7 @@ const kindFile = (name: string): string => {
 
 /** The files under src/ that `file` imports (relative imports, resolved; `.js` is the `.ts` beside it). */
 const importsOf = (file: string, text: string): string[] =>
-  [...text.matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)\.js'/g)].map((m) => path.join(path.dirname(file), `${m[1]}.ts`));
+  relativeImports(path.join(repoRoot, file), text).map((t) => path.relative(repoRoot, t.replace(/\.js$/, '.ts')));
 
 /**
  * Whether `text` (of `file`) names kind `name`: its step type (`UserStep`,

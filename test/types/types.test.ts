@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { tscBinary } from '../../src/load/typecheck.js';
 import { repoRoot, tempDir as makeTempDir } from '../helpers/cli.js';
+import { relativeImports } from '../helpers/imports.js';
 import { contractJson, type Contract } from '../../src/contract/contract.js';
 import { typedModule, typedModulePath } from '../../src/contract/typed.js';
 
@@ -164,7 +165,7 @@ describe('what a definition is type-checked against', () => {
     const visit = (file: string) => {
       if (seen.has(file) || !existsSync(file)) return;
       seen.add(file);
-      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+)\.js'/g)) visit(path.join(path.dirname(file), `${m[1]}.d.ts`));
+      for (const target of relativeImports(file, readFileSync(file, 'utf8'))) visit(target.replace(/\.js$/, '.d.ts'));
     };
     entries.forEach(visit);
     return seen;
