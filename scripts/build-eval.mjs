@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // npm run build, after tsc: the modules the evaluation process loads (its
-// script, its module hooks, and `imgc` and `imgc/stdlib`, which a definition
-// imports into the same process) are rewritten as one esbuild bundle split at
-// those four entries, over tsc's output of the same names. The entries share
+// script, and `imgc` and `imgc/stdlib`, which a definition imports into the
+// same process) are rewritten as one esbuild bundle split at those three
+// entries, over tsc's output of the same names. The entries share
 // chunks (dist/src/chunks), so a definition's `imgc` is the very instance the
 // evaluation reads its state from. Loading ~75 modules one by one was most of
 // the process's start (docs/performance.md, 2026-12-05). The CLI's modules stay
@@ -21,7 +21,7 @@ const chunks = 'src/chunks';
 rmSync(path.join(repo, 'dist', chunks), { recursive: true, force: true });
 await build({
   absWorkingDir: repo,
-  entryPoints: ['src/index.ts', 'stdlib/index.ts', 'src/load/evaluate.ts', 'src/load/hooks.ts'],
+  entryPoints: ['src/index.ts', 'stdlib/index.ts', 'src/load/evaluate.ts'],
   outbase: '.',
   outdir: 'dist',
   // At the entries' depth (dist/src/x/), so that paths the modules compute from import.meta.url (../.., the package) hold in a chunk too.

@@ -18,16 +18,22 @@ export const setDefinitionDir = (dir: string | undefined): void => {
 
 const rawFrames = (_: Error, frames: NodeJS.CallSite[]): NodeJS.CallSite[] => frames;
 
-// Per generated file, its source map once found (a module's map is registered before any of its code runs).
+// Per generated file, its source map once found: the loader's (src/load/link.ts), registered before
+// any of the module's code runs and parsed when first asked, else Node's.
 const maps = new Map<string, SourceMap>();
+const registered = new Map<string, () => SourceMap | undefined>();
+export const registerSourceMap = (file: string, map: () => SourceMap | undefined): void => {
+  registered.set(file, map);
+  maps.delete(file);
+};
 const mapOf = (file: string): SourceMap | undefined => {
   let map = maps.get(file);
-  if (!map && (map = findSourceMap(file))) maps.set(file, map);
+  if (!map && (map = registered.get(file)?.() ?? findSourceMap(file))) maps.set(file, map);
   return map;
 };
 
 /** Original (source-mapped) position of a generated one, when the file has a map. */
-const original = (file: string, line: number, column: number): { file: string; line: number; column: number } => {
+export const original = (file: string, line: number, column: number): { file: string; line: number; column: number } => {
   const entry = mapOf(file)?.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
   if (!entry || entry.originalLine === undefined || entry.originalColumn === undefined) return { file, line, column };
   return { file: entry.originalSource ?? file, line: entry.originalLine + 1, column: entry.originalColumn + 1 };

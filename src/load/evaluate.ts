@@ -1,20 +1,19 @@
-// The evaluation, in a worker thread: imports a definition through
-// ./hooks.ts, turns its default export into IR and posts it back to the
-// loader (./index.ts), which started the worker and stops it, with all it
-// started, when its time is up. One request per worker.
-import { createRequire, register } from 'node:module';
-import { MessageChannel, parentPort, workerData } from 'node:worker_threads';
+// The evaluation, in a worker thread: imports a definition (./link.ts),
+// turns its default export into IR and posts it back to the loader
+// (./index.ts), which started the worker and stops it, with all it started,
+// when its time is up. One request per worker.
+import { parentPort, workerData } from 'node:worker_threads';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { checkImage } from '../check/checker.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
-import { definitionFilesRead, setDefinitionDir } from '../dsl/location.js';
+import { definitionFilesRead, original, setDefinitionDir } from '../dsl/location.js';
 import { reportStartedProcesses } from '../host/bounded.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
-import type { HookData, ModulesLoaded } from './hooks.js';
+import { ownDirs, syntaxErrorName } from './entries.js';
+import { importDefinition, type ModulesLoaded } from './link.js';
 import { resolveVariables, type GivenValue } from './variables.js';
 
 export type EvaluationRequest = { file: string; vars: readonly GivenValue[] };
@@ -47,7 +46,7 @@ export interface Evaluated {
 /**
  * Notes what the definition reads besides its modules: each environment
  * variable; and the clock, randomness or the network, whose use makes the
- * result one that cannot be reused (./hooks.ts notes imports of Node's modules
+ * result one that cannot be reused (./link.ts notes imports of Node's modules
  * and packages). Returns what was read, or undefined after such a use.
  */
 const watchInputs = (): (() => Record<string, string | null> | undefined) => {
@@ -76,7 +75,8 @@ const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
     if (!m) continue;
     const file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
     if (ownDirs.some((d) => file.startsWith(d)) || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
-    return { file: path.relative(dir, file).split(path.sep).join('/'), line: Number(m[2]), column: Number(m[3]) };
+    const at = original(m[1]!, Number(m[2]), Number(m[3]));
+    return { file: path.relative(dir, at.file.startsWith('file:') ? fileURLToPath(at.file) : at.file).split(path.sep).join('/'), line: at.line, column: at.column };
   }
   return undefined;
 };
@@ -84,32 +84,23 @@ const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
 const messageOf = (err: unknown) => (err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err));
 
 export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
-  const esbuildVersion = (createRequire(import.meta.url)('esbuild/package.json') as { version: string }).version;
-  const { port1, port2 } = new MessageChannel();
-  const entries: HookData = { imgc: pathToFileURL(imgcEntry).href, stdlib: pathToFileURL(stdlibEntry).href, esbuildVersion, port: port2 };
-  // Stack traces and step locations are read through the modules' source maps.
-  process.setSourceMapsEnabled(true);
-  // imgc itself is loaded before the hooks exist, so that its modules are not sent through the hooks thread.
-  await Promise.all([import(entries.imgc), import(entries.stdlib)]);
-  register(pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'hooks.js')), { data: entries, transferList: [port2] });
   reportStartedProcesses();
   const inputsRead = watchInputs();
-  const result = await run(req);
+  const modules: ModulesLoaded = { files: [], impure: true };
+  const result = await run(req, modules);
   const env = inputsRead();
-  const modules = await new Promise<ModulesLoaded>((resolve) => {
-    port1.once('message', resolve);
-    port1.postMessage('loaded?');
-  });
-  port1.close();
   return env && !modules.impure ? { ...result, inputs: { files: [...modules.files, ...definitionFilesRead()], env } } : result;
 };
 
-const run = async ({ file, vars }: EvaluationRequest): Promise<Evaluated> => {
+/** Evaluates the definition; `modules` is set to what its modules were loaded from once they are. */
+const run = async ({ file, vars }: EvaluationRequest, modules: ModulesLoaded): Promise<Evaluated> => {
   const dir = path.dirname(file);
   setDefinitionDir(dir);
   let exported: unknown;
   try {
-    exported = ((await import(pathToFileURL(file).href)) as { default?: unknown }).default;
+    const { namespace, loaded } = await importDefinition(file);
+    Object.assign(modules, loaded);
+    exported = namespace['default'];
   } catch (err) {
     if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err, dir) })] };
     return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };

@@ -57,7 +57,10 @@ const evaluator = (): string => {
  */
 const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeoutSeconds: number): Promise<Evaluated> => {
   const request: EvaluationRequest = { file, vars };
-  const { outcome, stop } = workerBounded(evaluator(), { workerData: { evaluate: request } }, timeoutSeconds * 1000);
+  // The definition's modules are linked by the worker itself, as vm modules, and a bare import is resolved
+  // from the file that names it (./link.ts). Only these: the flags imgc was started with may be V8's, which a worker refuses.
+  const execArgv = ['--experimental-vm-modules', '--experimental-import-meta-resolve'];
+  const { outcome, stop } = workerBounded(evaluator(), { workerData: { evaluate: request }, execArgv }, timeoutSeconds * 1000);
   const end = await outcome;
   // The answer is all that is wanted: what the definition left running (timers, processes) ends here.
   stop();
@@ -73,14 +76,14 @@ const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeo
 
 /**
  * imgc's code as the evaluation runs it, by its files' sizes and times, so that a result made by other
- * code is not reused: the bundle's four entries and their chunks (scripts/build-eval.mjs). Every build
+ * code is not reused: the bundle's three entries and their chunks (scripts/build-eval.mjs). Every build
  * rewrites the entries.
  */
 const installation = (): string => {
   const load = path.dirname(evaluator());
   const built = path.dirname(load);
   const chunks = path.join(built, 'chunks');
-  const entries = [path.join(load, 'evaluate.js'), path.join(load, 'hooks.js'), path.join(built, 'index.js'), path.join(path.dirname(built), 'stdlib', 'index.js')];
+  const entries = [path.join(load, 'evaluate.js'), path.join(built, 'index.js'), path.join(path.dirname(built), 'stdlib', 'index.js')];
   // The archives' tables (stdlib/archive/*.txt) are read when a definition installs a package.
   const archives = path.join(packageRoot, 'stdlib', 'archive');
   const files = [

@@ -97,7 +97,7 @@ const isUsersFile = (file: string) => !file.includes(`${path.sep}node_modules${p
  * What tsc reports only because it takes a file of a package without
  * `"type": "module"` for CommonJS (top-level await, TS1309; import.meta,
  * TS1470). The loader runs every definition file as an ES module whatever
- * its package says (./hooks.ts), so these would refuse what runs: the check
+ * its package says (./link.ts), so these would refuse what runs: the check
  * follows the loader. tsc still types such a file's awaits and import.meta.
  */
 const onlyAsCommonJs = /^TS(1309|1470):/;

@@ -1,9 +1,10 @@
-// Loading a definition (src/load): one transpile through module hooks in a
+// Loading a definition (src/load): TypeScript modules linked in a
 // worker thread, TypeScript 7's compiler beside it, both bounded in time;
 // and no imgc command leaves a process behind.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { imgc, imgcBin, repoRoot, tempDir } from '../helpers/cli.js';
@@ -87,6 +88,38 @@ describe('a definition made of several files', () => {
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout).toContain("TS2322: Type 'string' is not assignable to type 'number'");
     expect(bad.stdout).not.toMatch(/TS1309|TS1470/);
+  });
+
+  it('imports a TypeScript module dynamically as Node would, its errors at its own lines, and import.meta.resolve names it', async () => {
+    const dir = tempDir('load-dynamic');
+    write(dir, {
+      'later.ts': "type At = `/${string}`;\nexport const at: At = '/etc/later';\nexport const fail = (why: string): never => {\n  throw new Error(why);\n};\n",
+      'def.ts': [
+        "import { debian12, image } from 'imgc';",
+        "const later = await import('./later.js');",
+        "if (process.env['IMGC_TEST_FAIL']) later.fail('asked to fail');",
+        "export default image('dynamic').base(debian12()).customize((p) => p.file(later.at, { content: import.meta.resolve('./later.ts') }));",
+        '',
+      ].join('\n'),
+    });
+    const cache = tempDir('load-dynamic-cache');
+    const r = await imgc(['ir', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
+    expect(r.exitCode, r.all).toBe(0);
+    const file = (JSON.parse(r.stdout) as { phases: { steps: { kind: string; path?: string; content?: string }[] }[] }).phases.flatMap((p) => p.steps).find((s) => s.kind === 'file');
+    expect(file).toMatchObject({ path: '/etc/later', content: pathToFileURL(path.join(dir, 'later.ts')).href });
+    const failed = await imgc(['check', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache, IMGC_TEST_FAIL: '1' } });
+    expect(failed.exitCode, failed.all).toBe(2);
+    const [d] = (JSON.parse(failed.stdout) as { diagnostics: { code: string; message: string; loc?: { file: string; line: number; column: number } }[] }).diagnostics;
+    expect(d).toMatchObject({ code: 'IMGC1002', message: 'asked to fail', loc: { line: 4, column: 9 } });
+    expect(d?.loc?.file).toMatch(/\/later\.ts$/);
+  });
+
+  it('is evaluated when imgc runs with a V8 flag, which a worker refuses: the evaluation is given its own flags only', async () => {
+    const dir = tempDir('load-v8-flag');
+    write(dir, { 'def.ts': "import { debian12, image } from 'imgc';\nexport default image('flagged').base(debian12());\n" });
+    const r = await execa(process.execPath, ['--max-old-space-size=1024', imgcBin, 'check', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-v8-flag-cache') }, reject: false, all: true });
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.stderr).toBe('');
   });
 
   it('reports an error thrown in an imported module at the line in that module (IMGC1002, source-mapped)', async () => {
@@ -323,11 +356,17 @@ describe('the result of a definition', () => {
     expect(again.stdout).toBe(first.stdout.replace(/"message": "[^"]*"/, '"message": "as the entry says"'));
   });
 
-  it('is not kept when the definition reads the clock, or imports Node\'s modules or packages', async () => {
-    for (const [name, line] of [['clock', 'const at = String(Date.now() > 0);'], ['node', "import { hostname } from 'node:os';\nconst at = String(hostname().length > 0);"]]) {
+  it('is not kept when the definition reads the clock, or imports Node\'s modules, packages or JavaScript of its own', async () => {
+    const cases: [string, string, Record<string, string>?][] = [
+      ['clock', 'const at = String(Date.now() > 0);'],
+      ['node', "import { hostname } from 'node:os';\nconst at = String(hostname().length > 0);"],
+      // Node loads it, and what it imports in turn is not seen.
+      ['javascript', "import { at } from './at.mjs';", { 'at.mjs': 'export const at = String(true);\n', 'at.d.mts': 'export declare const at: string;\n' }],
+    ];
+    for (const [name, line, more] of cases) {
       const dir = tempDir(`result-${name}`);
       const cache = tempDir(`result-${name}-cache`);
-      write(dir, { 'def.ts': `import { debian12, image } from 'imgc';\n${line}\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/at', { content: at }));\n` });
+      write(dir, { ...more, 'def.ts': `import { debian12, image } from 'imgc';\n${line}\nexport default image('r').base(debian12()).customize((p) => p.file('/etc/at', { content: at }));\n` });
       expect(await ir(dir, cache)).toBe('true');
       expect(entries(cache), name).toEqual([]);
     }
