@@ -173,7 +173,9 @@ export const typecheck = async (file: string, timeoutMs: number): Promise<{ diag
     return { diagnostics: [diagnostic('IMGC1001', `TypeScript could not check this definition (${why})`, { loc: locOf(dir, file, 1, 1), hint: 'split very long chains of steps into modules (defineModule) of a few hundred steps each, or pass --no-typecheck' })], files: [file] };
   }
   const diagnostics = parsed.diagnostics.filter((d) => d.file === undefined || isUsersFile(d.file));
-  const inputs = hashInputs(decidingFiles(parsed.files));
+  // The user's files first: an edit is found at the first file compared, not after imgc's declarations.
+  const deciding = decidingFiles(parsed.files);
+  const inputs = hashInputs([...deciding.filter(isUsersFile), ...deciding.filter((f) => !isUsersFile(f))]);
   writeCached('typecheck', key, JSON.stringify({ inputs, diagnostics } satisfies CachedCheck));
   return answer(diagnostics, inputs);
 };
