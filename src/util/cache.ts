@@ -1,7 +1,7 @@
 // imgc's cache directory and small content-addressed entries in it. Caches
 // only ever hold derived data: deleting the directory is always safe.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
@@ -33,6 +33,43 @@ export const writeCached = (area: string, key: string, content: string | Uint8Ar
     renameSync(tmp, path.join(dir, key));
   } catch {
     // read-only home, full disk: run without the cache
+  }
+};
+
+/**
+ * Writes an entry of two JSON values, a small head and a large body, as two lines of one file (as
+ * atomically as any entry), so that {@link readCachedIf} can judge the head without the body.
+ */
+export const writeCachedParts = (area: string, key: string, head: unknown, body: unknown): void => writeCached(area, key, `${JSON.stringify(head)}\n${JSON.stringify(body)}`);
+
+/**
+ * The body of an entry {@link writeCachedParts} wrote, when `fresh` says its head still holds;
+ * undefined when it does not, or the entry is absent, of another form or corrupt. The body is read
+ * only then, from the file the head was read from (an entry replaced meanwhile is not mixed in).
+ */
+export const readCachedIf = <H, B>(area: string, key: string, fresh: (head: H) => boolean): B | undefined => {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path.join(cacheDir(), area, key), 'r');
+    const chunks: Buffer[] = [];
+    let end = -1;
+    for (let at = 0; end < 0; ) {
+      const chunk = Buffer.alloc(1 << 16);
+      const n = readSync(fd, chunk, 0, chunk.length, at);
+      if (n === 0) return undefined;
+      const newline = chunk.subarray(0, n).indexOf(10);
+      chunks.push(chunk.subarray(0, newline < 0 ? n : newline));
+      if (newline >= 0) end = at + newline;
+      at += n;
+    }
+    if (!fresh(JSON.parse(Buffer.concat(chunks).toString('utf8')) as H)) return undefined;
+    const body = Buffer.alloc(fstatSync(fd).size - end - 1);
+    for (let at = 0, n = 1; at < body.length && n > 0; at += n) n = readSync(fd, body, at, body.length - at, end + 1 + at);
+    return JSON.parse(body.toString('utf8')) as B;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 };
 

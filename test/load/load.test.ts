@@ -344,16 +344,23 @@ describe('the result of a definition', () => {
     const first = await check();
     expect(first.exitCode, first.all).toBe(1);
     expect(first.stdout).toContain('IMGC0003');
-    // The entry holds the findings: a reused check reports them from there, word for word.
+    // The entry holds the findings: a reused check reports them from there, word for word. (Its first
+    // line says what the result was made from, its second is the result.)
     const [entryFile] = readdirSync(path.join(cache, 'loaded'));
     const entryPath = path.join(cache, 'loaded', entryFile!);
-    const entry = JSON.parse(readFileSync(entryPath, 'utf8')) as { loaded: { findings?: { code: string; message: string }[] } };
-    expect(entry.loaded.findings?.map((d) => d.code)).toEqual(['IMGC0003']);
-    entry.loaded.findings![0]!.message = 'as the entry says';
-    writeFileSync(entryPath, JSON.stringify(entry));
+    const [head, body] = readFileSync(entryPath, 'utf8').split('\n');
+    const loaded = JSON.parse(body!) as { findings?: { code: string; message: string }[] };
+    expect(loaded.findings?.map((d) => d.code)).toEqual(['IMGC0003']);
+    loaded.findings![0]!.message = 'as the entry says';
+    writeFileSync(entryPath, `${head}\n${JSON.stringify(loaded)}`);
     const again = await check();
     expect(again.exitCode, again.all).toBe(1);
     expect(again.stdout).toBe(first.stdout.replace(/"message": "[^"]*"/, '"message": "as the entry says"'));
+    // A corrupt entry (cut short) is made again.
+    writeFileSync(entryPath, `${head}\n${JSON.stringify(loaded).slice(0, 100)}`);
+    const remade = await check();
+    expect(remade.stdout).toBe(first.stdout);
+    expect(readFileSync(entryPath, 'utf8').split('\n')[1]).toContain('IMGC0003');
   });
 
   it('is not kept when the definition reads the clock, or imports Node\'s modules, packages or JavaScript of its own', async () => {
