@@ -71,7 +71,8 @@ const isMatrix = (v: unknown): v is MatrixSource => typeof v === 'object' && v !
 const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
   const stack = err instanceof Error ? (err.stack ?? '') : '';
   for (const line of stack.split('\n')) {
-    const m = /(file:\/\/[^\s()]+|\/[^\s():]+):(\d+):(\d+)/.exec(line);
+    // A path, not the end of Node's own `node:internal/modules/…` frames.
+    const m = /(file:\/\/[^\s()]+|(?<![\w:])\/[^\s():]+):(\d+):(\d+)/.exec(line);
     if (!m) continue;
     const file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
     if (ownDirs.some((d) => file.startsWith(d)) || file.includes(`${path.sep}node_modules${path.sep}`)) continue;

@@ -9,7 +9,7 @@
 // importing file. Node 20's module hooks did the same from a thread of their
 // own, which the evaluation waited for (docs/performance.md).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire, isBuiltin, SourceMap } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -102,6 +102,12 @@ export const importDefinition = async (file: string): Promise<{ namespace: Recor
       const asTs = new URL(specifier.replace(/js$/, 'ts'), parent);
       if (existsSync(fileURLToPath(asTs))) return asTs.href;
     }
+    // Refused as Node refuses it, naming the file that imports it (Node, loading it for us, would name imgc's).
+    const file = fileURLToPath(url);
+    const found = statSync(file, { throwIfNoEntry: false });
+    const from = parent.startsWith('file:') ? fileURLToPath(parent) : parent;
+    if (!found) throw Object.assign(new Error(`Cannot find module '${file}' imported from ${from}`), { code: 'ERR_MODULE_NOT_FOUND' });
+    if (found.isDirectory()) throw Object.assign(new Error(`Directory import '${file}' is not supported resolving ES modules imported from ${from}`), { code: 'ERR_UNSUPPORTED_DIR_IMPORT' });
     return url.href;
   };
 

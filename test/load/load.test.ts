@@ -136,6 +136,27 @@ describe('a definition made of several files', () => {
     expect(d?.loc).toMatchObject({ line: 3, column: 17 });
   });
 
+  it('reports an import of a file that is not there, or of a directory, as Node does and naming the file that imports it', async () => {
+    const dir = tempDir('load-missing');
+    mkdirSync(path.join(dir, 'adir'));
+    write(dir, {
+      'missing.ts': "import { debian12, image } from 'imgc';\nimport { x } from './nothere.js';\nexport default image(`m${x}`).base(debian12());\n",
+      'directory.ts': "import { debian12, image } from 'imgc';\nimport './adir';\nexport default image('d').base(debian12());\n",
+    });
+    const env = { IMGC_CACHE: tempDir('load-missing-cache') };
+    for (const [file, message] of [
+      ['missing.ts', `Cannot find module '${path.join(dir, 'nothere.js')}' imported from ${path.join(dir, 'missing.ts')}`],
+      ['directory.ts', `Directory import '${path.join(dir, 'adir')}' is not supported resolving ES modules imported from ${path.join(dir, 'directory.ts')}`],
+    ]) {
+      const r = await imgc(['check', '--no-typecheck', '--format', 'json', path.join(dir, file!)], { env });
+      expect(r.exitCode, r.all).toBe(2);
+      const ds = (JSON.parse(r.stdout) as { diagnostics: { code: string; message: string; loc?: unknown }[] }).diagnostics;
+      // No location: Node's own frames (node:internal/modules/…) are not the user's lines.
+      expect(ds).toEqual([expect.objectContaining({ code: 'IMGC1002', message })]);
+      expect(ds[0]?.loc).toBeUndefined();
+    }
+  });
+
   it('is never run when a file of it has a syntax error (IMGC1006, at the line TypeScript gives)', async () => {
     const dir = tempDir('load-syntax');
     const marker = path.join(dir, 'ran');
