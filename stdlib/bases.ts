@@ -5,7 +5,7 @@
 // hand until a root of one can be made here (no Ubuntu mirror is reachable),
 // as what a minbase root of Debian has that Ubuntu's has too.
 import type { Base } from '../src/ir/types.js';
-import { fact, uniqueFacts, type FactDetails } from '../src/core/facts.js';
+import { asOwnFacts, fact, uniqueFacts, type FactDetails } from '../src/core/facts.js';
 import type { BaseImage } from '../src/dsl/image.js';
 import type { Facts, WithPackages } from '../src/dsl/types.js';
 import { packageFacts } from '../src/core/catalog.js';
@@ -98,7 +98,7 @@ const aptBase = <L extends BaseFactLists, C extends PackageCatalog, I extends st
     ...include.flatMap((p) => packageFacts(packages.catalog, p, 'apt', packages.archive)),
   ]);
   return {
-    ir: { ...ir, variant: opts.variant ?? 'minbase', packageManager: 'apt', include, provides, ...(lists.details ? { details: lists.details } : {}) },
+    ir: { ...ir, variant: opts.variant ?? 'minbase', packageManager: 'apt', include, provides: asOwnFacts(provides), ...(lists.details ? { details: asOwnFacts(lists.details) } : {}) },
     ...packages,
   };
 };

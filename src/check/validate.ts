@@ -3,6 +3,7 @@
 // every compiler runs it on the IR it is given (a library caller's hand-made
 // IR too), so nothing downstream meets a value the schema refuses.
 import { Image, type SourceLocation, type Step } from '../ir/schema.js';
+import { areOwnFacts } from '../core/facts.js';
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import { hasMarker } from '../core/variables.js';
 import { isAllowed } from './variables.js';
@@ -44,10 +45,20 @@ const misplacedReference = (root: unknown, at: readonly PropertyKey[]): boolean 
   return !step || !isAllowed(step.kind, field, node);
 };
 
+/** The base's facts when imgc made them (src/core/facts.ts): taken as they are, not parsed again. */
+const ownBaseFacts = (raw: unknown): Pick<Image['base'], 'provides' | 'details'> | undefined => {
+  const base = typeof raw === 'object' && raw !== null ? (raw as { base?: unknown }).base : undefined;
+  if (typeof base !== 'object' || base === null) return undefined;
+  const { provides, details } = base as Partial<Image['base']>;
+  return areOwnFacts(provides) && (details === undefined || areOwnFacts(details)) ? { provides: provides!, ...(details ? { details } : {}) } : undefined;
+};
+
 /** The parsed IR, or one IMGC1004 diagnostic per invalid step (or field outside a step). */
 export const validateImage = (raw: unknown): Validated => {
-  const parsed = Image.safeParse(raw);
-  if (parsed.success) return { ir: parsed.data, diagnostics: [] };
+  const own = ownBaseFacts(raw);
+  // Empty in their places, so that the parsed base keeps its keys' order.
+  const parsed = Image.safeParse(own ? { ...(raw as Image), base: { ...(raw as Image).base, provides: [], ...(own.details ? { details: {} } : {}) } } : raw);
+  if (parsed.success) return { ir: own ? { ...parsed.data, base: { ...parsed.data.base, ...own } } : parsed.data, diagnostics: [] };
   const real = parsed.error.issues.filter((i) => !misplacedReference(raw, i.path));
   // Only references where literals are needed: the IR is whole (the schema
   // neither defaults nor transforms), and checkImage reports each (IMGC0011).

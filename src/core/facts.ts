@@ -90,6 +90,20 @@ export const parentDir = (path: string): string => {
   return i <= 0 ? '/' : trimmed.slice(0, i);
 };
 
+/**
+ * Facts imgc made from its own tables (a stdlib base's thousand and more, its paths' details), frozen
+ * so that they stay as made: the IR's validation takes them as they are (src/check/validate.ts), where
+ * they were half of its cost for every image (docs/performance.md, 2026-12-06 19:45 UTC). A test holds
+ * every stdlib base to the schema. A list a definition makes or changes is a new one, and validated.
+ */
+const ownFacts = new WeakSet<object>();
+export const asOwnFacts = <T extends object>(value: T): T => {
+  for (const v of Object.values(value)) if (typeof v === 'object' && v !== null) Object.freeze(v);
+  ownFacts.add(Object.freeze(value));
+  return value;
+};
+export const areOwnFacts = (value: unknown): boolean => typeof value === 'object' && value !== null && ownFacts.has(value);
+
 /** Removes duplicates, keeping first occurrences, so IR stays deterministic. */
 export const uniqueFacts = (facts: readonly Fact[]): Fact[] => {
   const seen = new Set<string>();

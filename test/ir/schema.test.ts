@@ -4,7 +4,8 @@ import { goodExamples, imgc, irOf } from '../helpers/cli.js';
 import { checkImage } from '../../src/check/checker.js';
 import { validateImage } from '../../src/check/validate.js';
 import { imageJsonSchema } from '../../src/ir/json-schema.js';
-import type { Image } from '../../src/ir/schema.js';
+import { Base, type Fact, type Image } from '../../src/ir/schema.js';
+import { ubuntu2204, ubuntu2404 } from '../../stdlib/bases.js';
 import { debian12, image, variable, webhook, z } from '../../src/index.js';
 
 describe('Image IR', () => {
@@ -32,6 +33,39 @@ describe('Image IR', () => {
     const ir = await irOf('examples/node-image.ts');
     const user = ir.phases.flatMap((p) => p.steps).find((s) => s.kind === 'user');
     expect(user?.loc).toEqual({ file: 'node-image.ts', line: 24, column: expect.any(Number) });
+  });
+});
+
+describe("a stdlib base's own facts", () => {
+  const bases = {
+    'debian12 (amd64)': debian12(),
+    'debian12 (arm64)': debian12({ arch: 'arm64' }),
+    'debian12, packages included': debian12({ include: ['curl', 'jq'] }),
+    ubuntu2204: ubuntu2204(),
+    ubuntu2404: ubuntu2404(),
+  };
+
+  it('pass the IR schema: the validation of an image takes them as they are', () => {
+    for (const [name, b] of Object.entries(bases)) expect(Base.safeParse(b.ir).error, name).toBeUndefined();
+  });
+
+  it('give the IR, to the byte, that a copy of them parsed whole gives', () => {
+    for (const b of Object.values(bases)) {
+      // (A base's type is only what the builder needs to know: any of them builds the same way.)
+      const raw = image('t').base(b as ReturnType<typeof debian12>).customize((p) => p.user('ops')).toIR();
+      const own = validateImage(raw);
+      expect(own.diagnostics).toEqual([]);
+      expect(JSON.stringify(own.ir)).toBe(JSON.stringify(validateImage(JSON.parse(JSON.stringify(raw))).ir));
+    }
+  });
+
+  it("are read-only: a definition that changes them makes a list of its own, which is validated", () => {
+    const b = debian12();
+    expect(() => (b.ir.provides as Fact[]).push({ kind: 'user', key: 'x' })).toThrow(TypeError);
+    const changed = { ...b, ir: { ...b.ir, provides: [...b.ir.provides, { kind: 'user' as const, key: '' }] } };
+    const r = validateImage(image('t').base(changed).toIR());
+    expect(r.ir).toBeUndefined();
+    expect(r.diagnostics.map((d) => d.code)).toEqual(['IMGC1004']);
   });
 });
 
