@@ -88,11 +88,11 @@ export const importDefinition = async (file: string): Promise<{ namespace: Recor
   // One module per URL (and JSON's attributes): a module imported twice, or in a cycle, is one instance.
   const modules = new Map<string, vm.Module | Promise<vm.Module>>();
 
+  /** Where `specifier` names from `parent`, as `import.meta.resolve` says it (a file that is not there too). */
   const resolve = (specifier: string, parent: string): string => {
     const mine = own.get(specifier);
     if (mine) return mine;
-    const bare = isBuiltin(specifier) || !/^(\.{0,2}\/|file:)/.test(specifier);
-    if (bare) {
+    if (isBuiltin(specifier) || !/^(\.{0,2}\/|file:)/.test(specifier)) {
       if (isUsers(parent)) loaded.impure = true;
       // The second argument is behind --experimental-import-meta-resolve on Node 20 (the worker has it).
       return (import.meta.resolve as (s: string, p: string) => string)(specifier, parent);
@@ -102,13 +102,20 @@ export const importDefinition = async (file: string): Promise<{ namespace: Recor
       const asTs = new URL(specifier.replace(/js$/, 'ts'), parent);
       if (existsSync(fileURLToPath(asTs))) return asTs.href;
     }
-    // Refused as Node refuses it, naming the file that imports it (Node, loading it for us, would name imgc's).
-    const file = fileURLToPath(url);
-    const found = statSync(file, { throwIfNoEntry: false });
-    const from = parent.startsWith('file:') ? fileURLToPath(parent) : parent;
-    if (!found) throw Object.assign(new Error(`Cannot find module '${file}' imported from ${from}`), { code: 'ERR_MODULE_NOT_FOUND' });
-    if (found.isDirectory()) throw Object.assign(new Error(`Directory import '${file}' is not supported resolving ES modules imported from ${from}`), { code: 'ERR_UNSUPPORTED_DIR_IMPORT' });
     return url.href;
+  };
+
+  /** The module `specifier` imports from `parent`: a file that is not there, or a directory, refused as Node refuses it, naming `parent` (Node, loading it for us, would name imgc's file). */
+  const imported = (specifier: string, parent: string, attributes: Attributes): vm.Module | Promise<vm.Module> => {
+    const url = resolve(specifier, parent);
+    if (url.startsWith('file:')) {
+      const file = fileURLToPath(url);
+      const found = statSync(file, { throwIfNoEntry: false });
+      const from = parent.startsWith('file:') ? fileURLToPath(parent) : parent;
+      if (!found) throw Object.assign(new Error(`Cannot find module '${file}' imported from ${from}`), { code: 'ERR_MODULE_NOT_FOUND' });
+      if (found.isDirectory()) throw Object.assign(new Error(`Directory import '${file}' is not supported resolving ES modules imported from ${from}`), { code: 'ERR_UNSUPPORTED_DIR_IMPORT' });
+    }
+    return moduleAt(url, attributes);
   };
 
   /** A module Node loads itself, as a module of the graph: its exports, read once it is loaded. */
@@ -135,7 +142,7 @@ export const importDefinition = async (file: string): Promise<{ namespace: Recor
           identifier: url,
           initializeImportMeta: (meta) => Object.assign(meta, { url, filename: file, dirname: path.dirname(file), resolve: (s: string) => resolve(s, url) }),
           importModuleDynamically: (async (specifier: string, _: unknown, attributes: Attributes = {}) => {
-            const m = await moduleAt(resolve(specifier, url), attributes);
+            const m = await imported(specifier, url, attributes);
             if (m.status === 'unlinked') await m.link(link);
             if (m.status === 'linked') await m.evaluate();
             return m.namespace;
@@ -151,7 +158,7 @@ export const importDefinition = async (file: string): Promise<{ namespace: Recor
     return m;
   };
 
-  const link: vm.ModuleLinker = (specifier, referrer, extra) => moduleAt(resolve(specifier, referrer.identifier), extra.attributes ?? {});
+  const link: vm.ModuleLinker = (specifier, referrer, extra) => imported(specifier, referrer.identifier, extra.attributes ?? {});
 
   const url = pathToFileURL(file).href;
   const entry = await moduleAt(url, {});

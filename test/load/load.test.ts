@@ -98,7 +98,8 @@ describe('a definition made of several files', () => {
         "import { debian12, image } from 'imgc';",
         "const later = await import('./later.js');",
         "if (process.env['IMGC_TEST_FAIL']) later.fail('asked to fail');",
-        "export default image('dynamic').base(debian12()).customize((p) => p.file(later.at, { content: import.meta.resolve('./later.ts') }));",
+        // As Node's: a file that is not there has a URL too.
+        "export default image('dynamic').base(debian12()).customize((p) => p.file(later.at, { content: `${import.meta.resolve('./later.ts')} ${import.meta.resolve('./not-yet.json')}` }));",
         '',
       ].join('\n'),
     });
@@ -106,7 +107,7 @@ describe('a definition made of several files', () => {
     const r = await imgc(['ir', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache } });
     expect(r.exitCode, r.all).toBe(0);
     const file = (JSON.parse(r.stdout) as { phases: { steps: { kind: string; path?: string; content?: string }[] }[] }).phases.flatMap((p) => p.steps).find((s) => s.kind === 'file');
-    expect(file).toMatchObject({ path: '/etc/later', content: pathToFileURL(path.join(dir, 'later.ts')).href });
+    expect(file).toMatchObject({ path: '/etc/later', content: `${pathToFileURL(path.join(dir, 'later.ts')).href} ${pathToFileURL(path.join(dir, 'not-yet.json')).href}` });
     const failed = await imgc(['check', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: cache, IMGC_TEST_FAIL: '1' } });
     expect(failed.exitCode, failed.all).toBe(2);
     const [d] = (JSON.parse(failed.stdout) as { diagnostics: { code: string; message: string; loc?: { file: string; line: number; column: number } }[] }).diagnostics;
@@ -155,6 +156,10 @@ describe('a definition made of several files', () => {
       expect(ds).toEqual([expect.objectContaining({ code: 'IMGC1002', message })]);
       expect(ds[0]?.loc).toBeUndefined();
     }
+    // A failed evaluation is not kept: once the file is there, the definition is checked again.
+    write(dir, { 'nothere.ts': 'export const x = 1;\n' });
+    const again = await imgc(['check', '--no-typecheck', path.join(dir, 'missing.ts')], { env });
+    expect(again.exitCode, again.all).toBe(0);
   });
 
   it('is never run when a file of it has a syntax error (IMGC1006, at the line TypeScript gives)', async () => {
