@@ -19,5 +19,7 @@ export const stdlibTypes = stdlibEntry.replace(/\.js$/, '.d.ts');
 const mappedSources = path.basename(path.dirname(srcRoot)) === 'dist' ? ['src', 'stdlib'].map((d) => path.join(path.dirname(path.dirname(srcRoot)), d)) : [];
 /** imgc's own directories (with a trailing separator): files there are never the user's. */
 export const ownDirs = [srcRoot, path.dirname(stdlibEntry), ...mappedSources].map((d) => d + path.sep);
+/** A file of the user's: neither imgc's own nor a package's. */
+export const isUsersFile = (file: string): boolean => !file.includes(`${path.sep}node_modules${path.sep}`) && !ownDirs.some((d) => file.startsWith(d));
 /** The name of the error ./link.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
 export const syntaxErrorName = 'TypeScriptSyntaxError';

@@ -12,7 +12,7 @@ import { definitionFilesRead, original, setDefinitionDir } from '../dsl/location
 import { reportStartedProcesses } from '../host/bounded.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { ownDirs, syntaxErrorName } from './entries.js';
+import { isUsersFile, syntaxErrorName } from './entries.js';
 import { importDefinition, type ModulesLoaded } from './link.js';
 import { resolveVariables, type GivenValue } from './variables.js';
 
@@ -75,7 +75,7 @@ const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
     const m = /(file:\/\/[^\s()]+|(?<![\w:])\/[^\s():]+):(\d+):(\d+)/.exec(line);
     if (!m) continue;
     const file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
-    if (ownDirs.some((d) => file.startsWith(d)) || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+    if (!isUsersFile(file)) continue;
     const at = original(m[1]!, Number(m[2]), Number(m[3]));
     return { file: path.relative(dir, at.file.startsWith('file:') ? fileURLToPath(at.file) : at.file).split(path.sep).join('/'), line: at.line, column: at.column };
   }

@@ -17,7 +17,7 @@ import vm from 'node:vm';
 import { platformBinary } from '../host/binaries.js';
 import { readCached, sha256, writeCached } from '../util/cache.js';
 import { registerSourceMap } from '../dsl/location.js';
-import { imgcEntry, ownDirs, stdlibEntry, syntaxErrorName } from './entries.js';
+import { imgcEntry, isUsersFile, stdlibEntry, syntaxErrorName } from './entries.js';
 
 /** esbuild's own binary: its JavaScript API costs more to load than the transform itself (and starts a service for one call). */
 const esbuildPackage = createRequire(import.meta.url).resolve('esbuild/package.json');
@@ -72,7 +72,7 @@ const quietly = <T>(make: () => T): T => {
   }
 };
 
-const isUsers = (url: string) => url.startsWith('file:') && !url.includes('/node_modules/') && !ownDirs.some((d) => fileURLToPath(url).startsWith(d));
+const isUsers = (url: string) => url.startsWith('file:') && isUsersFile(fileURLToPath(url));
 const isTypeScript = (url: string) => url.startsWith('file:') && /\.m?ts$/.test(url);
 
 /**

@@ -11,7 +11,7 @@ import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
 import { cacheDir, hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import { spawnBounded } from '../host/bounded.js';
-import { imgcTypes, ownDirs, srcRoot, stdlibTypes } from './entries.js';
+import { imgcTypes, isUsersFile, srcRoot, stdlibTypes } from './entries.js';
 import { platformBinary } from '../host/binaries.js';
 
 const require = createRequire(import.meta.url);
@@ -91,7 +91,6 @@ export const parseTscOutput = (out: string, cwd: string): { diagnostics: TsDiagn
   return { diagnostics, files };
 };
 
-const isUsersFile = (file: string) => !file.includes(`${path.sep}node_modules${path.sep}`) && !ownDirs.some((d) => file.startsWith(d));
 
 /**
  * What tsc reports only because it takes a file of a package without
