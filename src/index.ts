@@ -12,7 +12,7 @@ export {
   type CommandOptions,
   type AnsibleRoleOptions,
   type PuppetApplyOptions,
-  StepBuilder,
+  type StepBuilder,
   type PhaseBuilder,
   VerifyBuilder,
   HookBuilder,

@@ -276,7 +276,7 @@ interface UseMethod {
 /**
  * The steps of StepBuilder. Each step's type reads the builder's facts from
  * its `this`, and each is a property of a named type, not a method:
- * TypeScript makes every method of a generic class anew for each of its
+ * TypeScript makes every method of a generic type anew for each of its
  * instantiations, and every step that adds a fact makes a new StepBuilder
  * type. So the ~40 steps are made once, not once per step of a definition
  * (docs/performance.md, 2026-12-04 22:30 UTC).
@@ -461,134 +461,149 @@ interface Steps {
   readonly use: UseMethod;
 }
 
-// The class that carries the steps' code; merged with this interface, it has their types.
-interface RootSteps extends Steps {}
-abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
+/** A builder as what it is at run time: the class below (StepBuilder, its type, is an interface). */
+const at = (builder: unknown): PhaseSteps => builder as PhaseSteps;
+
+// The class of every phase builder at run time, with the steps' code; merged
+// with this interface, it has their types. A definition sees it as a StepBuilder.
+interface PhaseSteps extends Steps {}
+class PhaseSteps extends StepChain<Facts, PackageCatalog> {
   static {
     // The steps' code, on the prototype: each step is its kind's `make` (src/steps), added to the chain.
+    // A step's `this` is a StepBuilder to the types, an instance of this class at run time.
+    const add = (builder: unknown, input: StepInput<StepCommon>): never => at(builder).add(input) as never;
+    const context = (builder: unknown): MakeContext => at(builder).context;
     const steps: Steps = {
       when(condition, then, otherwise) {
+        const self = at(this);
         const c: Condition = 'equals' in condition ? condition : condition.is(true);
-        const branch = (cond: Condition, last: Link | undefined): typeof this => new StepBuilder(this.base, last, this.hooks, this.family, [...this.conditions, cond]) as never;
-        let last = then(branch(c, this.last)).last;
-        if (otherwise) last = otherwise(branch({ ...c, negate: !c.negate }, last)).last;
-        return this.derive(last, this.hooks) as never;
+        const branch = (cond: Condition, last: Link | undefined): typeof this => new PhaseSteps(self.base, last, self.hooks, self.family, [...self.conditions, cond]) as never;
+        let last = at(then(branch(c, self.last))).last;
+        if (otherwise) last = at(otherwise(branch({ ...c, negate: !c.negate }, last))).last;
+        return self.derive(last, self.hooks) as never;
       },
       group(name, opts) {
-        return this.add(kinds.group.make(name, opts)) as never;
+        return add(this, kinds.group.make(name, opts));
       },
       user(name, opts) {
-        return this.add(kinds.user.make(name, opts as Parameters<typeof kinds.user.make>[1])) as never;
+        return add(this, kinds.user.make(name, opts as Parameters<typeof kinds.user.make>[1]));
       },
       directory(path, opts) {
-        return this.add(kinds.directory.make(path, opts as Owned)) as never;
+        return add(this, kinds.directory.make(path, opts as Owned));
       },
       file(path, opts) {
-        return this.add(kinds.file.make(path, opts as Owned & { content: string })) as never;
+        return add(this, kinds.file.make(path, opts as Owned & { content: string }));
       },
       symlink(path, target) {
-        return this.add(kinds.symlink.make(path, target)) as never;
+        return add(this, kinds.symlink.make(path, target));
       },
-      packages(this: RootSteps, names: readonly string[] | ListVariable, opts?: Pick<DeclaredFacts, 'provides'>): never {
-        return this.add(Array.isArray(names) ? kinds.packages.make(this.context, 'install', names, opts) : kinds.packageList.make((names as ListVariable).reference)) as never;
+      packages(this: unknown, names: readonly string[] | ListVariable, opts?: Pick<DeclaredFacts, 'provides'>): never {
+        return add(this, Array.isArray(names) ? kinds.packages.make(context(this), 'install', names, opts) : kinds.packageList.make((names as ListVariable).reference));
       },
       removePackages(names) {
-        return this.add(kinds.packages.make(this.context, 'remove', names as readonly string[])) as never;
+        return add(this, kinds.packages.make(context(this), 'remove', names as readonly string[]));
       },
       aptRepository(name, opts) {
-        return this.add(kinds.aptRepository.make(name, opts)) as never;
+        return add(this, kinds.aptRepository.make(name, opts));
       },
       enableService(name) {
-        return this.add(kinds.service.make(this.context, name, true)) as never;
+        return add(this, kinds.service.make(context(this), name, true));
       },
       disableService(name) {
-        return this.add(kinds.service.make(this.context, name, false)) as never;
+        return add(this, kinds.service.make(context(this), name, false));
       },
       hold(names) {
-        return this.add(kinds.hold.make(names, true)) as never;
+        return add(this, kinds.hold.make(names, true));
       },
       unhold(names) {
-        return this.add(kinds.hold.make(names, false)) as never;
+        return add(this, kinds.hold.make(names, false));
       },
       maskService(name) {
-        return this.add(kinds.mask.make(name, true)) as never;
+        return add(this, kinds.mask.make(name, true));
       },
       unmaskService(name) {
-        return this.add(kinds.mask.make(name, false)) as never;
+        return add(this, kinds.mask.make(name, false));
       },
       sysctl(key, value, opts) {
-        return this.add(kinds.sysctl.make(key, value, opts)) as never;
+        return add(this, kinds.sysctl.make(key, value, opts));
       },
       kernelModule(name, opts) {
-        return this.add(kinds.kernelModule.make(name, opts)) as never;
+        return add(this, kinds.kernelModule.make(name, opts));
       },
       download(url, path, opts) {
-        return this.add(kinds.download.make(url, path, opts)) as never;
+        return add(this, kinds.download.make(url, path, opts));
       },
       archive(url, dest, opts) {
-        return this.add(kinds.archive.make(url, dest, opts)) as never;
+        return add(this, kinds.archive.make(url, dest, opts));
       },
       unit(name, content) {
-        return this.add(kinds.unit.make(name, content)) as never;
+        return add(this, kinds.unit.make(name, content));
       },
       dropIn(unit, name, content) {
-        return this.add(kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name)) as never;
+        return add(this, kinds.unit.make(/\.[a-z]+$/.test(unit) ? unit : `${unit}.service`, content, name));
       },
       startService(name) {
-        return this.add(kinds.restart.make(name, 'start')) as never;
+        return add(this, kinds.restart.make(name, 'start'));
       },
       restartService(name) {
-        return this.add(kinds.restart.make(name, 'restart')) as never;
+        return add(this, kinds.restart.make(name, 'restart'));
       },
       stopService(name) {
-        return this.add(kinds.restart.make(name, 'stop')) as never;
+        return add(this, kinds.restart.make(name, 'stop'));
       },
       reboot(opts) {
-        return this.add(kinds.reboot.make(opts)) as never;
+        return add(this, kinds.reboot.make(opts));
       },
       swapOff() {
-        return this.add(kinds.swapOff.make()) as never;
+        return add(this, kinds.swapOff.make());
       },
       remove(paths) {
-        return this.add(kinds.clean.make('remove', paths)) as never;
+        return add(this, kinds.clean.make('remove', paths));
       },
       truncate(paths) {
-        return this.add(kinds.clean.make('truncate', paths)) as never;
+        return add(this, kinds.clean.make('truncate', paths));
       },
       lineInFile(path, opts) {
-        return this.add(kinds.lineInFile.make(path, opts)) as never;
+        return add(this, kinds.lineInFile.make(path, opts));
       },
       upgrade(opts) {
-        return this.add(kinds.upgrade.make(opts)) as never;
+        return add(this, kinds.upgrade.make(opts));
       },
       blockInFile(path, block, opts) {
-        return this.add(kinds.blockInFile.make(path, block, opts)) as never;
+        return add(this, kinds.blockInFile.make(path, block, opts));
       },
       iniKey(path, key, opts) {
-        return this.add(kinds.iniKey.make(path, key, opts)) as never;
+        return add(this, kinds.iniKey.make(path, key, opts));
       },
       tomlKey(path, key, opts) {
-        return this.add(kinds.dataKey.make(this.context, 'toml', path, key, opts)) as never;
+        return add(this, kinds.dataKey.make(context(this), 'toml', path, key, opts));
       },
       yamlKey(path, key, opts) {
-        return this.add(kinds.dataKey.make(this.context, 'yaml', path, key, opts)) as never;
+        return add(this, kinds.dataKey.make(context(this), 'yaml', path, key, opts));
       },
       command(run, opts) {
-        return this.add(kinds.command.make(run, opts)) as never;
+        return add(this, kinds.command.make(run, opts));
       },
       ansibleRole(dir, opts) {
-        return this.add(kinds.ansibleRole.make(this.context, dir, opts)) as never;
+        return add(this, kinds.ansibleRole.make(context(this), dir, opts));
       },
       puppetApply(manifest, opts) {
-        return this.add(kinds.puppetApply.make(this.context, manifest, opts)) as never;
+        return add(this, kinds.puppetApply.make(context(this), manifest, opts));
       },
       use(module: unknown) {
         return (module as (p: unknown) => never)(this);
       },
     };
-    Object.assign(RootSteps.prototype, steps);
+    Object.assign(PhaseSteps.prototype, steps);
+  }
+
+  protected derive(last: Link | undefined, hooks: Link | undefined): this {
+    return new PhaseSteps(this.base, last, hooks, this.family, this.conditions) as this;
   }
 }
+
+/** A phase's pre or post hook: it returns the builder it was called on. */
+type HookMethod = <B>(this: B, action: HookAction, opts?: HookOptions) => B;
 
 /**
  * Steps that change the root: phases customize, provision and custom ones.
@@ -596,11 +611,15 @@ abstract class RootSteps extends StepChain<Facts, PackageCatalog> {
  * services S, commands X), each a union of literals: unions stay flat however
  * long the chain, where a record type would nest one level per step and hit
  * TypeScript's instantiation depth after a few dozen steps.
+ * An interface, not a class: each step that adds a fact makes a new
+ * StepBuilder type, and TypeScript gives each instance type of a class a copy
+ * of every base's members (their `this`); an interface that never names
+ * `this` shares them (docs/performance.md, 2026-12-06 22:30 UTC).
  */
-export class StepBuilder<
+export interface StepBuilder<
   // Invariant (`in out`), as the parameters are used both ways (`owner:
   // Ref<U, O>` takes them, the results extend them); declared, so TypeScript
-  // does not measure it by comparing instantiations of this whole class on
+  // does not measure it by comparing instantiations of this whole type on
   // every `use()`, which was most of a definition's type-check time.
   in out U extends string = never,
   in out G extends string = never,
@@ -609,14 +628,20 @@ export class StepBuilder<
   in out S extends string = never,
   in out X extends string = never,
   in out C extends PackageCatalog = PackageCatalog,
-> extends RootSteps {
-  protected derive(last: Link | undefined, hooks: Link | undefined): this {
-    return new StepBuilder(this.base, last, hooks, this.family, this.conditions) as this;
-  }
+> extends Steps {
+  /** A hook run before the phase's first step. */
+  readonly pre: HookMethod;
+
+  /** A hook run after the phase's last step. */
+  readonly post: HookMethod;
 
   /** The facts the builder knows; `FactsOf` on it. */
-  declare readonly __facts?: { user: U; group: G; package: K; path: P; service: S; command: X };
+  readonly __facts?: { user: U; group: G; package: K; path: P; service: S; command: X };
 }
+
+/** @internal A phase's builder before its first step, knowing facts F. */
+export const phaseBuilder = <F extends Facts, C extends PackageCatalog>(base: BasePackages<C>, family: PackageManager): PhaseBuilder<F, C> =>
+  new PhaseSteps(base, undefined, undefined, family) as unknown as PhaseBuilder<F, C>;
 
 /** A phase builder named by the facts record it knows: `PhaseBuilder<{ user: 'ops' | 'root'; … }>`. */
 export type PhaseBuilder<F extends Facts = NoFacts, C extends PackageCatalog = PackageCatalog> = StepBuilder<

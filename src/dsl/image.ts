@@ -8,7 +8,7 @@ import { lifecycle } from '../ir/lifecycle.js';
 import { hasMarker } from '../core/variables.js';
 import { DefinitionError } from '../core/definition-error.js';
 import { callerLocation } from './location.js';
-import { HookBuilder, record, StepBuilder, VerifyBuilder, type Link, type PhaseBuilder, type StepChain } from './builder.js';
+import { HookBuilder, phaseBuilder, record, VerifyBuilder, type Link, type PhaseBuilder, type StepBuilder, type StepChain } from './builder.js';
 import { ArtifactBuilder } from './artifacts.js';
 import type { Facts, NoFacts, PackageCatalog } from './types.js';
 import type { PackageArchive } from '../core/catalog.js';
@@ -47,7 +47,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     private readonly fleetOpts?: Fleet,
   ) {}
 
-  private with<B extends StepChain<Facts, PackageCatalog>, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
+  private with<B, R>(name: string, opts: PhaseOptions & { runtimeOnly?: boolean }, chain: B, build: (b: B) => R): R {
     // A variable here is the checker's to report (IMGC0011, naming it).
     if (!hasMarker(name) && !/^[a-z][a-z0-9-]*$/.test(name)) throw new DefinitionError(`phase name '${name}' must be lower-case words joined by "-"`);
     if (this.phases.some((p) => p.name === name)) throw new DefinitionError(`phase '${name}' is declared twice`);
@@ -74,7 +74,7 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
 
   /** The builder a phase's steps start from: no steps yet, the facts so far. */
   private emptyPhase(): PhaseBuilder<F, C> {
-    return new StepBuilder(this.baseImage, undefined, undefined, this.baseImage.ir.packageManager) as PhaseBuilder<F, C>;
+    return phaseBuilder<F, C>(this.baseImage, this.baseImage.ir.packageManager);
   }
 
   /** A phase of your own, run in declaration order. */
