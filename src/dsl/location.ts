@@ -33,7 +33,7 @@ const mapOf = (file: string): SourceMap | undefined => {
 };
 
 /** Original (source-mapped) position of a generated one, when the file has a map. */
-export const original = (file: string, line: number, column: number): { file: string; line: number; column: number } => {
+const original = (file: string, line: number, column: number): { file: string; line: number; column: number } => {
   const entry = mapOf(file)?.findEntry(line - 1, column - 1) as { originalSource?: string; originalLine?: number; originalColumn?: number } | undefined;
   if (!entry || entry.originalLine === undefined || entry.originalColumn === undefined) return { file, line, column };
   return { file: entry.originalSource ?? file, line: entry.originalLine + 1, column: entry.originalColumn + 1 };
@@ -63,6 +63,13 @@ const isOwnFrame = (name: string): boolean => {
   return own;
 };
 
+/** Where a stack frame (a file name or URL, 1-based) is in the user's code, source-mapped, as the IR writes it; undefined for imgc's, Node's or a package's. */
+export const userLocation = (name: string, line: number, column: number): SourceLocation | undefined => {
+  if (isOwnFrame(name)) return undefined;
+  const at = original(name, line, column);
+  return { file: relativeName(at.file), line: at.line, column: at.column };
+};
+
 // The structured stack (CallSite objects) instead of the formatted string:
 // formatting maps every frame through source maps, which cost most of the
 // time of a 10,000-step definition; we map the one frame we keep.
@@ -77,9 +84,8 @@ export const callerLocation = (): SourceLocation | undefined => {
     const name = frame.getFileName();
     const line = frame.getLineNumber();
     const column = frame.getColumnNumber();
-    if (!name || line === null || column === null || isOwnFrame(name)) continue;
-    const at = original(name, line, column);
-    return { file: relativeName(at.file), line: at.line, column: at.column };
+    const loc = name && line !== null && column !== null ? userLocation(name, line, column) : undefined;
+    if (loc) return loc;
   }
   return undefined;
 };

@@ -4,15 +4,14 @@
 // when its time is up. One request per worker.
 import { parentPort, workerData } from 'node:worker_threads';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { checkImage } from '../check/checker.js';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import { validateImage } from '../check/validate.js';
-import { definitionFilesRead, original, setDefinitionDir } from '../dsl/location.js';
+import { definitionFilesRead, setDefinitionDir, userLocation } from '../dsl/location.js';
 import { reportStartedProcesses } from '../host/bounded.js';
 import type { PackageCatalog } from '../dsl/types.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { isUsersFile, syntaxErrorName } from './entries.js';
+import { syntaxErrorName } from './entries.js';
 import { importDefinition, type ModulesLoaded } from './link.js';
 import { resolveVariables, type GivenValue } from './variables.js';
 
@@ -68,16 +67,13 @@ type MatrixSource = { variants(): readonly { name: string; values: Record<string
 const isMatrix = (v: unknown): v is MatrixSource => typeof v === 'object' && v !== null && typeof (v as MatrixSource).variants === 'function' && 'axes' in v;
 
 /** Where in the user's files an error was thrown, from its (source-mapped) stack. */
-const thrownAt = (err: unknown, dir: string): SourceLocation | undefined => {
+const thrownAt = (err: unknown): SourceLocation | undefined => {
   const stack = err instanceof Error ? (err.stack ?? '') : '';
   for (const line of stack.split('\n')) {
     // A path, not the end of Node's own `node:internal/modules/…` frames.
     const m = /(file:\/\/[^\s()]+|(?<![\w:])\/[^\s():]+):(\d+):(\d+)/.exec(line);
-    if (!m) continue;
-    const file = m[1]!.startsWith('file:') ? fileURLToPath(m[1]!) : m[1]!;
-    if (!isUsersFile(file)) continue;
-    const at = original(m[1]!, Number(m[2]), Number(m[3]));
-    return { file: path.relative(dir, at.file.startsWith('file:') ? fileURLToPath(at.file) : at.file).split(path.sep).join('/'), line: at.line, column: at.column };
+    const loc = m ? userLocation(m[1]!, Number(m[2]), Number(m[3])) : undefined;
+    if (loc) return loc;
   }
   return undefined;
 };
@@ -103,15 +99,15 @@ const run = async ({ file, vars }: EvaluationRequest, modules: ModulesLoaded): P
     Object.assign(modules, loaded);
     exported = namespace['default'];
   } catch (err) {
-    if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err, dir) })] };
-    return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
+    if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err) })] };
+    return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] };
   }
   if (isMatrix(exported)) {
     let list: ReturnType<MatrixSource['variants']>;
     try {
       list = exported.variants();
     } catch (err) {
-      return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, dir) })] };
+      return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] };
     }
     return { diagnostics: [], variants: list.map(({ name, values, image, default: isDefault }) => ({ name, values: { ...values }, ...(isDefault ? { default: true as const } : {}), ...imageOf(image, file, vars) })) };
   }
@@ -126,7 +122,7 @@ const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]):
   try {
     raw = exported.toIR(path.basename(file));
   } catch (err) {
-    return { diagnostics: [diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err, dir) })] };
+    return { diagnostics: [diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err) })] };
   }
   const resolved = resolveVariables((raw as { phases?: unknown } | null)?.phases, vars);
   if (resolved.diagnostics.length) return { diagnostics: resolved.diagnostics };
@@ -141,7 +137,7 @@ const request = (workerData as { evaluate?: EvaluationRequest } | null)?.evaluat
 const loader = parentPort;
 if (loader && request) {
   // Thrown later by what the definition left running (a timer, a rejected promise): located as if thrown at the top level.
-  process.once('uncaughtException', (err) => loader.postMessage({ diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err, path.dirname(request.file)) })] } satisfies Evaluated));
+  process.once('uncaughtException', (err) => loader.postMessage({ diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] } satisfies Evaluated));
   void evaluate(request)
     .catch((err: unknown): Evaluated => ({ diagnostics: [diagnostic('IMGC1002', messageOf(err))] }))
     .then((result) => loader.postMessage(result));
