@@ -24,10 +24,21 @@ const esbuildPackage = createRequire(import.meta.url).resolve('esbuild/package.j
 const esbuild = platformBinary(esbuildPackage, `@esbuild/${process.platform}-${process.arch}`, 'bin/esbuild') ?? path.join(path.dirname(esbuildPackage), 'bin', 'esbuild');
 const esbuildVersion = (JSON.parse(readFileSync(esbuildPackage, 'utf8')) as { version: string }).version;
 
+/** What esbuild is given for `file` (the running Node as its target): all of it is in the transpile cache's key. */
+const transpileArgs = (file: string): string[] => [
+  '--loader=ts',
+  '--format=esm',
+  `--target=node${process.versions.node}`,
+  '--sourcemap=inline',
+  `--sourcefile=${file}`,
+  '--log-level=error',
+  '--color=false',
+  '--tsconfig-raw={"compilerOptions":{"verbatimModuleSyntax":false}}',
+];
+
 /** `text` of `file` as an ES module with an inline source map; or esbuild's first error, located. */
-const transpile = (file: string, text: string): { code: string } | { error: string; line: number; column: number } => {
-  const args = ['--loader=ts', '--format=esm', `--target=node${process.versions.node}`, '--sourcemap=inline', `--sourcefile=${file}`, '--log-level=error', '--color=false'];
-  const r = spawnSync(esbuild, [...args, '--tsconfig-raw={"compilerOptions":{"verbatimModuleSyntax":false}}'], { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
+const transpile = (args: string[], text: string): { code: string } | { error: string; line: number; column: number } => {
+  const r = spawnSync(esbuild, args, { input: text, encoding: 'utf8', maxBuffer: 1 << 30 });
   if (r.status === 0) return { code: r.stdout };
   // ✘ [ERROR] Unexpected ";"  …  /path/file.ts:3:18:  (the column 0-based)
   const message = /\[ERROR\] (.*)/.exec(r.stderr)?.[1] ?? (r.error?.message || r.stderr.trim() || `esbuild exited with ${r.status}`);
@@ -35,13 +46,14 @@ const transpile = (file: string, text: string): { code: string } | { error: stri
   return { error: message, line: Number(at?.[1] ?? 1), column: Number(at?.[2] ?? 0) + 1 };
 };
 
-/** The transpiled text of a TypeScript file, cached by path (the source map names it) and content: an unchanged file does not start esbuild. */
+/** The transpiled text of a TypeScript file, cached by esbuild's version, its arguments (the path the source map names, the Node it targets) and the content: an unchanged file does not start esbuild. */
 const transpiled = (file: string, url: string): string => {
   const text = readFileSync(file, 'utf8');
-  const key = `${sha256(`${esbuildVersion}\0${file}\0${text}`)}.mjs`;
+  const args = transpileArgs(file);
+  const key = `${sha256(`${esbuildVersion}\0${args.join('\0')}\0${text}`)}.mjs`;
   let code = readCached('transpiled', key);
   if (code === undefined) {
-    const out = transpile(file, text);
+    const out = transpile(args, text);
     if (!('code' in out)) throw Object.assign(new SyntaxError(out.error), { name: syntaxErrorName, stack: `${syntaxErrorName}: ${out.error}\n    at ${url}:${out.line}:${out.column}` });
     writeCached('transpiled', key, (code = out.code));
   }
