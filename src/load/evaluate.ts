@@ -83,25 +83,26 @@ const messageOf = (err: unknown) => (err instanceof Error ? `${err.name === 'Err
 export const evaluate = async (req: EvaluationRequest): Promise<Evaluated> => {
   reportStartedProcesses();
   const inputsRead = watchInputs();
-  const modules: ModulesLoaded = { files: [], impure: true };
-  const result = await run(req, modules);
+  const { result, loaded } = await run(req);
   const env = inputsRead();
-  return env && !modules.impure ? { ...result, inputs: { files: [...modules.files, ...definitionFilesRead()], env } } : result;
+  return env && loaded && !loaded.impure ? { ...result, inputs: { files: [...loaded.files, ...definitionFilesRead()], env } } : result;
 };
 
-/** Evaluates the definition; `modules` is set to what its modules were loaded from once they are. */
-const run = async ({ file, vars }: EvaluationRequest, modules: ModulesLoaded): Promise<Evaluated> => {
-  const dir = path.dirname(file);
-  setDefinitionDir(dir);
-  let exported: unknown;
+/** Evaluates the definition: the answer, and what its modules were loaded from (none when the import failed: such an answer is not kept). */
+const run = async ({ file, vars }: EvaluationRequest): Promise<{ result: Evaluated; loaded?: ModulesLoaded }> => {
+  setDefinitionDir(path.dirname(file));
+  let imported: Awaited<ReturnType<typeof importDefinition>>;
   try {
-    const { namespace, loaded } = await importDefinition(file);
-    Object.assign(modules, loaded);
-    exported = namespace['default'];
+    imported = await importDefinition(file);
   } catch (err) {
-    if (err instanceof Error && err.name === syntaxErrorName) return { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err) })] };
-    return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] };
+    if (err instanceof Error && err.name === syntaxErrorName) return { result: { syntaxError: true, diagnostics: [diagnostic('IMGC1006', err.message, { loc: thrownAt(err) })] } };
+    return { result: { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] } };
   }
+  return { result: answer(imported.namespace['default'], file, vars), loaded: imported.loaded };
+};
+
+/** The answer for what the definition exported: an image's IR, a matrix's, or why not. */
+const answer = (exported: unknown, file: string, vars: readonly GivenValue[]): Evaluated => {
   if (isMatrix(exported)) {
     let list: ReturnType<MatrixSource['variants']>;
     try {
@@ -117,7 +118,6 @@ const run = async ({ file, vars }: EvaluationRequest, modules: ModulesLoaded): P
 
 /** One image's IR, validated and contract-checked. */
 const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]): EvaluatedImage => {
-  const dir = path.dirname(file);
   let raw: unknown;
   try {
     raw = exported.toIR(path.basename(file));
