@@ -5,9 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { findSourceMap, type SourceMap } from 'node:module';
 import path from 'node:path';
 import type { SourceLocation } from '../ir/types.js';
-import { packageRoot } from '../util/package-root.js';
-
-const ownRoots = ['src', 'stdlib', 'dist'].map((d) => path.join(packageRoot, d) + path.sep);
+import { isUsersFile } from '../util/package-root.js';
 
 /** The definition file locations are made relative to; set by the loader. */
 let definitionDir: string | undefined;
@@ -57,7 +55,7 @@ const isOwnFrame = (name: string): boolean => {
   let own = ownFrame.get(name);
   if (own === undefined) {
     const file = name.startsWith('file://') ? fileURLToPath(name) : name;
-    own = name.startsWith('node:') || ownRoots.some((r) => file.startsWith(r)) || file.includes(`${path.sep}node_modules${path.sep}`);
+    own = name.startsWith('node:') || !isUsersFile(file);
     ownFrame.set(name, own);
   }
   return own;

@@ -15,11 +15,5 @@ export const stdlibEntry = path.join(path.dirname(srcRoot), 'stdlib', path.basen
 /** The declarations when built; the sources themselves in a checkout's tests. */
 export const imgcTypes = imgcEntry.replace(/\.js$/, '.d.ts');
 export const stdlibTypes = stdlibEntry.replace(/\.js$/, '.d.ts');
-/** Where the built modules' source maps point: a built imgc's stack frames name its sources there. */
-const mappedSources = path.basename(path.dirname(srcRoot)) === 'dist' ? ['src', 'stdlib'].map((d) => path.join(path.dirname(path.dirname(srcRoot)), d)) : [];
-/** imgc's own directories (with a trailing separator): files there are never the user's. */
-export const ownDirs = [srcRoot, path.dirname(stdlibEntry), ...mappedSources].map((d) => d + path.sep);
-/** A file of the user's: neither imgc's own nor a package's. */
-export const isUsersFile = (file: string): boolean => !file.includes(`${path.sep}node_modules${path.sep}`) && !ownDirs.some((d) => file.startsWith(d));
 /** The name of the error ./link.ts throws for a file that cannot be parsed; its stack names the place (IMGC1006). */
 export const syntaxErrorName = 'TypeScriptSyntaxError';

@@ -17,7 +17,8 @@ import vm from 'node:vm';
 import { platformBinary } from '../host/binaries.js';
 import { readCached, sha256, writeCached } from '../util/cache.js';
 import { registerSourceMap } from '../dsl/location.js';
-import { imgcEntry, isUsersFile, stdlibEntry, syntaxErrorName } from './entries.js';
+import { isUsersFile } from '../util/package-root.js';
+import { imgcEntry, stdlibEntry, syntaxErrorName } from './entries.js';
 
 /** esbuild's own binary: its JavaScript API costs more to load than the transform itself (and starts a service for one call). */
 const esbuildPackage = createRequire(import.meta.url).resolve('esbuild/package.json');

@@ -11,7 +11,8 @@ import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { SourceLocation } from '../ir/schema.js';
 import { cacheDir, hashInputs, inputsUnchanged, readCached, sha256, writeCached, type HashedInput } from '../util/cache.js';
 import { spawnBounded } from '../host/bounded.js';
-import { imgcTypes, isUsersFile, srcRoot, stdlibTypes } from './entries.js';
+import { isUsersFile } from '../util/package-root.js';
+import { imgcTypes, srcRoot, stdlibTypes } from './entries.js';
 import { platformBinary } from '../host/binaries.js';
 
 const require = createRequire(import.meta.url);
