@@ -116,9 +116,8 @@ export abstract class StepChain<F extends Facts, C extends PackageCatalog> {
   declare readonly __facts?: F;
 }
 
-// Each step's signature, named (U … C: the facts of the builder it is called
-// on, inferred from `this`): a property typed by a non-generic type alias is
-// the one member TypeScript does not make anew for each StepBuilder type.
+// Each step's signature, named (U … I: the facts of the builder it is called on, inferred from `this`): a property
+// typed by a non-generic type alias is the one member TypeScript does not make anew for each StepBuilder type.
 
 /**
  * The signature of every step that leaves the type-level facts as they are:
@@ -126,50 +125,50 @@ export abstract class StepChain<F extends Facts, C extends PackageCatalog> {
  * packages when it takes one (a literal must be known: `Ref`). `Q` is decided
  * when the alias is written, so a call sees a plain signature.
  */
-type Keeps<A extends unknown[], Q extends 'none' | 'service' | 'path' | 'packages' = 'none'> = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
-  ...args: Q extends 'service' ? [name: Ref<S, N>, ...A] : Q extends 'path' ? [path: Ref<P, N>, ...A] : Q extends 'packages' ? [names: readonly Ref<K, N>[], ...A] : A
-) => StepBuilder<U, G, K, P, S, X, C>;
-type WhenMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type Keeps<A extends unknown[], Q extends 'none' | 'service' | 'path' | 'packages' = 'none'> = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
+  ...args: Q extends 'service' ? [name: Ref<S, N, I['service']>, ...A] : Q extends 'path' ? [path: Ref<P, N, I['path']>, ...A] : Q extends 'packages' ? [names: readonly Ref<K, N, I['package']>[], ...A] : A
+) => StepBuilder<U, G, K, P, S, X, C, I>;
+type WhenMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts, U3 extends string = U, G3 extends string = G, K3 extends string = K, P3 extends string = P, S3 extends string = S, X3 extends string = X, I3 extends Facts = I>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   condition: Condition | Variable<boolean>,
-  then: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-  otherwise?: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U3, G3, K3, P3, S3, X3, C>,
-) => StepBuilder<Extract<U2, U3>, Extract<G2, G3>, Extract<K2, K3>, Extract<P2, P3>, Extract<S2, S3>, Extract<X2, X3>, C>;
+  then: (p: StepBuilder<U, G, K, P, S, X, C, I>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
+  otherwise?: (p: StepBuilder<U, G, K, P, S, X, C, I>) => StepBuilder<U3, G3, K3, P3, S3, X3, C, I3>,
+) => StepBuilder<Extract<U2 | I2['user'], U3 | I3['user']>, Extract<G2 | I2['group'], G3 | I3['group']>, Extract<K2 | I2['package'], K3 | I3['package']>, Extract<P2 | I2['path'], P3 | I3['path']>, Extract<S2 | I2['service'], S3 | I3['service']>, Extract<X2 | I2['command'], X3 | I3['command']>, C>;
 
-type GroupMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type GroupMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   name: N,
   opts?: { gid?: number; system?: boolean },
-) => StepBuilder<U, G | N, K, P, S, X, C>;
+) => StepBuilder<U, G | N, K, P, S, X, C, I>;
 
-type UserMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type UserMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends string, UG extends string = never, PG extends string = never, const H extends `/${string}` = `/home/${N}`>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   name: N,
-  opts?: UserOptions<G, UG, PG, H>,
-) => StepBuilder<U | N, G | ([PG] extends [never] ? N : never), K, P | H, S, X, C>;
+  opts?: UserOptions<G, UG, PG, H, I['group']>,
+) => StepBuilder<U | N, G | ([PG] extends [never] ? N : never), K, P | H, S, X, C, I>;
 
-type DirectoryMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type DirectoryMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   path: D,
-  opts?: Ownership<U, G, O, OG>,
-) => StepBuilder<U, G, K, P | D, S, X, C>;
+  opts?: Ownership<U, G, O, OG, I>,
+) => StepBuilder<U, G, K, P | D, S, X, C, I>;
 
-type FileMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type FileMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const D extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   path: D,
-  opts: Ownership<U, G, O, OG> & { content: string },
-) => StepBuilder<U, G, K, P | D, S, X, C>;
+  opts: Ownership<U, G, O, OG, I> & { content: string },
+) => StepBuilder<U, G, K, P | D, S, X, C, I>;
 
-type SymlinkMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type SymlinkMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const D extends `/${string}`>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   path: D,
   target: string,
-) => StepBuilder<U, G, K, P | D, S, X, C>;
+) => StepBuilder<U, G, K, P | D, S, X, C, I>;
 
 /** `packages(['chrony'])`: what the catalog says the packages bring, and what `opts` declares, become facts. */
-type PackagesFromNames = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type PackagesFromNames = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends string, const D extends Pick<DeclaredFacts, 'provides'> = {}, M extends string = PackageNameOf<N>>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   names: readonly N[],
   opts?: D,
 ) => StepBuilder<
@@ -179,26 +178,26 @@ type PackagesFromNames = <U extends string, G extends string, K extends string, 
     P | Listed<C, M, 'paths'> | Declared<D, 'path'>,
     S | Listed<C, M, 'services'> | Declared<D, 'service'>,
     X | Listed<C, M, 'commands'> | Declared<D, 'command'>,
-    C
+    C, I
   >;
 
-type RemovePackagesMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string, M extends string = PackageNameOf<N>>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
-  names: readonly Ref<K, N>[],
+type RemovePackagesMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends string, M extends string = PackageNameOf<N>>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
+  names: readonly Ref<K, N, I['package']>[],
 ) => StepBuilder<
-    Without<U, Listed<C, M, 'users'>>,
-    Without<G, Listed<C, M, 'groups'>>,
-    Without<K, M>,
-    Without<P, Listed<C, M, 'paths'>>,
-    Without<S, Listed<C, M, 'services'>>,
-    Without<X, Listed<C, M, 'commands'>>,
+    Without<U | I['user'], Listed<C, M, 'users'>>,
+    Without<G | I['group'], Listed<C, M, 'groups'>>,
+    Without<K | I['package'], M>,
+    Without<P | I['path'], Listed<C, M, 'paths'>>,
+    Without<S | I['service'], Listed<C, M, 'services'>>,
+    Without<X | I['command'], Listed<C, M, 'commands'>>,
     C
   >;
 
-type MaskServiceMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends string>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type MaskServiceMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends string>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   name: N,
-) => StepBuilder<U, G, K, P, Without<S, N>, X, C>;
+) => StepBuilder<U | I['user'], G | I['group'], K | I['package'], P | I['path'], Without<S | I['service'], N>, X | I['command'], C>;
 
 /** The directories of the root's PATH: a file directly in one is a command (src/steps/download.ts, commandAt). */
 type PathDir = '/usr/local/sbin' | '/usr/local/bin' | '/usr/sbin' | '/usr/bin' | '/sbin' | '/bin';
@@ -208,69 +207,70 @@ type Octal = '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7';
 /** A mode with the owner's x bit: '0755', '755'. */
 type ExecutableMode = `${Octal | ''}${'1' | '3' | '5' | '7'}${Octal}${Octal}`;
 
-type DownloadMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, O extends string = never, OG extends string = never, const M extends string = never>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type DownloadMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const D extends `/${string}`, O extends string = never, OG extends string = never, const M extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   url: string,
   path: D,
-  opts: Ownership<U, G, O, OG> & { sha256: string; mode?: M },
-) => StepBuilder<U, G, K, P | D, S, X | ([M] extends [never] ? never : M extends ExecutableMode ? CommandAt<D> : never), C>;
+  opts: Ownership<U, G, O, OG, I> & { sha256: string; mode?: M },
+) => StepBuilder<U, G, K, P | D, S, X | ([M] extends [never] ? never : M extends ExecutableMode ? CommandAt<D> : never), C, I>;
 
-type ArchiveMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type ArchiveMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const D extends `/${string}`, const R extends `/${string}`, O extends string = never, OG extends string = never>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   url: string,
   dest: D,
-  opts: Ownership<U, G, O, OG> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
-) => StepBuilder<U, G, K, P | D | R, S, X | CommandAt<R>, C>;
+  opts: Ownership<U, G, O, OG, I> & { sha256: string; format?: ArchiveFormat; strip?: number; creates: readonly R[] },
+) => StepBuilder<U, G, K, P | D | R, S, X | CommandAt<R>, C, I>;
 
-type UnitMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type UnitMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const N extends `${string}.${'service' | 'socket' | 'timer' | 'target' | 'path' | 'mount' | 'automount' | 'swap' | 'slice'}`>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   name: N,
   content: string,
-) => StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C>;
+) => StepBuilder<U, G, K, P | `/etc/systemd/system/${N}`, S | N | (N extends `${infer B}.service` ? B : never), X, C, I>;
 
-type DropInMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, N extends string, const F extends `${string}.conf`>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
-  unit: Ref<S, N> | `${Ref<S, N>}.service`,
+type DropInMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, N extends string, const F extends `${string}.conf`>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
+  unit: Ref<S, N, I['service']> | `${Ref<S, N, I['service']>}.service`,
   name: F,
   content: string,
-) => StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C>;
+) => StepBuilder<U, G, K, P | `/etc/systemd/system/${string}.d/${F}`, S, X, C, I>;
 
-type RebootMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type RebootMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   opts?: RebootOptions,
-) => StepBuilder<U, G, K, WithoutTree<P, GlobPattern<'/run/*'>>, S, X, C>;
+) => StepBuilder<U | I['user'], G | I['group'], K | I['package'], WithoutTree<P | I['path'], GlobPattern<'/run/*'>>, S | I['service'], X | I['command'], C>;
 
-type RemoveMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const R extends `/${string}`>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type RemoveMethod = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const R extends `/${string}`>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   paths: readonly R[],
-) => StepBuilder<U, G, K, WithoutTree<P, GlobPattern<R>>, S, X, C>;
+) => StepBuilder<U | I['user'], G | I['group'], K | I['package'], WithoutTree<P | I['path'], GlobPattern<R>>, S | I['service'], X | I['command'], C>;
 
-/** The builder after a step that declares what it provides and removes (a raw command, an Ansible role). */
-type WithDeclared<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, D extends DeclaredFacts> = StepBuilder<
+/** The builder after a step that declares what it provides and removes (a raw command, an Ansible role); one that removes sees the used modules' facts as its own. */
+type WithDeclared<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, D extends DeclaredFacts> = D extends { removes: object }
+  ? Declaring<U | I['user'], G | I['group'], K | I['package'], P | I['path'], S | I['service'], X | I['command'], C, never, D> : Declaring<U, G, K, P, S, X, C, I, D>;
+type Declaring<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, D extends DeclaredFacts> = StepBuilder<
     Without<U, Removed<D, 'user'>> | Declared<D, 'user'>,
     Without<G, Removed<D, 'group'>> | Declared<D, 'group'>,
     Without<K, Removed<D, 'package'>> | Declared<D, 'package'>,
     WithoutTree<P, Removed<D, 'path'>> | Declared<D, 'path'>,
     Without<S, Removed<D, 'service'>> | Declared<D, 'service'>,
     Without<X, Removed<D, 'command'>> | Declared<D, 'command'>,
-    C
-  >;
+    C, I>;
 
 /** A raw step (command, role, manifest): its parameters `A`, then its options `O` with the facts it declares. */
-type DeclaringMethod<A extends unknown[], O> = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, const D extends DeclaredFacts>(
-  this: StepBuilder<U, G, K, P, S, X, C>,
+type DeclaringMethod<A extends unknown[], O> = <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, const D extends DeclaredFacts>(
+  this: StepBuilder<U, G, K, P, S, X, C, I>,
   ...args: [...A, opts?: O & D]
-) => WithDeclared<U, G, K, P, S, X, C, D>;
+) => WithDeclared<U, G, K, P, S, X, C, I, D>;
 
 interface UseMethod {
-  <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
-    this: StepBuilder<U, G, K, P, S, X, C>,
-    module: (p: StepBuilder<U, G, K, P, S, X, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-  ): StepBuilder<U2, G2, K2, P2, S2, X2, C>;
-  <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, A extends Partial<Record<keyof Facts, string>>>(
-    this: StepBuilder<U, G, K, P, S, X, C>,
+  <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts>(
+    this: StepBuilder<U, G, K, P, S, X, C, I>,
+    module: (p: StepBuilder<U, G, K, P, S, X, C, I>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
+  ): StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>;
+  <U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, C extends PackageCatalog, I extends Facts, A extends Partial<Record<keyof Facts, string>>>(
+    this: StepBuilder<U, G, K, P, S, X, C, I>,
     module: Module<A>,
-  ): StepBuilder<U | Added<A>['user'], G | Added<A>['group'], K | Added<A>['package'], P | Added<A>['path'], S | Added<A>['service'], X | Added<A>['command'], C>;
+  ): StepBuilder<U, G, K, P, S, X, C, I | Added<A>>;
 }
 
 /**
@@ -628,6 +628,8 @@ export interface StepBuilder<
   in out S extends string = never,
   in out X extends string = never,
   in out C extends PackageCatalog = PackageCatalog,
+  // The used modules' facts, one record each: read where a step needs them, not merged into U … X by each `use`.
+  in out I extends Facts = never,
 > extends Steps {
   /** A hook run before the phase's first step. */
   readonly pre: HookMethod;
@@ -636,7 +638,7 @@ export interface StepBuilder<
   readonly post: HookMethod;
 
   /** The facts the builder knows; `FactsOf` on it. */
-  readonly __facts?: { user: U; group: G; package: K; path: P; service: S; command: X };
+  readonly __facts?: { user: U | I['user']; group: G | I['group']; package: K | I['package']; path: P | I['path']; service: S | I['service']; command: X | I['command'] };
 }
 
 /** @internal A phase's builder before its first step, knowing facts F. */

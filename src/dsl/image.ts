@@ -78,25 +78,25 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
   }
 
   /** A phase of your own, run in declaration order. */
-  phase<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
+  phase<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
     name: string,
-    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
     opts: PhaseOptions = {},
-  ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
+  ): ImageBuilder<{ user: U2 | I2['user']; group: G2 | I2['group']; package: K2 | I2['package']; path: P2 | I2['path']; service: S2 | I2['service']; command: X2 | I2['command'] }, C> {
     return this.with(name, opts, this.emptyPhase(), build) as never;
   }
 
   /** Phase 1: users, groups, files, repositories, hardening. */
-  customize<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
-    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-  ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
+  customize<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
+  ): ImageBuilder<{ user: U2 | I2['user']; group: G2 | I2['group']; package: K2 | I2['package']; path: P2 | I2['path']; service: S2 | I2['service']; command: X2 | I2['command'] }, C> {
     return this.phase('customize', build);
   }
 
   /** Phase 2: the node software; may also run at runtime on existing hosts. */
-  provision<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
-    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
-  ): ImageBuilder<{ user: U2; group: G2; package: K2; path: P2; service: S2; command: X2 }, C> {
+  provision<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
+  ): ImageBuilder<{ user: U2 | I2['user']; group: G2 | I2['group']; package: K2 | I2['package']; path: P2 | I2['path']; service: S2 | I2['service']; command: X2 | I2['command'] }, C> {
     return this.phase('provision', build, { runtime: true });
   }
 
@@ -108,8 +108,8 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
    * facts of the phases before it; what it provides stays on the host (the
    * image's later phases do not see it).
    */
-  bootstrap<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
-    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  bootstrap<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
   ): ImageBuilder<F, C> {
     return this.with('bootstrap', { runtimeOnly: true }, this.emptyPhase(), build) as never;
   }
@@ -123,8 +123,8 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
    * undone. Its steps see the facts of every phase before it; what they
    * change is not recorded, so decommission does not undo it.
    */
-  drain<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string>(
-    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C>,
+  drain<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
+    build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
   ): ImageBuilder<F, C> {
     return this.with('drain', { runtimeOnly: true }, this.emptyPhase(), build) as never;
   }

@@ -29,7 +29,7 @@ export interface NoFacts extends Facts {
  * A reference to a fact of kind Known: a literal must be one of Known (and the
  * error lists them); a plain `string` is accepted and left to the checker.
  */
-export type Ref<Known extends string, S extends string> = string extends S ? S : S extends Known ? S : [Open] extends [Known] ? S : Known;
+export type Ref<Known extends string, S extends string, Used extends string = never> = string extends S ? S : S extends Known ? S : S extends Used ? S : [Open] extends [Known] ? S : NoInfer<Known | Used>;
 
 declare const openFacts: unique symbol;
 /**
@@ -133,19 +133,19 @@ export interface Module<A extends Partial<Record<keyof Facts, string>>> {
   readonly [moduleFacts]?: A;
 }
 
-export interface UserOptions<KnownGroup extends string, G extends string, PG extends string, H extends string> {
+export interface UserOptions<KnownGroup extends string, G extends string, PG extends string, H extends string, UsedGroup extends string = never> {
   uid?: number;
   /** Primary group; by default a group of the user's own name is created. */
-  primaryGroup?: Ref<KnownGroup, PG>;
-  groups?: readonly Ref<KnownGroup, G>[];
+  primaryGroup?: Ref<KnownGroup, PG, UsedGroup>;
+  groups?: readonly Ref<KnownGroup, G, UsedGroup>[];
   /** Home directory, created; default /home/NAME (none for system users). */
   home?: H;
   shell?: string;
   system?: boolean;
 }
 
-export interface Ownership<KnownUser extends string, KnownGroup extends string, O extends string, G extends string> {
-  owner?: Ref<KnownUser, O>;
-  group?: Ref<KnownGroup, G>;
+export interface Ownership<KnownUser extends string, KnownGroup extends string, O extends string, G extends string, Used extends Facts = never> {
+  owner?: Ref<KnownUser, O, Used['user']>;
+  group?: Ref<KnownGroup, G, Used['group']>;
   mode?: string;
 }
