@@ -71,13 +71,23 @@ export const userLocation = (name: string, line: number, column: number): Source
 // The structured stack (CallSite objects) instead of the formatted string:
 // formatting maps every frame through source maps, which cost most of the
 // time of a 10,000-step definition; we map the one frame we keep.
+// V8 makes a frame object for every frame it collects: the nearest few first (a step's method, then the
+// user's line, as a rule), all of them only when those are imgc's own.
 export const callerLocation = (): SourceLocation | undefined => {
-  const saved = Error.prepareStackTrace;
+  const limit = Error.stackTraceLimit;
+  const near = Math.min(5, limit);
+  return firstUserFrame(near) ?? (near < limit ? firstUserFrame(limit) : undefined);
+};
+
+const firstUserFrame = (depth: number): SourceLocation | undefined => {
+  const { prepareStackTrace, stackTraceLimit } = Error;
   Error.prepareStackTrace = rawFrames;
+  Error.stackTraceLimit = depth;
   const holder: { stack?: NodeJS.CallSite[] } = {};
   Error.captureStackTrace(holder, callerLocation);
   const frames = holder.stack ?? [];
-  Error.prepareStackTrace = saved;
+  Error.prepareStackTrace = prepareStackTrace;
+  Error.stackTraceLimit = stackTraceLimit;
   for (const frame of frames) {
     const name = frame.getFileName();
     const line = frame.getLineNumber();
