@@ -30,7 +30,9 @@ const transpileArgs = (file: string): string[] => [
   '--loader=ts',
   '--format=esm',
   `--target=node${process.versions.node}`,
+  // Positions only: the source text is the file itself (a third of 10,000 steps' output, parsed for nothing).
   '--sourcemap=inline',
+  '--sources-content=false',
   `--sourcefile=${file}`,
   '--log-level=error',
   '--color=false',
