@@ -136,9 +136,12 @@ const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]):
 const request = (workerData as { evaluate?: EvaluationRequest } | null)?.evaluate;
 const loader = parentPort;
 if (loader && request) {
+  // As JSON text: one string crosses to the loader, where a structured clone of a large IR's many
+  // objects costs about twice as much to make and to read (docs/performance.md, 2026-12-07).
+  const send = (result: Evaluated) => loader.postMessage(JSON.stringify(result));
   // Thrown later by what the definition left running (a timer, a rejected promise): located as if thrown at the top level.
-  process.once('uncaughtException', (err) => loader.postMessage({ diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] } satisfies Evaluated));
+  process.once('uncaughtException', (err) => send({ diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] }));
   void evaluate(request)
     .catch((err: unknown): Evaluated => ({ diagnostics: [diagnostic('IMGC1002', messageOf(err))] }))
-    .then((result) => loader.postMessage(result));
+    .then(send);
 }

@@ -64,7 +64,7 @@ const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeo
   const end = await outcome;
   // The answer is all that is wanted: what the definition left running (timers, processes) ends here.
   stop();
-  if ('message' in end) return end.message as Evaluated;
+  if ('message' in end) return JSON.parse(end.message as string) as Evaluated;
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
   if (end.timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
