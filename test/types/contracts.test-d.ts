@@ -113,6 +113,94 @@ test('a module written inline (a function of the builder) sees the caller\'s fac
     );
 });
 
+test('a used module\'s facts reach every step after it: references, removals, conditions, the next phase', () => {
+  const app = defineModule((p) =>
+    p
+      .user('app')
+      .group('appgrp')
+      .directory('/etc/app', { owner: 'app' })
+      .unit('app.service', '[Service]\nExecStart=/bin/true\n')
+      .packages(['chrony']),
+  );
+  const wraps = defineModule((p) => p.use(app).file('/etc/app/w', { owner: 'app', content: '' }));
+  image('t')
+    .base(base)
+    .customize((p) => {
+      const q = p.use(wraps);
+      expectTypeOf<'app' | 'root'>().toExtend<FactsOf<typeof q>['user']>();
+      expectTypeOf<'/etc/app' | '/etc/app/w' | '/etc/systemd/system/app.service'>().toExtend<FactsOf<typeof q>['path']>();
+      expectTypeOf<'chrony'>().toExtend<FactsOf<typeof q>['package']>();
+      expectTypeOf<'nope'>().not.toExtend<FactsOf<typeof q>['user']>();
+      return q
+        .file('/etc/app/x', { owner: 'app', group: 'appgrp', content: '' })
+        .user('svc', { groups: ['appgrp'] })
+        .enableService('app')
+        .hold(['chrony'])
+        .lineInFile('/etc/app/w', { line: 'x' })
+        .dropIn('app', 'limits.conf', '[Service]\n')
+        .when(variable('strict', z.boolean()), (r) => r.file('/etc/app/y', { owner: 'app', content: '' }))
+        .file('/etc/app/z', { owner: 'app', content: '' })
+        // @ts-expect-error: no user 'ap' exists, among the modules' users or the caller's
+        .file('/etc/app/v', { owner: 'ap', content: '' });
+    })
+    // What the phase's modules added reaches the next phase, and a removal there takes it away.
+    .provision((p) =>
+      p
+        .enableService('app')
+        .maskService('app')
+        .removePackages(['chrony'])
+        .file('/etc/app/u', { owner: 'app', content: '' })
+        // @ts-expect-error: service 'app' was masked
+        .enableService('app'),
+    );
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .use(app)
+        .maskService('app')
+        // @ts-expect-error: service 'app' was masked
+        .enableService('app'),
+    );
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .use(app)
+        .removePackages(['chrony'])
+        // @ts-expect-error: package 'chrony' was removed
+        .hold(['chrony']),
+    );
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .use(defineModule((q) => q.directory('/run/app')))
+        .reboot()
+        // @ts-expect-error: /run is empty after a reboot
+        .lineInFile('/run/app', { line: 'x' }),
+    );
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .use(app)
+        .remove(['/etc/app'])
+        // @ts-expect-error: /etc/app and what is below it were removed
+        .lineInFile('/etc/app', { line: 'x' }),
+    );
+  image('t')
+    .base(base)
+    .customize((p) =>
+      p
+        .use(app)
+        .command('userdel app', { removes: { user: ['app'] } })
+        .file('/etc/app/t', { owner: 'root', content: '' })
+        // @ts-expect-error: the command declares it removes user 'app'
+        .file('/etc/app/s', { owner: 'app', content: '' }),
+    );
+});
+
 test('non-literal strings fall back to the runtime checker', () => {
   const who: string = process.env['WHO'] ?? 'x';
   image('t')
