@@ -29,7 +29,7 @@ import type { DataKeyOptions } from '../steps/data-key.js';
 import type { RebootOptions } from '../steps/reboot.js';
 export { script, webhook, event, type HookOptions, type CommandOptions, type AnsibleRoleOptions, type PuppetApplyOptions };
 import type { ListVariable, Variable } from './variables.js';
-import type { Added, Declared, Facts, GlobPattern, Listed, Module, NoFacts, Ownership, PackageCatalog, PackageNameOf, Ref, Removed, UserOptions, Without, WithoutTree } from './types.js';
+import type { Added, Declared, Facts, FactsRecord, GlobPattern, Listed, Module, NoFacts, Ownership, PackageCatalog, PackageNameOf, Ref, Removed, UserOptions, Without, WithoutTree } from './types.js';
 
 // A step as its kind's `make` returned it, made into IR (with its id) once, by toIR.
 export interface Link {
@@ -638,7 +638,7 @@ export interface StepBuilder<
   readonly post: HookMethod;
 
   /** The facts the builder knows; `FactsOf` on it. */
-  readonly __facts?: { user: U | I['user']; group: G | I['group']; package: K | I['package']; path: P | I['path']; service: S | I['service']; command: X | I['command'] };
+  readonly __facts?: FactsRecord<U, G, K, P, S, X, I>;
 }
 
 /** @internal A phase's builder before its first step, knowing facts F. */

@@ -10,7 +10,7 @@ import { DefinitionError } from '../core/definition-error.js';
 import { callerLocation } from './location.js';
 import { HookBuilder, phaseBuilder, record, VerifyBuilder, type Link, type PhaseBuilder, type StepBuilder, type StepChain } from './builder.js';
 import { ArtifactBuilder } from './artifacts.js';
-import type { Facts, NoFacts, PackageCatalog } from './types.js';
+import type { Facts, FactsRecord, NoFacts, PackageCatalog } from './types.js';
 import type { PackageArchive } from '../core/catalog.js';
 
 /** A base image (phase 0) and the catalog of its package manager. */
@@ -82,21 +82,21 @@ export class ImageBuilder<F extends Facts = NoFacts, C extends PackageCatalog = 
     name: string,
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
     opts: PhaseOptions = {},
-  ): ImageBuilder<{ user: U2 | I2['user']; group: G2 | I2['group']; package: K2 | I2['package']; path: P2 | I2['path']; service: S2 | I2['service']; command: X2 | I2['command'] }, C> {
+  ): ImageBuilder<FactsRecord<U2, G2, K2, P2, S2, X2, I2>, C> {
     return this.with(name, opts, this.emptyPhase(), build) as never;
   }
 
   /** Phase 1: users, groups, files, repositories, hardening. */
   customize<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
-  ): ImageBuilder<{ user: U2 | I2['user']; group: G2 | I2['group']; package: K2 | I2['package']; path: P2 | I2['path']; service: S2 | I2['service']; command: X2 | I2['command'] }, C> {
+  ): ImageBuilder<FactsRecord<U2, G2, K2, P2, S2, X2, I2>, C> {
     return this.phase('customize', build);
   }
 
   /** Phase 2: the node software; may also run at runtime on existing hosts. */
   provision<U2 extends string, G2 extends string, K2 extends string, P2 extends string, S2 extends string, X2 extends string, I2 extends Facts = never>(
     build: (p: PhaseBuilder<F, C>) => StepBuilder<U2, G2, K2, P2, S2, X2, C, I2>,
-  ): ImageBuilder<{ user: U2 | I2['user']; group: G2 | I2['group']; package: K2 | I2['package']; path: P2 | I2['path']; service: S2 | I2['service']; command: X2 | I2['command'] }, C> {
+  ): ImageBuilder<FactsRecord<U2, G2, K2, P2, S2, X2, I2>, C> {
     return this.phase('provision', build, { runtime: true });
   }
 

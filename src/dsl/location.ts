@@ -70,9 +70,9 @@ export const userLocation = (name: string, line: number, column: number): Source
 
 // The structured stack (CallSite objects) instead of the formatted string:
 // formatting maps every frame through source maps, which cost most of the
-// time of a 10,000-step definition; we map the one frame we keep.
-// V8 makes a frame object for every frame it collects: the nearest few first (a step's method, then the
-// user's line, as a rule), all of them only when those are imgc's own.
+// time of a 10,000-step definition; we map the one frame we keep. V8 makes
+// an object for every frame it collects: the nearest five first (a step's
+// method, then the user's line, as a rule), all only when those are imgc's.
 export const callerLocation = (): SourceLocation | undefined => {
   const limit = Error.stackTraceLimit;
   const near = Math.min(5, limit);

@@ -26,8 +26,10 @@ export interface NoFacts extends Facts {
 }
 
 /**
- * A reference to a fact of kind Known: a literal must be one of Known (and the
- * error lists them); a plain `string` is accepted and left to the checker.
+ * A reference to a fact of one kind: a literal must be one of Known (the
+ * builder's own) or Used (those of the modules it used), and the error lists
+ * both; a plain `string` is accepted and left to the checker. NoInfer: a wrong
+ * literal is an error here, not a fact inferred into the builder.
  */
 export type Ref<Known extends string, S extends string, Used extends string = never> = string extends S ? S : S extends Known ? S : S extends Used ? S : [Open] extends [Known] ? S : NoInfer<Known | Used>;
 
@@ -80,6 +82,16 @@ export type WithPackages<F extends Facts, C extends PackageCatalog, P extends st
 
 /** Merges the facts two builders carry (used by modules). */
 export type Union<A extends Facts, B extends Facts> = { [K in keyof Facts]: A[K] | B[K] };
+
+/** The facts of a builder with its own facts U … X and the used modules' I, as one record. */
+export type FactsRecord<U extends string, G extends string, K extends string, P extends string, S extends string, X extends string, I extends Facts = never> = {
+  user: U | I['user'];
+  group: G | I['group'];
+  package: K | I['package'];
+  path: P | I['path'];
+  service: S | I['service'];
+  command: X | I['command'];
+};
 
 /** The facts a builder carries: `FactsOf<typeof p>['user']` lists the known users. */
 export type FactsOf<B> = B extends { readonly __facts?: infer F extends Facts } ? F : never;
