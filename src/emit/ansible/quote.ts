@@ -156,22 +156,32 @@ export const unsafe = (s: string): Scalar =>
  */
 export const jinjaString = (s: string): string => jinjaParts(s).join(' ~ ');
 
-/** In a folded expression, literal runs longer than this are cut into concatenated literals, so that a fold never falls inside one. */
+/** In a folded expression, literal runs wider than this (as written, escapes included) are cut into concatenated literals, so that a fold never falls inside one. */
 const LITERAL_PIECE = 64;
 
-/** `s` in pieces of at most LITERAL_PIECE, cut after a line break, else after a `/` or space, where one is in the second half. */
+/**
+ * `s` in pieces at most LITERAL_PIECE wide once escaped for a double-quoted
+ * scalar (a line break is written `\n`, two columns), cut after a line break,
+ * else after a `/` or space, where one is in the second half.
+ */
 const pieces = (s: string): string[] => {
+  const chars = [...s];
+  const widths = chars.map((c) => width(escapeChar(c)));
   const out: string[] = [];
-  let rest = [...s];
-  while (rest.length > LITERAL_PIECE) {
-    const head = rest.slice(0, LITERAL_PIECE);
-    const after = (chars: string) => Math.max(...[...chars].map((c) => head.lastIndexOf(c)));
-    const cut = [after('\n'), after('/ ')].find((i) => i >= LITERAL_PIECE / 2);
-    const at = cut === undefined ? LITERAL_PIECE : cut + 1;
-    out.push(rest.slice(0, at).join(''));
-    rest = rest.slice(at);
+  let start = 0;
+  let left = widths.reduce((a, b) => a + b, 0);
+  while (left > LITERAL_PIECE) {
+    let end = start;
+    for (let w = widths[end]!; w <= LITERAL_PIECE; w += widths[end]!) end++;
+    const head = chars.slice(start, end);
+    const after = (cs: string) => Math.max(...[...cs].map((c) => head.lastIndexOf(c)));
+    const cut = [after('\n'), after('/ ')].find((i) => i >= head.length / 2);
+    const next = cut === undefined ? end : start + cut + 1;
+    out.push(chars.slice(start, next).join(''));
+    for (let i = start; i < next; i++) left -= widths[i]!;
+    start = next;
   }
-  if (rest.length || !out.length) out.push(rest.join(''));
+  if (start < chars.length || !out.length) out.push(chars.slice(start).join(''));
   return out;
 };
 
