@@ -8,7 +8,7 @@
 // still runs inside (a chroot'd apt, a debootstrap), unmounts, and removes.
 // A live build's directories are never touched.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { removeTree, SYSTEM_PATH } from '../host/exec.js';
 import { killAndWait, statFields } from '../host/processes.js';
@@ -65,8 +65,15 @@ export const pidAlive = (pid: number): boolean => {
   }
 };
 
+/** In a work directory a build kept on purpose (--keep-root): no later build reclaims it. */
+const KEPT_FILE = '.imgc-kept';
+
+/** Marks `dir` as kept on purpose: the user removes it, never a later build. */
+export const markKept = (dir: string): void => writeFileSync(path.join(dir, KEPT_FILE), 'kept by imgc build --keep-root: no later build removes this directory; remove it when done\n');
+
 /** Whether `dir` was left by a build that is gone; the owner's pid when known. */
 const stale = (dir: string): { pid?: number } | undefined => {
+  if (existsSync(path.join(dir, KEPT_FILE))) return undefined;
   const owner = readOwner(dir);
   if (owner) return ownerAlive(owner) ? undefined : { pid: owner.pid };
   // A staging directory names its pid (.imgc-staging-PID): gone is gone, a live one may be another process (left alone).

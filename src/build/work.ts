@@ -13,7 +13,7 @@ import { sourceDateEpoch } from './boot-step.js';
 import { baseIdentity, phaseKeyChain } from './keys.js';
 import { StageLog } from './logs.js';
 import { mountsUnder, RootMounts } from './mounts.js';
-import { claim } from './reclaim.js';
+import { claim, markKept } from './reclaim.js';
 import type { SensitiveValues } from './secrets.js';
 import { BuildError, type BuildRun, type Work } from './state.js';
 
@@ -62,7 +62,10 @@ export const openWork = (
   const staging = stagingDir(outDir);
   const work: Work = { ...compiled, dir, root, cache, staging, mounts: new RootMounts(root), keys: new Map(), inputs: new Map(), rootIs: undefined };
   session.defer('remove the work directory', () => {
-    if (opts.keepRoot) display.info(`root kept at ${path.relative(cwd, root) || root}`);
+    if (opts.keepRoot) {
+      markKept(dir);
+      display.info(`root kept at ${path.relative(cwd, root) || root}`);
+    }
     else {
       if (work.rootIs && mountsUnder(root).length === 0 && cache.keep(work.rootIs.key, work.rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
       removeWorkDir(dir, display);

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheDir } from '../../src/build/cache.js';
-import { claim, describeReclaimed, OWNER_FILE, reclaimStale, startTime, thisOwner } from '../../src/build/reclaim.js';
+import { claim, describeReclaimed, markKept, OWNER_FILE, reclaimStale, startTime, thisOwner } from '../../src/build/reclaim.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { cannotBuild, imgcRun, mountsContaining, outDir, summaryOf } from './helpers.js';
 
@@ -38,6 +38,9 @@ describe('reclaiming what killed builds left (owner records)', () => {
     const reused = work('reused', { ...thisOwner(), start: String(Number(startTime(process.pid)) - 1) });
     const rebooted = work('rebooted', { ...thisOwner(), boot: 'another-boot' });
     const unowned = work('unowned'); // made this instant by a build that has not written its owner yet
+    // A build gone long ago kept this one on purpose (--keep-root): the user's, not a later build's.
+    const kept = work('kept', { ...thisOwner(), pid: deadPid() });
+    markKept(kept);
     const staleStaging = path.join(out, `.imgc-staging-${deadPid()}`);
     mkdirSync(staleStaging);
     const liveStaging = path.join(out, `.imgc-staging-${process.pid}`);
@@ -51,7 +54,7 @@ describe('reclaiming what killed builds left (owner records)', () => {
     const reclaimed = reclaimStale({ workParent: parent, outDir: out, cacheDir: cache });
     expect(reclaimed.map((r) => path.basename(r.dir)).sort()).toEqual(['.imgc-staging-' + staleStaging.split('-').pop(), '.imgc-work-dead', '.imgc-work-rebooted', '.imgc-work-reused'].sort());
     for (const gone of [dead, reused, rebooted, staleStaging, tmpTar]) expect(existsSync(gone), gone).toBe(false);
-    for (const kept of [live, unowned, liveStaging, liveTar]) expect(existsSync(kept), kept).toBe(true);
+    for (const left of [live, unowned, kept, liveStaging, liveTar]) expect(existsSync(left), left).toBe(true);
   });
 
   it.skipIf(!isRoot)('stops what still runs inside a dead build\'s directory and unmounts what it left mounted', async () => {
