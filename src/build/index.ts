@@ -231,7 +231,7 @@ const buildInto = async (run: BuildRun, ready: { files: CompiledFiles; sensitive
       const resume = await startRoot(run, work, base);
       const results = await runPhases(run, work, resume);
       if (!ir.phases.some((p) => p.steps.some((s) => isBuildCheck(s) && s.check === 'facts'))) {
-        display.info('facts not verified: the definition has no verify facts() step (imgc verify --root can check them)');
+        display.info(opts.until !== undefined ? `facts not verified: the build stopped after phase '${opts.until}' (--until)` : 'facts not verified: the definition has no verify facts() step (imgc verify --root can check them)');
       }
       const logs = stageRunLogs(run, work.staging);
       try {

@@ -31,6 +31,8 @@ export interface BuildOptions {
   sensitive?: SensitiveValues;
   /** `json`: JSON-lines events on stdout instead of the human display (./events.ts). */
   format?: 'text' | 'json';
+  /** `--until`: the phase the image given was cut after (throughPhase); the display says so. */
+  until?: string;
   /** Checks the root laid down for phase 0 before any step runs (a base made of facts: a contract's); a message fails the build. */
   checkBase?: (root: string) => string | undefined;
 }

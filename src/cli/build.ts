@@ -15,7 +15,8 @@ import { asUsage, givenVariables, loadFromCli, loadSelection, selectionReport, t
 import type { Image } from '../ir/schema.js';
 import type { BuildPlan } from '../build/plan.js';
 import { missingSensitive, missingSensitiveMessage, withValues, type SensitiveValues } from '../build/secrets.js';
-import { imageView } from '../ir/phases.js';
+import { imageView, throughPhase } from '../ir/phases.js';
+import { didYouMean } from '../core/suggest.js';
 import { buildImage, freeBytes, type Io } from '../build/index.js';
 import { formatVerify, verifyImage, verifyJson, verifyRoot } from '../verify/index.js';
 import { verifyBoot } from '../verify/boot.js';
@@ -106,6 +107,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
             ...(checkBase ? { checkBase } : {}),
             noCache: Boolean(v['no-cache']),
             keepRoot: Boolean(v['keep-root']),
+            ...(v.until !== undefined ? { until: v.until as string } : {}),
             definitionDir: loaded.dir,
             sensitive: sensitiveValues(ir, (v.var as string[] | undefined) ?? []),
             format,
@@ -123,7 +125,7 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     };
     let worst = 0;
     for (const { loaded } of images) {
-      const ir = loaded.ir!;
+      const ir = until(loaded.ir!, v.until as string | undefined);
       const given = v.out as string | undefined;
       const outDir = path.resolve(v.all && given ? path.join(given, ir.name) : (given ?? path.join('out', ir.name, 'build')));
       if (v.all && format === 'text') io.err(`imgc: variant ${ir.name} into ${path.relative(process.cwd(), outDir)}\n`);
@@ -135,6 +137,18 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     if (v.all && v.plan && format === 'json') io.out(`${JSON.stringify(plans, null, 2)}\n`);
     return worst;
   });
+
+/** The image `imgc build --until PHASE` builds: its phases through PHASE; a usage error names the phases it could be. */
+const until = (ir: Image, phase: string | undefined): Image => {
+  if (phase === undefined) return ir;
+  const built = imageView(ir);
+  const cut = throughPhase(built, phase);
+  if (cut) return cut;
+  if (ir.phases.some((p) => p.name === phase)) throw new UsageError(`--until: phase '${phase}' runs on existing hosts only (imgc compile --runtime), never in imgc build`);
+  const names = built.phases.map((p) => p.name);
+  const near = didYouMean(phase, names);
+  throw new UsageError(`--until: ${ir.name} has no phase '${phase}'${near ? ` (did you mean '${near}'?)` : ''}; its phases: ${names.join(', ')}`);
+};
 
 /** `imgc build --plan`: the plan on stdout; exit 1 when the build would stop before its first phase. */
 const showPlan = async (ir: Image, opts: { target: 'shell' | 'ansible'; outDir: string; fromTar: string | undefined; fromDir: string | undefined; noCache: boolean; sensitive: SensitiveValues }, format: 'text' | 'json', io: Io, collect?: BuildPlan[]): Promise<number> => {

@@ -165,6 +165,7 @@ export const commands: readonly Command[] = [
       { name: 'from-dir', type: 'string', value: 'DIR', complete: 'dir', help: 'start from a copy of this root directory' },
       { name: 'no-cache', type: 'boolean', help: 'run every phase again (the base tarball is still reused)' },
       { name: 'keep-root', type: 'boolean', help: 'keep the work root for a look afterwards' },
+      { name: 'until', type: 'string', value: 'PHASE', help: 'stop after this phase: the phases after it (artifacts, verify) are not run; its root is cached, and kept with --keep-root' },
       { name: 'plan', type: 'boolean', help: 'say what the build would do (each phase cached or run, and why; the artifacts kept or made; the tools) and do none of it (docs/build-plan.md)' },
       { name: 'format', type: 'string', choices: ['text', 'json'], help: 'json: one event per line on stdout instead of the display (imgc schema --build-events); with --plan, the plan as one JSON document (imgc schema --build-plan)' },
       allFlag,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { parseContract, type ContractFact } from '../contract/contract.js';
 import { unmetFacts } from '../probe/holds.js';
 import type { Image, Phase } from '../ir/schema.js';
-import { phaseKind } from '../ir/phases.js';
+import { phaseKind, throughPhase } from '../ir/phases.js';
 import { DirView } from '../verify/rootview.js';
 
 /** The facts the base's root must have: the contract file's (with owners, modes, versions) when it is there, else the IR's. */
@@ -40,8 +40,7 @@ export const contractBaseCheck = (ir: Image, definitionDir: string, rootFrom: st
  * the full definition's, so a root it built before is taken from the cache.
  */
 export const upToPhase = (other: Image, phase: string): Image => {
-  const index = other.phases.findIndex((p) => p.name === phase);
-  const kept = other.phases.slice(0, index + 1).filter((p) => phaseKind(p) === 'root');
+  const kept = (throughPhase(other, phase)?.phases ?? []).filter((p) => phaseKind(p) === 'root');
   const artifact: Phase = {
     name: 'artifact',
     runtime: false,

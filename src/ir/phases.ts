@@ -32,13 +32,23 @@ export const phaseKind = (phase: Phase): PhaseKind =>
  * what an image build, its outputs and its verification see. They come last
  * (the schema says so), so nothing of the image depends on them.
  */
-export const imageView = (ir: Image): Image => {
-  if (!ir.phases.some((p) => p.runtimeOnly)) return ir;
-  const phases = ir.phases.filter((p) => !p.runtimeOnly);
-  // A variable only those phases use (the join token) is none of the image's business.
+export const imageView = (ir: Image): Image => (ir.phases.some((p) => p.runtimeOnly) ? withPhases(ir, ir.phases.filter((p) => !p.runtimeOnly)) : ir);
+
+/** The image with only these of its phases; a variable only the others use (the join token) is none of its business. */
+const withPhases = (ir: Image, phases: Phase[]): Image => {
   const { variables: _all, ...rest } = ir;
   const variables = variablesIn(ir, phases);
   return { ...rest, phases, ...(variables.length ? { variables } : {}) };
+};
+
+/**
+ * The image's phases up to and including the one named `name` (`imgc build
+ * --until`, a fromDefinition base): the phases after it are not run.
+ * Undefined when the image has no such phase.
+ */
+export const throughPhase = (ir: Image, name: string): Image | undefined => {
+  const index = ir.phases.findIndex((p) => p.name === name);
+  return index < 0 ? undefined : withPhases(ir, ir.phases.slice(0, index + 1));
 };
 
 const hostOnlyPhase = (ir: Image, name: 'drain' | 'decommission'): Phase | undefined => ir.phases.find((p) => p.runtimeOnly && p.name === name);

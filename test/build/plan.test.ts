@@ -80,6 +80,25 @@ describe('imgc build --plan, against an empty cache', () => {
     expect(r.stdout).toMatch(/\nnothing was built, mounted or written/);
     expect(existsSync(out)).toBe(false);
   });
+
+  it('--until PHASE: the phases through it and nothing after (no artifact, no tool for one); a phase it lacks, or one for existing hosts, is a usage error', async () => {
+    const r = await imgc(['build', fixture('small-reuse.ts'), '--no-typecheck', '--plan', '--format', 'json', '--out', out, '--until', 'provision'], { env: { IMGC_CACHE: cache } });
+    const cut = planOf(r.stdout);
+    expect(cut.phases.map((p) => [p.name, p.status])).toEqual([
+      ['customize', 'run'],
+      ['provision', 'run'],
+    ]);
+    // The same keys as the whole build's: a later full build takes these phases from the cache.
+    expect(cut.phases.map((p) => p.key)).toEqual(plan.phases.slice(0, 2).map((p) => p.key));
+    expect(cut.writes).toEqual(['compiled/', 'logs/']);
+    expect(cut.tools.map((t) => t.name)).not.toContain('mkfs.ext4');
+    const typo = await imgc(['build', fixture('small-reuse.ts'), '--no-typecheck', '--plan', '--until', 'provison']);
+    expect(typo.exitCode).toBe(2);
+    expect(typo.stderr).toContain("--until: imgc-test-small-reuse has no phase 'provison' (did you mean 'provision'?); its phases: customize, provision, artifact, verify");
+    const drain = await imgc(['build', 'test/fixtures/runtime/drain.ts', '--no-typecheck', '--plan', '--until', 'drain']);
+    expect(drain.exitCode).toBe(2);
+    expect(drain.stderr).toContain("--until: phase 'drain' runs on existing hosts only (imgc compile --runtime), never in imgc build");
+  });
 });
 
 describe('imgc build --plan of a base made of facts', () => {
