@@ -362,10 +362,26 @@ const sensitiveExtraVars = (ctx: PhaseContext, steps: readonly Step[]): { args: 
   return { args: ['-e', `@${file}`], remove };
 };
 
-/** Ansible's chroot connection runs modules with the root's python3: install it if missing. */
+/** Whether the root's python3 can run the package manager's modules (the `pythonReady` probe, in the root). */
+const pythonReady = async (ctx: PhaseContext, probe: string): Promise<boolean> => {
+  if (!['usr/bin/python3', 'bin/python3'].some((p) => existsSync(path.join(ctx.root, p)))) return false;
+  try {
+    await run('chroot', [ctx.root, '/bin/sh', '-c', `${probe} >/dev/null 2>&1`], { env: chrootEnv(epochEnv(ctx)), extendEnv: false, log: ctx.log });
+    return true;
+  } catch (e) {
+    if (e instanceof CommandError && e.exitCode !== undefined) return false;
+    throw e;
+  }
+};
+
+/**
+ * Ansible's chroot connection runs modules with the root's python3, and apt's
+ * (package_facts among them) import its binding: install what is missing. A
+ * root can have python3 without the binding (cloud-init brings python3).
+ */
 const ensurePython = async (ctx: PhaseContext): Promise<void> => {
-  if (['usr/bin/python3', 'bin/python3'].some((p) => existsSync(path.join(ctx.root, p)))) return;
   const pm = packageManagers[ctx.ir.base.packageManager].runner;
+  if (await pythonReady(ctx, pm.pythonReady)) return;
   const names = pm.python;
   ctx.display.info(`ansible-playbook: installing ${names.join(', ')} into the root with ${ctx.ir.base.packageManager} (the chroot connection runs its modules with it)`);
   ctx.log.line(`imgc: installing ${names.join(' ')} for the ansible chroot connection`);

@@ -61,6 +61,8 @@ export interface AnsibleRendering {
 export interface RunnerRendering {
   /** What Ansible's chroot connection needs in the root to run its modules. */
   readonly python: readonly string[];
+  /** A shell command, run inside the root, that succeeds when those are there (python3 alone is not: a root may have it without the binding). */
+  readonly pythonReady: string;
   /** A shell command run inside the root that installs `names` (fixed, known-safe names). */
   install(names: readonly string[]): string;
 }
@@ -329,6 +331,7 @@ const apt: PackageManagerRecord = {
   },
   runner: {
     python: ['python3', aptBinding],
+    pythonReady: "python3 -c 'import apt, apt_pkg'",
     install: (ns) => `apt-get update -qq && apt-get install -y -qq --no-install-recommends ${safe(ns)} && apt-get clean`,
   },
 };
@@ -356,6 +359,7 @@ const dnf: PackageManagerRecord = {
   },
   runner: {
     python: ['python3'],
+    pythonReady: 'command -v python3',
     install: (ns) => `dnf install -y -q --setopt=install_weak_deps=False ${safe(ns)} && dnf clean all`,
   },
 };

@@ -79,6 +79,21 @@ describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () 
     expect(s.verify?.failed).toBe(0);
   }, 600_000);
 
+  it("the ansible target on a root whose python3 cannot import apt's binding installs it before the play", async () => {
+    // A root with python3 but not python3-apt (cloud-init brings python3): package_facts failed there,
+    // "Could not detect a supported package manager". Here python3 is a stand-in that imports nothing.
+    const root = path.join(outDir('small-python-no-apt'), 'root');
+    await execa('cp', ['-a', path.join(out, 'rootfs'), root]);
+    writeFileSync(path.join(root, 'usr/bin/python3'), '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const again = outDir('small-ansible-on-python');
+    const r = await imgcRun(['build', small, '--no-typecheck', '--target', 'ansible', '--out', again, '--from-dir', root, '--no-cache', '--until', 'customize']);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(r.all).toContain('ansible-playbook: installing python3, python3-apt into the root with apt');
+    const s = summaryOf(again);
+    expect(s.ok).toBe(true);
+    expect(s.phases.map((p) => [p.name, p.recap?.failed])).toEqual([['customize', 0]]);
+  }, 600_000);
+
   it('verify names the fact and the step when the root was tampered with', async () => {
     const root = path.join(out, 'rootfs');
     const passwd = path.join(root, 'etc/passwd');
