@@ -154,6 +154,17 @@ describe('imgc contract on the command line', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain('is not an imgc contract');
   });
+
+  it("diff refuses a definition's flags (--variant, --phase …) rather than ignore them: each contract already holds one combination and phase", async () => {
+    const dir = tempDir('contract-flags');
+    const f = path.join(dir, 'c.json');
+    expect((await imgc(['contract', '--no-typecheck', 'examples/node-image.ts', '--phase', 'base', '--out', f])).exitCode).toBe(0);
+    const r = await imgc(['contract', 'diff', f, f, '--variant', 'k8s-node-1.30-debian-amd64']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain('contract diff compares two contract files and takes only --format: --variant is for writing each of them (imgc contract FILE --variant …)');
+    expect((await imgc(['contract', 'diff', f, f, '--phase', 'customize'])).exitCode).toBe(2);
+    expect((await imgc(['contract', 'diff', f, f, '--format', 'json'])).exitCode).toBe(0);
+  });
 });
 
 describe('imgc check --against', () => {
