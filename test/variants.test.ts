@@ -139,6 +139,9 @@ describe('imgc on a matrix', () => {
     const build = await imgc(['build', '--no-typecheck', matrix, '--variant', 'k8s-node-1.30-debian-amd64']);
     expect(build.exitCode).toBe(2);
     expect(build.stderr).toContain("has no variant 'k8s-node-1.30-debian-amd64'; did you mean");
+    // A build takes minutes: the default combination is named as such, with how to build another.
+    const defaulted = await imgc(['build', '--no-typecheck', matrix, '--plan', '--var', 'join_token=abcdef.0123456789abcdef'], { env: { IMGC_CACHE: tempDir('variants-default-plan-cache') } });
+    expect(defaulted.stderr).toContain(`imgc: k8s-node-1.31-upstream-amd64, the default of the 6 combinations in ${matrix} (--variant NAME for another, --all for every one; imgc variants lists them)`);
     const one = await imgc(['ir', '--no-typecheck', matrix, '--variant', 'k8s-node-1.31-debian-arm64']);
     expect(one.exitCode, one.all).toBe(0);
     expect(JSON.parse(one.stdout) as { name: string; base: { arch?: string } }).toMatchObject({ name: 'k8s-node-1.31-debian-arm64', base: { arch: 'arm64' } });

@@ -74,6 +74,10 @@ export const buildCommand = (argv: string[], io: Io): Promise<number> =>
     if (diagnostics.length) io.err(formatText(diagnostics, { dir: selection.checked.loaded.dir, cwd: process.cwd(), color: colorWanted(io.isTTY) }));
     const images = selection.images;
     if (exit !== 0 || images.some((i) => !i.loaded.ir)) return exit;
+    const variants = selection.checked.loaded.variants;
+    if (variants && v.variant === undefined && !v.all && format === 'text') {
+      io.err(`imgc: ${images[0]!.loaded.ir!.name}, the default of the ${variants.length} combinations in ${file} (--variant NAME for another, --all for every one; imgc variants lists them)\n`);
+    }
     // --all --plan --format json: one JSON array of the plans.
     const plans: BuildPlan[] = [];
     const buildOne = async (loaded: LoadedDefinition, ir: Image, outDir: string): Promise<number> => {
