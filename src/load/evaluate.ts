@@ -122,7 +122,7 @@ const imageOf = (exported: IRSource, file: string, vars: readonly GivenValue[]):
   try {
     raw = exported.toIR(path.basename(file));
   } catch (err) {
-    return { diagnostics: [diagnostic('IMGC1002', (err as Error).message, { loc: thrownAt(err) })] };
+    return { diagnostics: [diagnostic('IMGC1002', messageOf(err), { loc: thrownAt(err) })] };
   }
   const resolved = resolveVariables((raw as { phases?: unknown } | null)?.phases, vars);
   if (resolved.diagnostics.length) return { diagnostics: resolved.diagnostics };

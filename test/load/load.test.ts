@@ -224,6 +224,17 @@ describe('a definition that never finishes', () => {
     expect(ds).toEqual([expect.objectContaining({ code: expected, message: expect.stringMatching(message), loc: expect.objectContaining({ line }) })]);
   });
 
+  it.each([
+    ["throw new TypeError('made by hand, wrongly');", 'TypeError: made by hand, wrongly'],
+    ["throw 'a string';", 'a string'],
+  ])('reports what an image made by hand throws from toIR (%s), as it reports any other throw', async (code, message) => {
+    const dir = tempDir('load-toir');
+    write(dir, { 'def.ts': `export default { toIR() { ${code} } };\n` });
+    const r = await imgc(['check', '--no-typecheck', '--format', 'json', path.join(dir, 'def.ts')], { env: { IMGC_CACHE: tempDir('load-toir-cache') } });
+    expect(r.exitCode, r.all).toBe(2);
+    expect((JSON.parse(r.stdout) as { diagnostics: { code: string; message: string }[] }).diagnostics).toEqual([expect.objectContaining({ code: 'IMGC1002', message })]);
+  });
+
   it('takes --timeout only as a number of seconds', async () => {
     const r = await imgc(['check', '--timeout', 'soon', 'examples/node-image.ts']);
     expect(r.exitCode).toBe(2);
