@@ -65,8 +65,7 @@ export const openWork = (
     if (opts.keepRoot) {
       markKept(dir);
       display.info(`root kept at ${path.relative(cwd, root) || root}`);
-    }
-    else {
+    } else {
       if (work.rootIs && mountsUnder(root).length === 0 && cache.keep(work.rootIs.key, work.rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
       removeWorkDir(dir, display);
     }
