@@ -64,7 +64,7 @@ export const openWork = (
   session.defer('remove the work directory', () => {
     if (opts.keepRoot) {
       markKept(dir);
-      display.info(`root kept at ${path.relative(cwd, root) || root}`);
+      display.info(`root kept at ${path.relative(cwd, root) || root} (no later build removes it: rm -rf ${path.relative(cwd, dir) || dir} when done)`);
     } else {
       if (work.rootIs && mountsUnder(root).length === 0 && cache.keep(work.rootIs.key, work.rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
       removeWorkDir(dir, display);
