@@ -268,8 +268,8 @@ const runCommand = async (argv: string[], io: Io): Promise<number> => {
       case 'contract': {
         const cmd = await import('./contract.js');
         if (positionals[1] === 'diff') {
-          // Those act on a definition; a diff reads two contract files, which already hold one combination and phase each.
-          const given = ['variant', 'phase', 'var', 'var-file', 'timeout', 'no-typecheck', 'out'].find((f) => v[f] !== undefined);
+          // The command's other flags act on a definition; a diff reads two contract files, which already hold one combination and phase each.
+          const given = findCommand(command).flags.find((f) => f.name !== 'format' && v[f.name] !== undefined)?.name;
           if (given) throw new UsageError(`contract diff compares two contract files and takes only --format: --${given} is for writing each of them (imgc contract FILE --${given} …)`);
           return cmd.contractDiff(positionals.slice(2), (str(v, 'format') ?? 'text') as 'text' | 'json' | 'sarif', io, version);
         }
