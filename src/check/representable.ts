@@ -16,6 +16,7 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 // The three in one pattern: every string of the IR is tested.
 const notPlain = new RegExp(`${forbidden.source}|${loneSurrogate.source}|[${MARK_OPEN}${MARK_CLOSE}]`);
+const marker = new RegExp(`[${MARK_OPEN}${MARK_CLOSE}]`);
 
 /**
  * Whether every backend carries `s` as a literal: no refused control
@@ -42,24 +43,30 @@ const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: 
   }
 };
 
+// What a scan of the IR's strings found: a character no backend carries, a variable marker.
+const UNREPRESENTABLE = 1;
+const MARKER = 2;
+const found = (s: string): number => (isPlainText(s) ? 0 : forbidden.test(s) || loneSurrogate.test(s) ? UNREPRESENTABLE | (marker.test(s) ? MARKER : 0) : MARKER);
+
 /**
- * Whether every string in `value`, keys included, is plain text: then neither the walk below nor the
- * variable references' check has anything to report, and the IR of a large definition is walked once,
- * without naming every field on the way.
+ * What every string in `value`, keys included, holds, in one pass that names no field: the walk
+ * below (which names them) runs only for an unrepresentable string, the variable references' check
+ * only for a marker. A definition with variables but no bad string is walked once.
  */
-const allPlain = (value: unknown): boolean => {
-  if (typeof value === 'string') return isPlainText(value);
-  if (typeof value !== 'object' || value === null) return true;
-  if (Array.isArray(value)) return value.every(allPlain);
-  for (const k of Object.keys(value)) if (!isPlainText(k) || !allPlain((value as Record<string, unknown>)[k])) return false;
-  return true;
+const scan = (value: unknown): number => {
+  if (typeof value === 'string') return found(value);
+  if (typeof value !== 'object' || value === null) return 0;
+  let seen = 0;
+  if (Array.isArray(value)) for (const v of value) seen |= scan(v);
+  else for (const k of Object.keys(value)) seen |= found(k) | scan((value as Record<string, unknown>)[k]);
+  return seen;
 };
 
 /** A diagnostic for every unrepresentable string in the IR, and every misplaced or undeclared variable reference. */
 export const unrepresentable = (ir: Image): Diagnostic[] => {
-  if (allPlain(ir)) return [];
+  const seen = scan(ir);
   const out: Diagnostic[] = [];
-  walk(ir, '', undefined, out);
-  out.push(...variableDiagnostics(ir));
+  if (seen & UNREPRESENTABLE) walk(ir, '', undefined, out);
+  if (seen & MARKER) out.push(...variableDiagnostics(ir));
   return out;
 };
