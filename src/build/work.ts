@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { CompiledFiles } from '../compilers/types.js';
 import { phaseKind } from '../ir/phases.js';
 import { removeTree } from '../host/exec.js';
+import { literalWord } from '../emit/shell/quote.js';
 import { layBase, type BaseSource } from './base.js';
 import { cacheDir, CorruptEntry, RootCache } from './cache.js';
 import type { Display } from './display.js';
@@ -45,6 +46,12 @@ const removeWorkDir = (dir: string, display: Display): void => {
  * one is killed) and the mounts of the root, each with
  * the session cleanup that takes it down again.
  */
+/** What a build kept with --keep-root says: where the root is, and the command that removes it, the path one shell word whatever it holds. */
+export const keptRootNote = (cwd: string, dir: string): string => {
+  const shown = (p: string) => path.relative(cwd, p) || p;
+  return `root kept at ${shown(path.join(dir, 'root'))} (no later build removes it: rm -rf -- ${literalWord(shown(dir))} when done)`;
+};
+
 export const openWork = (
   run: BuildRun,
   workParent: string,
@@ -64,7 +71,7 @@ export const openWork = (
   session.defer('remove the work directory', () => {
     if (opts.keepRoot) {
       markKept(dir);
-      display.info(`root kept at ${path.relative(cwd, root) || root} (no later build removes it: rm -rf ${path.relative(cwd, dir) || dir} when done)`);
+      display.info(keptRootNote(cwd, dir));
     } else {
       if (work.rootIs && mountsUnder(root).length === 0 && cache.keep(work.rootIs.key, work.rootIs.id, root)) display.info('kept the root unpacked in the cache for the next build');
       removeWorkDir(dir, display);

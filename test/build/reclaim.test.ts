@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cacheDir } from '../../src/build/cache.js';
+import { keptRootNote } from '../../src/build/work.js';
 import { claim, describeReclaimed, markKept, OWNER_FILE, reclaimStale, startTime, thisOwner } from '../../src/build/reclaim.js';
 import { removeTempDirs, tempDir } from '../helpers/temp.js';
 import { cannotBuild, imgcRun, mountsContaining, outDir, summaryOf } from './helpers.js';
@@ -55,6 +56,19 @@ describe('reclaiming what killed builds left (owner records)', () => {
     expect(reclaimed.map((r) => path.basename(r.dir)).sort()).toEqual(['.imgc-staging-' + staleStaging.split('-').pop(), '.imgc-work-dead', '.imgc-work-rebooted', '.imgc-work-reused'].sort());
     for (const gone of [dead, reused, rebooted, staleStaging, tmpTar]) expect(existsSync(gone), gone).toBe(false);
     for (const left of [live, unowned, kept, liveStaging, liveTar]) expect(existsSync(left), left).toBe(true);
+  });
+
+  it("a kept root's note names a command that removes it, whatever its path holds", () => {
+    const parent = tempDir('reclaim-kept note');
+    const dir = path.join(parent, ".imgc-work-it's $HOME `x`");
+    mkdirSync(path.join(dir, 'root', 'etc'), { recursive: true });
+    const note = keptRootNote(parent, dir);
+    expect(note).toContain(`root kept at ${path.join(".imgc-work-it's $HOME `x`", 'root')}`);
+    const command = /: (rm -rf -- .*) when done\)$/.exec(note)?.[1];
+    expect(command).toBeDefined();
+    expect(spawnSync('sh', ['-c', command!], { cwd: parent }).status).toBe(0);
+    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(parent)).toBe(true);
   });
 
   it.skipIf(!isRoot)('stops what still runs inside a dead build\'s directory and unmounts what it left mounted', async () => {

@@ -15,7 +15,8 @@ import { conditionText, type Condition } from '../../core/conditions.js';
 /** Characters that mean nothing to the shell anywhere in a word (no glob, tilde, `=`, space, quote). */
 const bare = /^[A-Za-z0-9_@%+:,./-]+$/;
 
-const literalWord = (value: string): string => (bare.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+/** One POSIX shell word for `value` taken as it is (no variable reference in it): bare when safe, else single-quoted. */
+export const literalWord = (value: string): string => (bare.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
 
 /**
  * One POSIX shell word the shell reads back as exactly `value`: bare when that
