@@ -55,7 +55,7 @@ const evaluator = (): string => {
  * Evaluates the definition in a worker thread: a module graph and globals of its own, started in a
  * fraction of a process's time (docs/performance.md), and stopped whatever it runs (a loop too).
  */
-const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeoutSeconds: number): Promise<Evaluated> => {
+const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeoutSeconds: number): Promise<Answer> => {
   const request: EvaluationRequest = { file, vars };
   // The definition's modules are linked by the worker itself, as vm modules, and a bare import is resolved
   // from the file that names it (./link.ts). Only these: the flags imgc was started with may be V8's, which a worker refuses.
@@ -64,14 +64,34 @@ const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeo
   const end = await outcome;
   // The answer is all that is wanted: what the definition left running (timers, processes) ends here.
   stop();
-  if ('message' in end) return JSON.parse(end.message as string) as Evaluated;
+  if ('message' in end) return { evaluated: JSON.parse(end.message as string) as Evaluated, text: end.message as string };
+  return { evaluated: { diagnostics: [stopped(end, file, timeoutSeconds)] } };
+};
+
+/** Why the evaluation gave no answer. */
+const stopped = (end: { timedOut?: boolean; error?: unknown; code?: number | null }, file: string, timeoutSeconds: number): Diagnostic => {
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
-  if (end.timedOut) return { diagnostics: [diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint })] };
-  if (end.error !== undefined) return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (${end.error instanceof Error ? end.error.message : String(end.error)}) before it produced an image`, { loc: at })] };
+  if (end.timedOut) return diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint });
+  if (end.error !== undefined) return diagnostic('IMGC1002', `the definition's evaluation ended (${end.error instanceof Error ? end.error.message : String(end.error)}) before it produced an image`, { loc: at });
   // Nothing left to run, the definition still pending: it awaits what nothing can settle any more.
-  if (end.code === 0) return { diagnostics: [diagnostic('IMGC1002', `'${at.file}' stopped before it produced an image: it awaits something nothing is left to settle (or it called process.exit(0))`, { loc: at, hint: 'look for an await at the top level of the definition or a module it imports on a promise nothing resolves' })] };
-  return { diagnostics: [diagnostic('IMGC1002', `the definition's evaluation ended (exit code ${end.code}) before it produced an image`, { loc: at })] };
+  if (end.code === 0) return diagnostic('IMGC1002', `'${at.file}' stopped before it produced an image: it awaits something nothing is left to settle (or it called process.exit(0))`, { loc: at, hint: 'look for an await at the top level of the definition or a module it imports on a promise nothing resolves' });
+  return diagnostic('IMGC1002', `the definition's evaluation ended (exit code ${end.code}) before it produced an image`, { loc: at });
+};
+
+/** The worker's answer, and the JSON text it came as (none when the worker gave no answer). */
+interface Answer {
+  evaluated: Evaluated;
+  text?: string;
+}
+
+/** What a load is made of besides its directory: the evaluation's answer and the type-check's. */
+const compose = (evaluated: Evaluated, types: Diagnostic[], files: string[]): Kept => {
+  const { syntaxError, inputs: _inputs, ...rest } = evaluated;
+  // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
+  return syntaxError
+    ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
+    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
 };
 
 /**
@@ -105,6 +125,15 @@ interface MadeFrom {
   env: Record<string, string | null>;
 }
 type Kept = Omit<LoadedDefinition, 'dir'>;
+/**
+ * What a kept entry holds: the evaluation's answer as the worker sent it (written as it came, not
+ * made into JSON again: 3 MB for 10,000 steps) and the type-check's, composed again when reused.
+ */
+interface KeptParts {
+  types: Diagnostic[];
+  files: string[];
+  evaluated: Evaluated;
+}
 
 /**
  * A definition that reads nothing but its own files, imgc and environment variables (./evaluate.ts says
@@ -116,8 +145,13 @@ const resultCache = (file: string, opts: LoadOptions) => {
   const key = `${sha256(JSON.stringify([cacheSalt, installation(), file, process.cwd(), opts.typecheck !== false]))}.json`;
   return {
     // The result (six images of the reference example: 800 KB) is read only once its inputs are found unchanged.
-    get: (): Kept | undefined => readCachedIf<MadeFrom, Kept>('loaded', key, (h) => Object.entries(h.env).every(([k, v]) => (process.env[k] ?? null) === v) && inputsUnchanged(h.inputs)),
-    put: (madeFrom: MadeFrom, loaded: Kept) => writeCachedParts('loaded', key, madeFrom, loaded),
+    get: (): Kept | undefined => {
+      const kept = readCachedIf<MadeFrom, KeptParts>('loaded', key, (h) => Object.entries(h.env).every(([k, v]) => (process.env[k] ?? null) === v) && inputsUnchanged(h.inputs));
+      // An entry of another form (an older imgc's) is made again, as a corrupt one is.
+      return kept && Array.isArray(kept.types) && Array.isArray(kept.files) && Array.isArray(kept.evaluated?.diagnostics) ? compose(kept.evaluated, kept.types, kept.files) : undefined;
+    },
+    put: (madeFrom: MadeFrom, types: Diagnostic[], files: string[], evaluated: string) =>
+      writeCachedParts('loaded', key, madeFrom, `{"types":${JSON.stringify(types)},"files":${JSON.stringify(files)},"evaluated":${evaluated}}`),
   };
 };
 
@@ -134,19 +168,16 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   if (reused) return { ...reused, dir };
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
   // The evaluation first: it takes longer than the type-check.
-  const [evaluated, checked] = await Promise.all([
+  const [{ evaluated, text }, checked] = await Promise.all([
     evaluateInWorker(abs, opts.vars ?? [], timeout),
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
     opts.typecheck === false ? { diagnostics: [], files: [abs] } : typecheck(abs, Math.max(timeout, DEFAULT_TIMEOUT_SECONDS) * 1000),
   ]);
   const { diagnostics: types, files } = checked;
-  const { syntaxError, inputs, ...rest } = evaluated;
-  // A file that cannot be parsed did not run; tsc then reports only its syntax errors, in its own words.
-  const loaded = syntaxError
-    ? { files, diagnostics: types.length ? types.map((d) => diagnostic('IMGC1006', d.message, { loc: d.loc })) : evaluated.diagnostics }
-    : { ...rest, files, diagnostics: [...types, ...evaluated.diagnostics] };
+  const loaded = compose(evaluated, types, files);
+  const { inputs } = evaluated;
   // A type-check that failed (no inputs) is tried again next time.
   const typeInputs = opts.typecheck === false ? [] : 'inputs' in checked ? checked.inputs : undefined;
-  if (inputs && typeInputs) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env }, loaded);
+  if (inputs && typeInputs && text !== undefined) cache.put({ inputs: [...hashInputs(inputs.files), ...typeInputs], env: inputs.env }, types, files, text);
   return { ...loaded, dir };
 };

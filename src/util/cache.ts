@@ -38,9 +38,11 @@ export const writeCached = (area: string, key: string, content: string | Uint8Ar
 
 /**
  * Writes an entry of two JSON values, a small head and a large body, as two lines of one file (as
- * atomically as any entry), so that {@link readCachedIf} can judge the head without the body.
+ * atomically as any entry), so that {@link readCachedIf} can judge the head without the body. The
+ * body comes as JSON text (JSON.stringify's, which holds no line break), so one made elsewhere is
+ * written as it is.
  */
-export const writeCachedParts = (area: string, key: string, head: unknown, body: unknown): void => writeCached(area, key, `${JSON.stringify(head)}\n${JSON.stringify(body)}`);
+export const writeCachedParts = (area: string, key: string, head: unknown, bodyJson: string): void => writeCached(area, key, `${JSON.stringify(head)}\n${bodyJson}`);
 
 /**
  * The body of an entry {@link writeCachedParts} wrote, when `fresh` says its head still holds;
