@@ -41,17 +41,17 @@ const removeWorkDir = (dir: string, display: Display): void => {
   removeTree(dir);
 };
 
-/**
- * Makes the work directory (claimed, so a later build can reclaim it if this
- * one is killed) and the mounts of the root, each with
- * the session cleanup that takes it down again.
- */
 /** What a build kept with --keep-root says: where the root is, and the command that removes it, the path one shell word whatever it holds. */
 export const keptRootNote = (cwd: string, dir: string): string => {
   const shown = (p: string) => path.relative(cwd, p) || p;
   return `root kept at ${shown(path.join(dir, 'root'))} (no later build removes it: rm -rf -- ${literalWord(shown(dir))} when done)`;
 };
 
+/**
+ * Makes the work directory (claimed, so a later build can reclaim it if this
+ * one is killed) and the mounts of the root, each with
+ * the session cleanup that takes it down again.
+ */
 export const openWork = (
   run: BuildRun,
   workParent: string,
