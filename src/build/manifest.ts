@@ -34,6 +34,9 @@ const manifestOf = (run: BuildRun, base: BaseSource, results: PhaseResults, crea
   return {
     image: ir.name,
     target: run.opts.target,
+    // Cut short with --until: the image built is the definition's phases through that one (its hash is of
+    // those), and `verify` is null because no later phase ran, not because the definition has none.
+    ...(run.opts.until !== undefined ? { until: run.opts.until } : {}),
     definition: { source: ir.source, sha256: sha256(irToJson(ir)) },
     base: { name: ir.base.name, suite: ir.base.suite, variant: ir.base.variant, include: ir.base.include, source: base.describe, ...(base.kind === 'debootstrap' ? { mirror: base.mirror.uri, arch: base.arch } : {}) },
     artifacts: staged.map((a) => ({ output: a.output, format: a.format, sha256: a.sha256, bytes: a.bytes, ...(a.compression ? { compression: a.compression } : {}), ...(a.size ? { size: a.size } : {}), step: a.step })),

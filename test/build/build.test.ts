@@ -80,6 +80,18 @@ describe.skipIf(cannotBuild)('imgc build (shell target, small definitions)', () 
     expect(s.verify?.failed).toBe(0);
   }, 600_000);
 
+  it('--until artifact: the artifacts, and a manifest that says where the build stopped (no verify ran)', async () => {
+    const cut = outDir('small-until-artifact');
+    const r = await imgcRun(['build', small, '--no-typecheck', '--out', cut, '--until', 'artifact']);
+    expect(r.exitCode, r.all).toBe(0);
+    expect(summaryOf(cut).phases.map((p) => p.name)).toEqual(['customize', 'provision', 'artifact']);
+    const manifest = JSON.parse(read(path.join(cut, 'manifest.json'))) as { until?: string; verify: unknown; artifacts: { output: string }[] };
+    expect(manifest).toMatchObject({ until: 'artifact', verify: null });
+    expect(manifest.artifacts.map((a) => a.output)).toEqual(['rootfs', 'rootfs.tar.gz', 'disk.raw']);
+    // The whole build's manifest says nothing of --until.
+    expect(JSON.parse(read(path.join(out, 'manifest.json')))).not.toHaveProperty('until');
+  }, 600_000);
+
   it("the ansible target on a root whose python3 cannot import apt's binding installs it before the play", async () => {
     // A root with python3 but not python3-apt (cloud-init brings python3): package_facts failed there,
     // "Could not detect a supported package manager". Here python3 is a stand-in that imports nothing.
