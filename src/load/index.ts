@@ -167,7 +167,7 @@ export const loadDefinition = async (file: string, opts: LoadOptions = {}): Prom
   const reused = cache.get();
   if (reused) return { ...reused, dir };
   const timeout = opts.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS;
-  // The evaluation first: it takes longer than the type-check.
+  // The evaluation first: for most definitions it takes longer than the type-check (10,000 steps are the other way round).
   const [{ evaluated, text }, checked] = await Promise.all([
     evaluateInWorker(abs, opts.vars ?? [], timeout),
     // The compiler's own bound is never below the default: a short --timeout is meant for the definition.
