@@ -6,7 +6,7 @@
 // to run on them.
 import { diagnostic, type Diagnostic } from './diagnostic.js';
 import type { Image, SourceLocation } from '../ir/schema.js';
-import { MARK_CLOSE, MARK_OPEN } from '../core/variables.js';
+import { hasMarker, MARK_CLOSE, MARK_OPEN } from '../core/variables.js';
 import { variableDiagnostics } from './variables.js';
 
 // eslint-disable-next-line no-control-regex
@@ -16,7 +16,6 @@ const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\
 
 // The three in one pattern: every string of the IR is tested.
 const notPlain = new RegExp(`${forbidden.source}|${loneSurrogate.source}|[${MARK_OPEN}${MARK_CLOSE}]`);
-const marker = new RegExp(`[${MARK_OPEN}${MARK_CLOSE}]`);
 
 /**
  * Whether every backend carries `s` as a literal: no refused control
@@ -46,7 +45,7 @@ const walk = (value: unknown, at: string, loc: SourceLocation | undefined, out: 
 // What a scan of the IR's strings found: a character no backend carries, a variable marker.
 const UNREPRESENTABLE = 1;
 const MARKER = 2;
-const found = (s: string): number => (isPlainText(s) ? 0 : forbidden.test(s) || loneSurrogate.test(s) ? UNREPRESENTABLE | (marker.test(s) ? MARKER : 0) : MARKER);
+const found = (s: string): number => (isPlainText(s) ? 0 : forbidden.test(s) || loneSurrogate.test(s) ? UNREPRESENTABLE | (hasMarker(s) ? MARKER : 0) : MARKER);
 
 /**
  * What every string in `value`, keys included, holds, in one pass that names no field: the walk

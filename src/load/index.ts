@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { diagnostic, type Diagnostic } from '../check/diagnostic.js';
 import type { Image } from '../ir/schema.js';
 import type { PackageCatalog } from '../dsl/types.js';
-import { workerBounded } from '../host/bounded.js';
+import { workerBounded, type WorkerOutcome } from '../host/bounded.js';
 import { srcRoot } from './entries.js';
 import type { EvaluationRequest, Evaluated, EvaluatedVariant } from './evaluate.js';
 import { cacheSalt, typecheck } from './typecheck.js';
@@ -69,7 +69,7 @@ const evaluateInWorker = async (file: string, vars: readonly GivenValue[], timeo
 };
 
 /** Why the evaluation gave no answer. */
-const stopped = (end: { timedOut?: boolean; error?: unknown; code?: number | null }, file: string, timeoutSeconds: number): Diagnostic => {
+const stopped = (end: Exclude<WorkerOutcome, { message: unknown }>, file: string, timeoutSeconds: number): Diagnostic => {
   const at = { file: path.basename(file), line: 1, column: 1 };
   const hint = 'look for a loop that never ends or an await that never settles at the top level of the definition or a module it imports; pass --timeout SECONDS if it needs longer';
   if (end.timedOut) return diagnostic('IMGC1007', `'${at.file}' did not finish evaluating within ${timeoutSeconds} s: it was stopped, with every process it started`, { loc: at, hint });
