@@ -66,8 +66,12 @@ const measureInTurn = (specs, n = runs) => {
 const measure = (cmd, argv, { env = {}, cwd = root, n = runs } = {}) => measureInTurn([{ cmd, argv, env, cwd }], n)[0];
 
 const results = [];
+// The targets: each figure's most, as a ratio to its peer in the same run (a time alone says as much
+// about the day's machine as about imgc). Where each comes from: docs/performance.md, "Targets".
+const targets = { emptyCache: 1.0, edited: 0.8, unchanged: 0.3, tenThousandSteps: 0.4 };
 const fmt = (ms) => (ms === undefined ? '—' : ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`);
-const row = (group, name, m, peer) => {
+/** A figure, with its peer's and, when it has one, its target (the most its ratio to the peer may be). */
+const row = (group, name, m, peer, most) => {
   const entry = { group, name, ...m };
   if (peer) {
     entry.peer = peer.name;
@@ -76,6 +80,8 @@ const row = (group, name, m, peer) => {
     entry.peerCpu = peer.m?.cpu;
     entry.cpuRatio = peer.m?.cpu && m.cpu ? m.cpu / peer.m.cpu : undefined;
     entry.peerNote = peer.m?.error ?? peer.missing;
+    // Without a ratio (a peer missing or failed) the target is unjudged, not met.
+    if (most !== undefined) Object.assign(entry, { target: most, met: entry.ratio === undefined ? undefined : entry.ratio <= most });
   }
   results.push(entry);
 };
@@ -142,9 +148,9 @@ if (only.has('check')) {
   );
   const [cold, changed, warm] = ours;
   const syntax = peer ?? { name: 'ansible-playbook --syntax-check', missing: 'imgc could not compile the playbooks' };
-  row('check', 'imgc check node-image.ts (empty cache, CI=true)', cold, syntax);
-  row('check', 'imgc check node-image.ts (edited: file saved, no daemon)', changed, syntax);
-  row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, syntax);
+  row('check', 'imgc check node-image.ts (empty cache, CI=true)', cold, syntax, targets.emptyCache);
+  row('check', 'imgc check node-image.ts (edited: file saved, no daemon)', changed, syntax, targets.edited);
+  row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, syntax, targets.unchanged);
   row('check', 'imgc check node-image.ts (unchanged since the last check)', warm, lint);
 }
 
@@ -228,7 +234,7 @@ if (only.has('scale')) {
     const noTc = measure(...imgc('check', '--no-typecheck', file), { n: scaleRuns, env: freshCache });
     const compile = measure(...imgc('compile', '--no-typecheck', file, '--target', 'shell', '--out', path.join(work, `scale-out-${n}`)), { n: scaleRuns, env: freshCache });
     const steps = n === 1 ? '1 step' : `${n} steps`;
-    row('scale', `imgc check, ${steps} (empty cache, CI=true)`, check, syntax);
+    row('scale', `imgc check, ${steps} (empty cache, CI=true)`, check, syntax, n === 10000 ? targets.tenThousandSteps : undefined);
     row('scale', `imgc check, ${steps} (unchanged since the last check)`, warm);
     row('scale', `imgc check, ${steps} (edited: file saved, no daemon)`, edited);
     row('scale', `imgc check --no-typecheck, ${steps} (empty cache)`, noTc);
@@ -493,15 +499,21 @@ async function fleetGroup() {
 
 // Report.
 console.log(`imgc bench — ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, ${runs} runs per figure\n`);
-console.log('| group | measurement | median | min | max | peak RSS | CPU | peer | peer median | ratio | peer CPU | CPU ratio |');
-console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('| group | measurement | median | min | max | peak RSS | CPU | peer | peer median | ratio | target | peer CPU | CPU ratio |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+const verdict = (r) => (r.target === undefined ? '' : `≤ ${r.target.toFixed(1)}×: ${r.met === undefined ? 'unjudged' : r.met ? 'met' : 'NOT met'}`);
 for (const r of results) {
-  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | | | | |`);
-  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | | | | |`);
+  if (r.exponent !== undefined) console.log(`| ${r.group} | ${r.name} | k = ${r.exponent.toFixed(2)} | | | | | | | | | | |`);
+  else if (r.skipped || r.error) console.log(`| ${r.group} | ${r.name} | ${r.skipped ? `skipped: ${r.skipped}` : `error: ${r.error.split('\n')[0]}`} | | | | | | | | | | |`);
   else
     console.log(
-      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${fmt(r.cpu)} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} | ${r.peer ? fmt(r.peerCpu) : ''} | ${r.cpuRatio ? `${r.cpuRatio.toFixed(2)}×` : ''} |`,
+      `| ${r.group} | ${r.name} | ${fmt(r.median)} | ${fmt(r.min)} | ${fmt(r.max)} | ${r.peakKB ? `${(r.peakKB / 1024).toFixed(0)} MiB` : '—'} | ${fmt(r.cpu)} | ${r.peer ?? ''} | ${r.peer ? (r.peerNote ?? fmt(r.peerMedian)) : ''} | ${r.ratio ? `${r.ratio.toFixed(2)}×` : ''} | ${verdict(r)} | ${r.peer ? fmt(r.peerCpu) : ''} | ${r.cpuRatio ? `${r.cpuRatio.toFixed(2)}×` : ''} |`,
     );
+}
+const judged = results.filter((r) => r.target !== undefined);
+if (judged.length) {
+  const missed = judged.filter((r) => r.met !== true);
+  console.log(`\nTargets: ${judged.length - missed.length} of ${judged.length} met${missed.length ? `; not met or unjudged: ${missed.map((r) => `${r.name} (${verdict(r)})`).join('; ')}` : ''}.`);
 }
 mkdirSync(path.join(root, 'out'), { recursive: true });
 const json = JSON.stringify({ machine: { cores: os.cpus().length, memGiB: os.totalmem() / 2 ** 30, node: process.version }, runs, results }, null, 2);
