@@ -1,10 +1,13 @@
 // Generated sections of the docs must equal what the code produces: the
 // README's stdlib reference and diagnostic codes table, and the example's
 // fact graph in docs/architecture.md. `npm run gen` (scripts/gen.mjs) writes them.
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { API } from 'typescript/unstable/sync';
 import { describe, expect, it } from 'vitest';
 import { diagnosticCodes } from '../src/check/codes.js';
+import { closeQuietly } from '../src/cli/docs.js';
 import { generators } from '../scripts/gen.mjs';
 import { repoRoot } from './helpers/cli.js';
 
@@ -33,5 +36,20 @@ describe('README', () => {
     const block = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
     expect(block.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^npm ci && npm run build && npx imgc /), 'npm test']);
     expect(readFileSync(path.join(repoRoot, '.ci/run'), 'utf8')).toMatch(/\nnpm test\n/);
+  });
+});
+
+describe('imgc docs', () => {
+  // Signalled while its input ends, TypeScript's API process sometimes printed "context canceled" on the
+  // stderr it shares with imgc (4 runs of `imgc docs` in 120); the end of its input alone stops it.
+  it("ends the TypeScript API's process by closing its input, with no signal, and waits for it", async () => {
+    const api = new API({ cwd: repoRoot });
+    api.parseConfigFile(path.join(repoRoot, 'tsconfig.json'));
+    const server = (api as unknown as { client: { channel: { child: ChildProcess } } }).client.channel.child;
+    const signals: unknown[] = [];
+    server.kill = (signal?: NodeJS.Signals | number) => (signals.push(signal), true);
+    await closeQuietly(api);
+    expect(signals).toEqual([]);
+    expect([server.exitCode, server.signalCode]).toEqual([0, null]);
   });
 });

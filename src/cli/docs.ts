@@ -1,6 +1,7 @@
 // `imgc docs`: the stdlib reference, generated from the stdlib's own
 // declarations and doc comments, so it cannot drift from the code. The README
 // embeds this output (a test keeps them equal).
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +60,35 @@ const entriesOf = (sf: SourceFile): Entry[] => {
 
 const cell = (s: string) => s.replace(/\|/g, '\\|');
 
-/** The stdlib's files parsed by TypeScript 7, through its API (a tsc process, closed before this returns). */
+type Api = InstanceType<typeof import('typescript/unstable/sync').API>;
+
+/** The API's tsc process, where this version of the (unstable) API keeps it. */
+const serverOf = (api: Api): ChildProcess | undefined => (api as unknown as { client?: { channel?: { child?: ChildProcess } } }).client?.channel?.child;
+
+/**
+ * Closes the API and waits for its tsc process to end. `close()` ends the
+ * process's stdin and signals it at once, and tsc, signalled, sometimes printed
+ * "context canceled" on the stderr it shares with imgc (4 runs of `imgc docs`
+ * in 120). The end of its stdin alone stops it quietly; it is killed only if
+ * it has not ended 5 s later.
+ */
+export const closeQuietly = async (api: Api): Promise<void> => {
+  const server = serverOf(api);
+  if (!server || server.exitCode !== null || server.signalCode !== null) return api.close();
+  const signal = server.kill.bind(server);
+  server.kill = () => true;
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  try {
+    api.close();
+  } finally {
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise<void>((resolve) => (bound = setTimeout(resolve, 5000)))]);
+    clearTimeout(bound);
+    if (server.exitCode === null && server.signalCode === null) signal('SIGKILL');
+  }
+};
+
+/** The stdlib's files parsed by TypeScript 7, through its API (a tsc process, ended before this returns). */
 const parsed = async (files: string[]): Promise<Map<string, Entry[]>> => {
   const { API } = await import('typescript/unstable/sync');
   const config = JSON.stringify({ compilerOptions: { noEmit: true, types: [], noResolve: true }, files });
@@ -69,7 +98,7 @@ const parsed = async (files: string[]): Promise<Map<string, Entry[]>> => {
     const project = api.updateSnapshot({ openProjects: [path.join(cacheDir(), 'tsconfig', 'stdlib-docs.json')] }).getProjects()[0];
     return new Map(files.map((f) => [f, project?.program.getSourceFile(f) ? entriesOf(project.program.getSourceFile(f)!) : []]));
   } finally {
-    api.close();
+    await closeQuietly(api);
   }
 };
 
