@@ -1,13 +1,12 @@
 // Generated sections of the docs must equal what the code produces: the
 // README's stdlib reference and diagnostic codes table, and the example's
 // fact graph in docs/architecture.md. `npm run gen` (scripts/gen.mjs) writes them.
-import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { API } from 'typescript/unstable/sync';
 import { describe, expect, it } from 'vitest';
 import { diagnosticCodes } from '../src/check/codes.js';
-import { closeQuietly } from '../src/cli/docs.js';
+import { closeQuietly, serverOf } from '../src/cli/docs.js';
 import { generators } from '../scripts/gen.mjs';
 import { repoRoot } from './helpers/cli.js';
 
@@ -45,7 +44,8 @@ describe('imgc docs', () => {
   it("ends the TypeScript API's process by closing its input, with no signal, and waits for it", async () => {
     const api = new API({ cwd: repoRoot });
     api.parseConfigFile(path.join(repoRoot, 'tsconfig.json'));
-    const server = (api as unknown as { client: { channel: { child: ChildProcess } } }).client.channel.child;
+    // Where the API keeps its process, as imgc finds it: an API that moved it fails here.
+    const server = serverOf(api)!;
     const signals: unknown[] = [];
     server.kill = (signal?: NodeJS.Signals | number) => (signals.push(signal), true);
     await closeQuietly(api);

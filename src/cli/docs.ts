@@ -63,7 +63,7 @@ const cell = (s: string) => s.replace(/\|/g, '\\|');
 type Api = InstanceType<typeof import('typescript/unstable/sync').API>;
 
 /** The API's tsc process, where this version of the (unstable) API keeps it. */
-const serverOf = (api: Api): ChildProcess | undefined => (api as unknown as { client?: { channel?: { child?: ChildProcess } } }).client?.channel?.child;
+export const serverOf = (api: Api): ChildProcess | undefined => (api as unknown as { client?: { channel?: { child?: ChildProcess } } }).client?.channel?.child;
 
 /**
  * Closes the API and waits for its tsc process to end. `close()` ends the
