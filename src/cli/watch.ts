@@ -35,8 +35,10 @@ export const watch = async (file: string, check: () => Promise<{ files: string[]
   for (;;) {
     const { files } = await check();
     const watched = files.length ? files : [file];
+    // The watches before the message: a save made as soon as it is read is seen.
+    const change = changeOf(watched);
     io.out(`Watching ${watched.length} file${watched.length === 1 ? '' : 's'} for changes (Ctrl-C to stop).\n`);
-    await changeOf(watched);
+    await change;
     io.out(`\nChange detected: checking again.\n`);
   }
 };
